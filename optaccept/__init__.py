@@ -1,0 +1,51 @@
+"""optaccept — compute, certify and explain the optimal acceptance probability of
+(multi-draft) speculative decoding.
+
+>>> import numpy as np, optaccept as oa
+>>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+>>> res = oa.optimal_acceptance(p, oa.IID(q, k=3))
+>>> oa.verify(p, oa.IID(q, k=3), res).ok
+True
+
+Importing optaccept needs numpy and scipy only; the LP (cvxpy), polyhedral
+(pycddlib, sympy) and language-model (torch, transformers) parts load on use.
+"""
+
+from __future__ import annotations
+
+from ._errors import InputError, MethodError, MissingDependencyError, SolverError
+from .drafts import IID, DraftLaw, Greedy, Independent, Joint, SetLaw, SpecHub, WithoutReplacement
+from .optimal import (
+    AcceptanceResult,
+    FlowPlan,
+    TransportPlan,
+    Verification,
+    optimal_acceptance,
+    two_draft_condition,
+    verify,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "optimal_acceptance",
+    "verify",
+    "two_draft_condition",
+    "AcceptanceResult",
+    "FlowPlan",
+    "TransportPlan",
+    "Verification",
+    "DraftLaw",
+    "SetLaw",
+    "IID",
+    "WithoutReplacement",
+    "Greedy",
+    "Independent",
+    "SpecHub",
+    "Joint",
+    "InputError",
+    "MethodError",
+    "SolverError",
+    "MissingDependencyError",
+    "__version__",
+]

@@ -1,0 +1,266 @@
+r"""Optimal acceptance α* of multi-draft speculative decoding, with certificates.
+
+.. math::
+
+    \alpha^*(p, D) = \max_{\pi \in \Pi(D, p)} P_\pi\bigl(Y \in \mathrm{set}(\bar x)\bigr)
+                   = \min_{S \subseteq \Omega}\; p(S) + 1 - D(\mathrm{set}(\bar x) \subseteq S)
+    \qquad (\star)
+
+(MATH §2; Hu et al., *Towards Optimal Multi-draft Speculative Decoding*, ICLR 2025,
+eq. (7) and §3; Khisti et al., ICLR 2025, Theorems 2–3 for two drafts.)
+
+Methods
+-------
+``"transport"``   primal transport LP over ordered tuples × tokens (cvxpy + HiGHS); plan = coupling
+``"lp"``          compressed max-flow LP over draft sets (scipy HiGHS); plan = flow
+``"subsets"``     exhaustive dual over all 2^n subsets (n ≤ 20; exact n ≤ 14)
+``"sorted"``      sorted-prefix algorithm: IID O(n log n); WithoutReplacement (any k);
+                  Greedy/SpecHub by their closed form
+``"closed_form"`` Khisti et al.'s two-draft expression (IID, k = 2)
+``"auto"``        the fastest exact method for the law
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError, MethodError
+from .._validation import as_distribution, as_exact_distribution, is_exact_input
+from ..drafts import MAX_ENUMERATION, IID, DraftLaw, Greedy, Independent, Joint, WithoutReplacement
+from . import _exhaustive, _sorted
+from ._result import AcceptanceResult, FlowPlan, TransportPlan, Verification
+
+__all__ = [
+    "optimal_acceptance",
+    "verify",
+    "two_draft_condition",
+    "AcceptanceResult",
+    "FlowPlan",
+    "TransportPlan",
+    "Verification",
+    "METHODS",
+]
+
+METHODS = ("auto", "transport", "lp", "subsets", "sorted", "closed_form")
+
+
+def _clean_p(p: Any, law: DraftLaw, normalize: bool) -> tuple[np.ndarray, tuple[Fraction, ...] | None]:
+    exact = None
+    if is_exact_input(p):
+        exact = as_exact_distribution(p, "p", normalize=normalize)
+        if len(exact) != law.n:
+            raise InputError(f"p: length {len(exact)} does not match the draft law's vocabulary size {law.n}")
+        pf = np.array([float(v) for v in exact])
+    else:
+        pf = as_distribution(p, "p", normalize=normalize)
+        if pf.size != law.n:
+            raise InputError(f"p: length {pf.size} does not match the draft law's vocabulary size {law.n}")
+    return pf, exact
+
+
+def _auto_method(law: DraftLaw, exact: bool) -> str:
+    if isinstance(law, (Greedy, IID)):
+        return "sorted"
+    if isinstance(law, WithoutReplacement):
+        if exact:
+            return "subsets" if law.n <= _exhaustive.MAX_N_EXACT else "lp"
+        return "sorted"
+    if exact:
+        return "subsets"
+    return "lp"
+
+
+def optimal_acceptance(
+    p: Any,
+    drafts: DraftLaw,
+    method: str = "auto",
+    *,
+    normalize: bool = False,
+    max_sets: int = MAX_ENUMERATION,
+) -> AcceptanceResult:
+    r"""Optimal acceptance probability α*(p, D) of a lossless verifier, with certificate.
+
+    .. math::
+
+        \alpha^* = \min_{S \subseteq \Omega} \; p(S) + 1 - D(\mathrm{set}(\bar x) \subseteq S)
+
+    Parameters
+    ----------
+    p : array_like, shape (n,)
+        Target distribution (Hu et al.: p; Khisti et al. and Yin et al.: q).
+        Fractions (with an exact draft law) select the exact path.
+    drafts : DraftLaw
+        The law of the draft tuple: ``IID``, ``WithoutReplacement``, ``Greedy``,
+        ``Independent``, ``SpecHub`` or ``Joint``.
+    method : {"auto", "transport", "lp", "subsets", "sorted", "closed_form"}
+        See the module docstring.  ``"auto"``: ``"sorted"`` for IID, WithoutReplacement,
+        Greedy and SpecHub; ``"lp"`` otherwise (``"subsets"`` in exact mode).
+    normalize : bool
+        Rescale p to sum 1 instead of refusing a sum off by more than 1e-9.
+    max_sets : int
+        Largest number of draft sets the LP enumerates.
+
+    Returns
+    -------
+    AcceptanceResult
+        ``value`` (α*; a Fraction in exact mode), ``subset`` (sorted token ids of a
+        minimising S in (★)), ``method``, ``plan`` (flow or coupling for the LP methods),
+        ``upper_bound`` ((★) at ``subset``), ``lower_bound`` (value of ``plan``).
+        LP answers are checked before they are returned: status, feasibility of the
+        flow, and |flow value − cut value| ≤ 1e-9 (else :class:`SolverError`).
+
+    Raises
+    ------
+    InputError
+        Bad p (negative, NaN, infinite, sum off, wrong length) or bad method name.
+    MethodError
+        The method cannot handle this law or this size.
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> res = oa.optimal_acceptance(p, oa.IID(q, k=3))
+    >>> round(res.value, 6), res.subset
+    (0.8675, (2, 4))
+    """
+    if not isinstance(drafts, DraftLaw):
+        raise InputError(f"drafts: must be a draft law (IID, WithoutReplacement, ...), got {type(drafts).__name__}")
+    if method not in METHODS:
+        raise InputError(f"method: unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    pf, px = _clean_p(p, drafts, normalize)
+    exact = px is not None and drafts.exact
+    if method == "auto":
+        method = _auto_method(drafts, exact)
+    law = drafts
+    if method == "sorted":
+        if isinstance(law, Greedy):  # SpecHub shares the greedy set law
+            return _sorted.greedy_closed_form(px if exact else pf, law, exact)
+        if isinstance(law, IID):
+            if exact:
+                return _sorted.iid_sorted_exact(px, law._exact, law.k, law)
+            return _sorted.iid_sorted(pf, law)
+        if isinstance(law, WithoutReplacement):
+            if exact:
+                raise MethodError(
+                    "method 'sorted': exact arithmetic is not available for WithoutReplacement "
+                    "(its prefix probabilities are integrals); use method='subsets' or float input"
+                )
+            return _sorted.swor_sorted(pf, law)
+        raise MethodError(
+            f"method 'sorted': no sorted-prefix algorithm is known for {type(law).__name__} drafts; "
+            "use method='lp' or 'subsets'"
+        )
+    if method == "closed_form":
+        if not (isinstance(law, IID) and law.k == 2):
+            raise MethodError(f"method 'closed_form': only for IID drafts with k = 2, got {law!r}")
+        if exact:
+            return _sorted.iid_sorted_exact(px, law._exact, 2, law, method="closed_form", two_draft_form=True)
+        return _sorted.iid_prefix_float(pf, law.q, 2, law, "closed_form", two_draft_form=True)
+    if method == "subsets":
+        return _exhaustive.exhaustive(px if exact else pf, law, exact)
+    if exact:
+        raise MethodError(f"method {method!r}: the LP methods work in floats; pass float input or use 'subsets'")
+    if method == "lp":
+        from ._flow import max_flow_lp
+
+        return max_flow_lp(pf, law, max_sets=max_sets)
+    from ._transport import transport_lp
+
+    return transport_lp(pf, law)
+
+
+def verify(p: Any, drafts: DraftLaw, result: AcceptanceResult, *, tol: float = 1e-9, normalize: bool = False) -> Verification:
+    """Independently re-check a result of :func:`optimal_acceptance`.
+
+    Recomputes (★) at ``result.subset`` from the draft law's own formula for
+    D(set ⊆ S); when the result carries a plan, re-checks its feasibility (signs,
+    capacities D(A) and p(y), mass only on y ∈ set) against the law's set law and
+    its objective.  Exact results are re-checked in exact arithmetic.
+
+    Returns
+    -------
+    Verification
+        ``dual_value``, ``value_gap`` = |value − dual_value|, ``primal_value``,
+        ``duality_gap`` = dual_value − primal_value, ``max_violation``, ``ok``.
+    """
+    if not isinstance(result, AcceptanceResult):
+        raise InputError("result: must be an AcceptanceResult from optimal_acceptance")
+    pf, px = _clean_p(p, drafts, normalize)
+    mask = np.zeros(drafts.n, dtype=bool)
+    mask[list(result.subset)] = True
+    if result.exact:
+        if px is None or not drafts.exact:
+            raise InputError("result: exact result but p or the draft law is not exact")
+        dual = sum((px[i] for i in result.subset), Fraction(0)) + 1 - drafts.subset_prob(mask)
+        return Verification(dual_value=dual, value_gap=abs(result.value - dual), tol=0.0)
+    dual = float(pf[mask].sum()) + 1.0 - float(drafts.subset_prob(mask))
+    out: dict[str, Any] = {"dual_value": dual, "value_gap": abs(float(result.value) - dual), "tol": tol}
+    plan = result.plan
+    if plan is not None:
+        flow_plan = plan.to_flow() if isinstance(plan, TransportPlan) else plan
+        sl = drafts.set_law()
+        cap = dict(zip(sl.sets, np.asarray(sl.probs, dtype=np.float64).tolist()))
+        flow = flow_plan.flow
+        outside = 0.0
+        set_viol = 0.0
+        for a, s in enumerate(flow_plan.sets):
+            row = flow[a]
+            off = np.ones(drafts.n, dtype=bool)
+            off[list(s)] = False
+            outside = max(outside, float(np.abs(row[off]).max(initial=0.0)))
+            set_viol = max(set_viol, float(row.sum()) - cap.get(s, 0.0))
+        tok_viol = float((flow.sum(axis=0) - pf).max(initial=0.0))
+        neg = float(-flow.min(initial=0.0))
+        primal = float(flow.sum())
+        out.update(
+            primal_value=primal,
+            duality_gap=dual - primal,
+            max_violation=max(outside, set_viol, tok_viol, neg, 0.0),
+        )
+    return Verification(**out)
+
+
+def two_draft_condition(p: Any, q: Any, *, normalize: bool = False, tol: float = 0.0) -> tuple[bool, tuple[int, ...] | None]:
+    r"""Khisti et al.'s condition for α* = 1 with two i.i.d. drafts: p(S) ≥ q(S)² for all S.
+
+    (Khisti et al., ICLR 2025, Theorem 3, letters swapped: their target is q and
+    their draft p.)  By MATH §2.1 it suffices to check the n + 1 prefixes of the
+    tokens sorted by p/q ascending, so this costs O(n log n), not 2^n.
+
+    Returns
+    -------
+    (holds, violating_subset)
+        ``holds`` is True iff min_S p(S) − q(S)² ≥ −tol; otherwise the most violated
+        prefix S (sorted token ids) is returned as the witness.  Fractions give an
+        exact answer (``tol`` is then ignored).
+    """
+    law = IID(q, 2, normalize=normalize)
+    pf, px = _clean_p(p, law, normalize)
+    if px is not None and law.exact:
+        qx = law._exact
+        order = sorted(range(law.n), key=lambda i: _sorted._exact_ratio_key(px[i], qx[i], i))
+        P = Q = Fraction(0)
+        worst, worst_j = Fraction(0), 0
+        for j, i in enumerate(order, start=1):
+            P += px[i]
+            Q += qx[i]
+            if P - Q * Q < worst:
+                worst, worst_j = P - Q * Q, j
+        if worst >= 0:
+            return True, None
+        return False, tuple(sorted(order[:worst_j]))
+    order = _sorted.ratio_order(pf, law.q)
+    P = np.cumsum(pf[order])
+    Q = np.minimum(np.cumsum(law.q[order]), 1.0)
+    slack = P - Q * Q
+    j = int(np.argmin(slack))
+    if slack[j] >= -tol:
+        return True, None
+    return False, tuple(sorted(int(i) for i in order[: j + 1]))
+
+
+_unused = (Independent, Joint)

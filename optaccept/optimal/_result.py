@@ -1,0 +1,172 @@
+"""The one result type of the α* solvers, its plans and its verification report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+__all__ = ["AcceptanceResult", "FlowPlan", "TransportPlan", "Verification"]
+
+
+@dataclass(frozen=True)
+class FlowPlan:
+    """A flow of the compressed max-flow LP: ``flow[a, y]`` is the mass of draft set
+    ``sets[a]`` matched to token y (non-zero only for y ∈ sets[a]).  Its total is a
+    lower bound on α*."""
+
+    sets: tuple[tuple[int, ...], ...]
+    flow: np.ndarray  # (len(sets), n)
+
+    @property
+    def value(self) -> float:
+        return float(self.flow.sum())
+
+
+@dataclass(frozen=True)
+class TransportPlan:
+    """A coupling of the primal transport LP: ``coupling[i, y]`` = π(x̄ᵢ, y) for the
+    ordered tuple ``tuples[i]``; rows sum to D(x̄ᵢ), columns to p(y)."""
+
+    tuples: np.ndarray  # (m, k)
+    coupling: np.ndarray  # (m, n)
+
+    @property
+    def value(self) -> float:
+        hit = np.zeros(self.coupling.shape, dtype=bool)
+        rows = np.repeat(np.arange(self.tuples.shape[0]), self.tuples.shape[1])
+        hit[rows, self.tuples.ravel()] = True
+        return float(self.coupling[hit].sum())
+
+    def to_flow(self) -> FlowPlan:
+        """Compress to a flow over draft sets (mass sent to y ∈ set(x̄) only)."""
+        index: dict[tuple[int, ...], int] = {}
+        rows = []
+        for row in self.tuples.tolist():
+            key = tuple(sorted(set(row)))
+            rows.append(index.setdefault(key, len(index)))
+        sets = tuple(index)
+        flow = np.zeros((len(sets), self.coupling.shape[1]))
+        np.add.at(flow, np.array(rows), self.coupling)
+        mask = np.zeros(flow.shape, dtype=bool)
+        for a, s in enumerate(sets):
+            mask[a, list(s)] = True
+        return FlowPlan(sets, np.where(mask, flow, 0.0))
+
+
+class AcceptanceResult:
+    """Optimal acceptance α* with its certificate.
+
+    Attributes
+    ----------
+    value : float or Fraction
+        α* as computed by ``method`` (Fraction in exact mode).
+    subset : tuple of int
+        Sorted token ids of a subset S attaining (★): p(S) + 1 − D(set ⊆ S) = upper_bound.
+    method : str
+        The method that produced the value.
+    plan : FlowPlan, TransportPlan or None
+        A feasible flow / coupling attaining lower_bound (LP methods), else None.
+    upper_bound : float or Fraction
+        (★) evaluated at ``subset`` — an upper bound on α* (weak duality).
+    lower_bound : float or None
+        Value of ``plan`` — a lower bound on α* — when a plan exists.
+    law : DraftLaw
+        The draft law solved for.
+    """
+
+    __slots__ = ("value", "method", "plan", "upper_bound", "lower_bound", "law", "_subset", "_subset_fn", "info")
+
+    def __init__(
+        self,
+        value: float | Fraction,
+        method: str,
+        law: Any,
+        *,
+        subset: tuple[int, ...] | None = None,
+        subset_fn: Callable[[], np.ndarray] | None = None,
+        plan: FlowPlan | TransportPlan | None = None,
+        upper_bound: float | Fraction | None = None,
+        lower_bound: float | None = None,
+        info: dict[str, Any] | None = None,
+    ) -> None:
+        self.value = value
+        self.method = method
+        self.law = law
+        self.plan = plan
+        self.upper_bound = value if upper_bound is None else upper_bound
+        self.lower_bound = lower_bound
+        self._subset = subset
+        self._subset_fn = subset_fn
+        self.info = info or {}
+
+    @property
+    def subset(self) -> tuple[int, ...]:
+        """Sorted tuple of token ids of the dual certificate S (computed on first access)."""
+        if self._subset is None:
+            ids = self._subset_fn() if self._subset_fn is not None else np.array([], dtype=np.int64)
+            self._subset = tuple(int(i) for i in np.sort(np.asarray(ids)))
+        return self._subset
+
+    @property
+    def exact(self) -> bool:
+        return isinstance(self.value, Fraction)
+
+    @property
+    def gap(self) -> float | None:
+        """upper_bound − lower_bound when a plan exists (a certified optimality gap)."""
+        if self.lower_bound is None:
+            return None
+        return float(self.upper_bound) - float(self.lower_bound)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python summary (for JSON)."""
+        return {
+            "value": str(self.value) if self.exact else float(self.value),
+            "method": self.method,
+            "law": repr(self.law),
+            "subset": list(self.subset),
+            "upper_bound": str(self.upper_bound) if self.exact else float(self.upper_bound),
+            "lower_bound": None if self.lower_bound is None else float(self.lower_bound),
+        }
+
+    def __repr__(self) -> str:
+        v = str(self.value) if self.exact else f"{float(self.value):.12g}"
+        s = self.subset
+        shown = s if len(s) <= 8 else s[:8] + ("...",)
+        return f"AcceptanceResult(value={v}, method={self.method!r}, subset={shown}, law={self.law!r})"
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Independent re-check of an :class:`AcceptanceResult` (see :func:`verify`).
+
+    dual_value : (★) recomputed at the result's subset from the law's own formula.
+    value_gap : |result.value − dual_value|.
+    primal_value : total of the plan's flow (None without a plan).
+    duality_gap : dual_value − primal_value (≥ 0 up to rounding; 0 certifies optimality).
+    max_violation : largest violation of the plan's constraints (capacity, sign, y ∈ set).
+    """
+
+    dual_value: float | Fraction
+    value_gap: float | Fraction
+    primal_value: float | None = None
+    duality_gap: float | None = None
+    max_violation: float | None = None
+    tol: float = 1e-9
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when every gap and violation is within ``tol`` (exactly 0 in exact mode)."""
+        if isinstance(self.value_gap, Fraction):
+            return self.value_gap == 0
+        checks = [abs(float(self.value_gap))]
+        if self.duality_gap is not None:
+            checks.append(abs(self.duality_gap))
+        if self.max_violation is not None:
+            checks.append(self.max_violation)
+        return max(checks) <= self.tol

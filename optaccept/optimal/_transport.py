@@ -1,0 +1,61 @@
+"""The primal transport LP over ordered tuples × tokens (MATH §2; SpecTr's optimal
+transport formulation, Hu et al.'s eq. (7)), modelled in cvxpy and solved by HiGHS.
+
+    maximise Σ_{x̄, y ∈ set(x̄)} π(x̄, y)  s.t.  π ≥ 0, Σ_y π(x̄, y) = D(x̄), Σ_x̄ π(x̄, y) = p(y).
+
+It has one variable per (tuple of positive probability, token): n^{k+1} for i.i.d.
+drafts with full support.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._errors import MethodError, MissingDependencyError, SolverError
+from ._flow import _certified
+from ._result import TransportPlan
+
+__all__ = ["transport_lp", "MAX_TRANSPORT_VARIABLES"]
+
+#: Largest number of variables (tuples × tokens) the transport LP accepts.
+MAX_TRANSPORT_VARIABLES = 4_000_000
+
+
+def transport_lp(p: np.ndarray, law):
+    try:
+        import cvxpy as cp
+    except ImportError:  # pragma: no cover - cvxpy is a core dependency
+        raise MissingDependencyError("method 'transport' needs cvxpy: pip install cvxpy") from None
+    tuples, D = law.tuple_law(max_tuples=MAX_TRANSPORT_VARIABLES)
+    D = np.asarray(D, dtype=np.float64)
+    m, n = tuples.shape[0], law.n
+    if m * n > MAX_TRANSPORT_VARIABLES:
+        raise MethodError(
+            f"method 'transport': {m} tuples × {n} tokens = {m * n} variables exceeds the limit "
+            f"{MAX_TRANSPORT_VARIABLES}; use method='lp'"
+        )
+    hit = np.zeros((m, n))
+    hit[np.repeat(np.arange(m), tuples.shape[1]), tuples.ravel()] = 1.0
+    pi = cp.Variable((m, n), nonneg=True)
+    # Equal totals on both sides keep the equality system consistent in floats.
+    Dn = D / D.sum()
+    constraints = [cp.sum(pi, axis=1) == Dn, cp.sum(pi, axis=0) == p]
+    prob = cp.Problem(cp.Maximize(cp.sum(cp.multiply(hit, pi))), constraints)
+    try:
+        prob.solve(solver=cp.HIGHS, primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10)
+    except cp.error.SolverError as exc:
+        raise SolverError(f"method 'transport': HiGHS failed ({exc})") from None
+    if prob.status != cp.OPTIMAL or pi.value is None:
+        raise SolverError(f"method 'transport': solver status {prob.status!r}")
+    coupling = np.clip(np.asarray(pi.value), 0.0, None)
+    plan = TransportPlan(tuples, coupling)
+    flow_plan = plan.to_flow()
+    sl_D = np.zeros(len(flow_plan.sets))
+    index = {s: a for a, s in enumerate(flow_plan.sets)}
+    for row, d in zip(tuples.tolist(), Dn.tolist()):
+        sl_D[index[tuple(sorted(set(row)))]] += d
+    res = _certified(p, law, flow_plan, sl_D, "transport")
+    return type(res)(
+        res.value, "transport", law, subset=res.subset, plan=plan,
+        upper_bound=res.upper_bound, lower_bound=res.lower_bound,
+    )
