@@ -93,7 +93,8 @@ def as_distribution(
     normalize : bool
         Rescale to sum 1 instead of refusing a sum that is off by more than ``tol``.
     tol : float
-        Tolerance on ``|sum(x) - 1|``.
+        Tolerance on ``|sum(x) - 1|`` (for float32/float16 input at least n times that
+        type's machine epsilon).  Any accepted vector is rescaled to sum exactly 1.
     n : int, optional
         Required length.
 
@@ -112,10 +113,14 @@ def as_distribution(
         except (TypeError, ValueError):
             raise InputError(f"{name}: entries must be real numbers") from None
     else:
+        src_dtype = getattr(x, "dtype", None)
         try:
             arr = np.array(x, dtype=np.float64, copy=True)
         except (TypeError, ValueError):
             raise InputError(f"{name}: entries must be real numbers") from None
+        if src_dtype is not None and np.issubdtype(src_dtype, np.floating) and np.finfo(src_dtype).eps > np.finfo(np.float64).eps:
+            # float32/float16 input: its own rounding of the entries is tolerated
+            tol = max(tol, arr.size * float(np.finfo(src_dtype).eps))
     if arr.ndim != 1:
         raise InputError(f"{name}: must be a 1-D vector, got shape {arr.shape}")
     if arr.size == 0:

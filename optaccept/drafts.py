@@ -490,8 +490,8 @@ class SpecHub(Greedy):
             qa = self._exact[a]
             probs = tuple([self._exact[i] for i in others] + [qa * self._exact[j] / (1 - qa) for j in others])
             return tuples, probs
-        qa = self.q[a]
-        probs = np.concatenate([self.q[others], qa * self.q[others] / (1.0 - qa)])
+        # q_a · q̃(j): q̃ is normalised by an explicit sum, avoiding 1 − q_a
+        probs = np.concatenate([self.q[others], self.q[a] * self.q_rest[others]])
         return tuples, probs
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._errors import SolverError
+from .._errors import MethodError, SolverError
 from ._result import AcceptanceResult, FlowPlan
 
 __all__ = ["max_flow_lp", "min_cut_subset", "incidence"]
@@ -29,7 +29,10 @@ def incidence(sets: tuple[tuple[int, ...], ...], n: int) -> sp.csr_matrix:
 def max_flow_lp(p: np.ndarray, law, *, max_sets: int) -> AcceptanceResult:
     from scipy.optimize import linprog
 
-    sl = law.set_law(max_sets=max_sets)
+    try:
+        sl = law.set_law(max_sets=max_sets)
+    except MethodError as exc:
+        raise MethodError(f"method 'lp': {exc}") from None
     D = np.asarray(sl.probs, dtype=np.float64)
     n = law.n
     inc = incidence(sl.sets, n).tocoo()

