@@ -194,6 +194,7 @@ class IID(DraftLaw):
         self.q, self._exact = _clean_q(q, "q", normalize)
         self.k = check_k(k)
         self.n = self.q.size
+        self.q_has_zero = bool(self.q.min() == 0.0)
         self._freeze()
 
     def _subset_prob_mask(self, mask: np.ndarray) -> Any:
