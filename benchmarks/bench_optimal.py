@@ -34,10 +34,15 @@ def best_of(fn, repeat: int) -> float:
 
 
 def bench_iid(ns, ks, lines):
-    lines += ["## 1. IID `sorted` vs a bare `np.sort`", "",
-              "Random Dirichlet(1) p and q (seed 0). `solve` = `optimal_acceptance` on a prebuilt law; "
-              "`end-to-end` also validates p and q and builds the law. Times are the best of 7–25 runs.", "",
-              "| n | k | np.sort (ms) | solve (ms) | ratio | end-to-end (ms) | ratio |", "|---|---|---|---|---|---|---|"]
+    lines += [
+        "## 1. IID `sorted` vs a bare `np.sort`",
+        "",
+        "Random Dirichlet(1) p and q (seed 0). `solve` = `optimal_acceptance` on a prebuilt law; "
+        "`end-to-end` also validates p and q and builds the law. Times are the best of 7–25 runs.",
+        "",
+        "| n | k | np.sort (ms) | solve (ms) | ratio | end-to-end (ms) | ratio |",
+        "|---|---|---|---|---|---|---|",
+    ]
     rng = np.random.default_rng(0)
     for n in ns:
         p = rng.dirichlet(np.ones(n))
@@ -49,19 +54,26 @@ def bench_iid(ns, ks, lines):
             law = oa.IID(q, k)
             t_solve = best_of(lambda: oa.optimal_acceptance(p, law, "sorted"), rep)
             t_e2e = best_of(lambda: oa.optimal_acceptance(p, oa.IID(q, k), "sorted"), rep)
-            lines.append(f"| {n} | {k} | {t_sort*1e3:.3f} | {t_solve*1e3:.3f} | {t_solve/t_sort:.2f}× | "
-                         f"{t_e2e*1e3:.3f} | {t_e2e/t_sort:.2f}× |")
+            lines.append(
+                f"| {n} | {k} | {t_sort * 1e3:.3f} | {t_solve * 1e3:.3f} | {t_solve / t_sort:.2f}× | "
+                f"{t_e2e * 1e3:.3f} | {t_e2e / t_sort:.2f}× |"
+            )
             print(lines[-1], flush=True)
     lines.append("")
 
 
 def bench_swor(ns, ks, lines):
-    lines += ["## 2. WithoutReplacement `sorted`", "",
-              "Random Dirichlet(1) p and q (seed 1). Accuracy: |α* − reference|, where the reference is the "
-              "prefix scan with the exact formula Σ_{i∈S} q_i(q(S) − q_i)/(1 − q_i) for k = 2, and the same "
-              "scan with a 32-node-per-panel quadrature and tail bound 1e-18 for k > 2 (the shipped method uses "
-              "16 nodes and 1e-15); `np.sort` of n floats for scale.", "",
-              "| n | k | time (s) | np.sort (ms) | accuracy check |", "|---|---|---|---|---|"]
+    lines += [
+        "## 2. WithoutReplacement `sorted`",
+        "",
+        "Random Dirichlet(1) p and q (seed 1). Accuracy: |α* − reference|, where the reference is the "
+        "prefix scan with the exact formula Σ_{i∈S} q_i(q(S) − q_i)/(1 − q_i) for k = 2, and the same "
+        "scan with a 32-node-per-panel quadrature and tail bound 1e-18 for k > 2 (the shipped method uses "
+        "16 nodes and 1e-15); `np.sort` of n floats for scale.",
+        "",
+        "| n | k | time (s) | np.sort (ms) | accuracy check |",
+        "|---|---|---|---|---|",
+    ]
     rng = np.random.default_rng(1)
     for n in ns:
         p = rng.dirichlet(np.ones(n))
@@ -89,7 +101,7 @@ def bench_swor(ns, ks, lines):
             h = P + 1 - f
             h[0] = 1.0
             err = abs(val - h.min())
-            lines.append(f"| {n} | {k} | {t:.3f} | {t_sort*1e3:.2f} | {err:.1e} vs {how} |")
+            lines.append(f"| {n} | {k} | {t:.3f} | {t_sort * 1e3:.2f} | {err:.1e} vs {how} |")
             print(lines[-1], flush=True)
     lines.append("")
 
@@ -131,12 +143,16 @@ def timed(method, n, k, seed, limit):
 
 
 def bench_lp(grid, limit, lines):
-    lines += ["## 3. `lp` vs `transport` vs POT `ot.emd`", "",
-              f"IID drafts, random Dirichlet(1) p, q (seed n). Each solve runs in its own process with a "
-              f"{limit:.0f} s limit; `—` = over the limit or refused. POT solves the same transport problem "
-              "(cost 0 if y ∈ set(x̄), else 1; α* = 1 − cost).", "",
-              "| k | n | lp (s) | transport (s) | POT emd (s) | transport / lp | POT / lp | max |Δα*| |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "## 3. `lp` vs `transport` vs POT `ot.emd`",
+        "",
+        f"IID drafts, random Dirichlet(1) p, q (seed n). Each solve runs in its own process with a "
+        f"{limit:.0f} s limit; `—` = over the limit or refused. POT solves the same transport problem "
+        "(cost 0 if y ∈ set(x̄), else 1; α* = 1 − cost).",
+        "",
+        "| k | n | lp (s) | transport (s) | POT emd (s) | transport / lp | POT / lp | max |Δα*| |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     largest = {}
     for k, ns in grid.items():
         alive = {"lp": True, "transport": True, "pot": True}
@@ -164,12 +180,16 @@ def bench_lp(grid, limit, lines):
                     return "—"
                 return f"{res[m][0] / res['lp'][0]:.1f}×"
 
-            lines.append(f"| {k} | {n} | {fmt(res['lp'])} | {fmt(res['transport'])} | {fmt(res['pot'])} | "
-                         f"{ratio('transport')} | {ratio('pot')} | {delta:.1e} |")
+            lines.append(
+                f"| {k} | {n} | {fmt(res['lp'])} | {fmt(res['transport'])} | {fmt(res['pot'])} | "
+                f"{ratio('transport')} | {ratio('pot')} | {delta:.1e} |"
+            )
             print(lines[-1], flush=True)
     lines += ["", "Largest n solved within the limit (on the grid above):", ""]
     for k in grid:
-        lines.append(f"- k = {k}: " + ", ".join(f"{m} n = {largest.get((m, k), '—')}" for m in ("lp", "transport", "pot")))
+        lines.append(
+            f"- k = {k}: " + ", ".join(f"{m} n = {largest.get((m, k), '—')}" for m in ("lp", "transport", "pot"))
+        )
     lines.append("")
 
 
@@ -179,16 +199,26 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     ap.add_argument("--parts", default="123")
     ns = ap.parse_args()
-    lines = ["# α* solver benchmarks", "",
-             f"Machine: {platform.machine()} CPU, {mp.cpu_count()} cores, Python {platform.python_version()}, "
-             f"numpy {np.__version__}; {time.strftime('%Y-%m-%d')}.", ""]
+    lines = [
+        "# α* solver benchmarks",
+        "",
+        f"Machine: {platform.machine()} CPU, {mp.cpu_count()} cores, Python {platform.python_version()}, "
+        f"numpy {np.__version__}; {time.strftime('%Y-%m-%d')}.",
+        "",
+    ]
     if "1" in ns.parts:
         bench_iid([1000, 32000] if ns.quick else [1000, 32000, 50257, 128000, 256000], [2, 4, 8, 16], lines)
     if "2" in ns.parts:
         bench_swor([32000] if ns.quick else [32000, 128000], [2, 4, 8], lines)
     if "3" in ns.parts:
-        grid = {2: [10, 20], 3: [6, 10]} if ns.quick else {2: [10, 20, 40, 60, 80, 100, 120, 140, 160, 200, 250, 300],
-                                                            3: [6, 10, 15, 20, 25, 30, 35, 40, 45, 50]}
+        grid = (
+            {2: [10, 20], 3: [6, 10]}
+            if ns.quick
+            else {
+                2: [10, 20, 40, 60, 80, 100, 120, 140, 160, 200, 250, 300],
+                3: [6, 10, 15, 20, 25, 30, 35, 40, 45, 50],
+            }
+        )
         bench_lp(grid, 10.0 if ns.quick else 60.0, lines)
     text = "\n".join(lines)
     print(text)

@@ -116,8 +116,7 @@ def prefix_subset_probs(q_ordered: np.ndarray, k: int, *, tail_tol: float = 1e-1
         a, b = b, 2.0 * b
     else:
         raise SolverError(
-            "without-replacement integral did not converge: q puts all but a vanishing "
-            "mass on k-1 tokens"
+            "without-replacement integral did not converge: q puts all but a vanishing mass on k-1 tokens"
         )
     f_live = np.clip(1.0 - lam_live * integral, 0.0, 1.0)
     idx = np.flatnonzero(live_h)
@@ -147,7 +146,7 @@ def _panel_values(q: np.ndarray, lam: np.ndarray, k: int, t: np.ndarray, a: floa
     cut = np.zeros(n, dtype=bool)
     cut[0] = True
     cut[1:] = seg[1:] != seg[:-1]
-    cut[:: _BLOCK] = True
+    cut[::_BLOCK] = True
     starts = np.flatnonzero(cut)
     ends = np.append(starts[1:], n)
     tcol = t[:, None]

@@ -67,9 +67,7 @@ def as_exact_distribution(x: Any, name: str, *, normalize: bool = False) -> tupl
         raise InputError(f"{name}: all entries are zero")
     if total != 1:
         if not normalize:
-            raise InputError(
-                f"{name}: entries sum to {total}, not exactly 1 (pass normalize=True to rescale)"
-            )
+            raise InputError(f"{name}: entries sum to {total}, not exactly 1 (pass normalize=True to rescale)")
         items = [v / total for v in items]
     return tuple(items)
 
@@ -104,9 +102,7 @@ def as_distribution(
         Wrong shape or length, non-numeric, NaN, infinite or negative entries,
         a zero vector, or a sum off by more than ``tol`` (without ``normalize``).
     """
-    if isinstance(x, np.ndarray) and x.dtype == object or (
-        not isinstance(x, np.ndarray) and is_exact_input(x)
-    ):
+    if isinstance(x, np.ndarray) and x.dtype == object or (not isinstance(x, np.ndarray) and is_exact_input(x)):
         try:
             arr = np.array([float(v) for v in np.ravel(np.asarray(x, dtype=object))])
             arr = arr.reshape(np.shape(x))
@@ -118,7 +114,11 @@ def as_distribution(
             arr = np.array(x, dtype=np.float64, copy=True)
         except (TypeError, ValueError):
             raise InputError(f"{name}: entries must be real numbers") from None
-        if src_dtype is not None and np.issubdtype(src_dtype, np.floating) and np.finfo(src_dtype).eps > np.finfo(np.float64).eps:
+        if (
+            src_dtype is not None
+            and np.issubdtype(src_dtype, np.floating)
+            and np.finfo(src_dtype).eps > np.finfo(np.float64).eps
+        ):
             # float32/float16 input: its own rounding of the entries is tolerated
             tol = max(tol, arr.size * float(np.finfo(src_dtype).eps))
     if arr.ndim != 1:
@@ -142,8 +142,7 @@ def as_distribution(
     if abs(total - 1.0) > tol:
         if not normalize:
             raise InputError(
-                f"{name}: entries sum to {total!r}, off from 1 by more than {tol:g} "
-                "(pass normalize=True to rescale)"
+                f"{name}: entries sum to {total!r}, off from 1 by more than {tol:g} (pass normalize=True to rescale)"
             )
     if normalize or total != 1.0:
         arr /= total

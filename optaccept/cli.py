@@ -79,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--quick", action="store_true")
     j.add_argument("--figures", default="figures")
     j.add_argument("--only", nargs="*", default=None)
-    j.set_defaults(func=lambda ns: importlib.import_module("optaccept.jobs").run_all(ns.figures, quick=ns.quick, only=ns.only))
+    j.set_defaults(
+        func=lambda ns: importlib.import_module("optaccept.jobs").run_all(ns.figures, quick=ns.quick, only=ns.only)
+    )
     for name in _PLUGINS:
         try:
             mod = importlib.import_module(f"optaccept.{name}._cli")

@@ -110,9 +110,7 @@ class DraftLaw:
     def _subset_prob_mask(self, mask: np.ndarray) -> Any:
         sl = self.set_law()
         if self.exact:
-            return sum(
-                (pr for s, pr in zip(sl.sets, sl.probs) if all(mask[i] for i in s)), Fraction(0)
-            )
+            return sum((pr for s, pr in zip(sl.sets, sl.probs) if all(mask[i] for i in s)), Fraction(0))
         inside = np.array([bool(mask[list(s)].all()) for s in sl.sets])
         return float(np.asarray(sl.probs)[inside].sum())
 
@@ -274,8 +272,7 @@ class WithoutReplacement(DraftLaw):
         supp = int(np.count_nonzero(self.q))
         if self.k > supp:
             raise InputError(
-                f"k: {self.k} draws without replacement need at least {self.k} tokens with "
-                f"q > 0, but q has {supp}"
+                f"k: {self.k} draws without replacement need at least {self.k} tokens with q > 0, but q has {supp}"
             )
         self._freeze()
 
@@ -402,8 +399,7 @@ class Greedy(DraftLaw):
         supp = int(np.count_nonzero(self.q))
         if self.k > supp:
             raise InputError(
-                f"k: greedy drafts with k = {self.k} need at least {self.k} tokens with q > 0, "
-                f"but q has {supp}"
+                f"k: greedy drafts with k = {self.k} need at least {self.k} tokens with q > 0, but q has {supp}"
             )
         if self._exact is not None:
             order = sorted(range(self.n), key=lambda i: (-self._exact[i], i))
@@ -544,7 +540,9 @@ class Independent(DraftLaw):
 
     def _subset_prob_mask(self, mask: np.ndarray) -> Any:
         if self._exact is not None:
-            return math.prod((sum((v for v, m in zip(r, mask) if m), Fraction(0)) for r in self._exact), start=Fraction(1))
+            return math.prod(
+                (sum((v for v, m in zip(r, mask) if m), Fraction(0)) for r in self._exact), start=Fraction(1)
+            )
         return float(np.prod(np.minimum(self.qs[:, mask].sum(axis=1), 1.0)))
 
     def all_subset_probs(self) -> Any:
@@ -565,8 +563,7 @@ class Independent(DraftLaw):
         tuples = grids.reshape(-1, self.k)
         if self._exact is not None:
             probs = tuple(
-                math.prod((self._exact[i][x] for i, x in enumerate(row)), start=Fraction(1))
-                for row in tuples.tolist()
+                math.prod((self._exact[i][x] for i, x in enumerate(row)), start=Fraction(1)) for row in tuples.tolist()
             )
             return tuples, probs
         probs = np.prod(self.qs[np.arange(self.k), tuples], axis=1)

@@ -27,8 +27,20 @@ def files(tmp_path):
 
 @pytest.mark.parametrize("drafts", ["iid", "swor", "greedy"])
 def test_alpha_json(files, capsys, drafts) -> None:
-    rc = main(["alpha", "--target", str(files / "p.npy"), "--draft", str(files / "q.json"), "-k", "2",
-               "--drafts", drafts, "--json"])
+    rc = main(
+        [
+            "alpha",
+            "--target",
+            str(files / "p.npy"),
+            "--draft",
+            str(files / "q.json"),
+            "-k",
+            "2",
+            "--drafts",
+            drafts,
+            "--json",
+        ]
+    )
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     law = {"iid": oa.IID, "swor": oa.WithoutReplacement, "greedy": oa.Greedy}[drafts](np.array(Q), 2)
@@ -38,8 +50,7 @@ def test_alpha_json(files, capsys, drafts) -> None:
 
 
 def test_alpha_text_with_method(files, capsys) -> None:
-    rc = main(["alpha", "--target", str(files / "p.npy"), "--draft", str(files / "q.txt"), "-k", "3",
-               "--method", "lp"])
+    rc = main(["alpha", "--target", str(files / "p.npy"), "--draft", str(files / "q.txt"), "-k", "3", "--method", "lp"])
     assert rc == 0
     out = capsys.readouterr().out
     assert "alpha* =" in out and "certificate S" in out and "method = lp" in out

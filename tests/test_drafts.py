@@ -60,13 +60,16 @@ def test_without_replacement_subset_prob_general_k_matches_enumeration() -> None
             assert abs(law.subset_prob(S) - by_enum) <= 1e-12
 
 
-@pytest.mark.parametrize("make", [
-    lambda q: oa.IID(q, 3),
-    lambda q: oa.WithoutReplacement(q, 3),
-    lambda q: oa.Greedy(q, 3),
-    lambda q: oa.SpecHub(q),
-    lambda q: oa.Independent([q, q[::-1]]),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda q: oa.IID(q, 3),
+        lambda q: oa.WithoutReplacement(q, 3),
+        lambda q: oa.Greedy(q, 3),
+        lambda q: oa.SpecHub(q),
+        lambda q: oa.Independent([q, q[::-1]]),
+    ],
+)
 def test_sampler_matches_tuple_law(make) -> None:
     """Chi-square test of 200,000 sampled tuples against the exact tuple law (seed 0);
     the false-alarm rate of each test is 1e-4."""

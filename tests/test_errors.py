@@ -35,8 +35,14 @@ Q = np.array([0.2, 0.3, 0.5])
         (lambda: oa.optimal_acceptance(P, Q), ["drafts", "draft law"]),
         (lambda: oa.optimal_acceptance(P, oa.Independent([Q, Q]), "sorted"), ["sorted", "Independent"]),
         (lambda: oa.optimal_acceptance(P, oa.IID(Q, 3), "closed_form"), ["closed_form", "k = 2"]),
-        (lambda: oa.optimal_acceptance(np.full(25, 0.04), oa.IID(np.full(25, 0.04), 2), "subsets"), ["subsets", "n = 25", "limit"]),
-        (lambda: oa.optimal_acceptance(np.full(60, 1 / 60), oa.IID(np.full(60, 1 / 60), 4), "transport"), ["transport", "limit"]),
+        (
+            lambda: oa.optimal_acceptance(np.full(25, 0.04), oa.IID(np.full(25, 0.04), 2), "subsets"),
+            ["subsets", "n = 25", "limit"],
+        ),
+        (
+            lambda: oa.optimal_acceptance(np.full(60, 1 / 60), oa.IID(np.full(60, 1 / 60), 4), "transport"),
+            ["transport", "limit"],
+        ),
         (lambda: oa.IID(Q, 2).subset_prob([0, 7]), ["S", "0..2"]),
         (lambda: oa.IID(Q, 2).sample(np.random.RandomState(0), 3), ["rng", "Generator"]),
     ],

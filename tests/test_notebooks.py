@@ -18,5 +18,7 @@ def test_notebook_runs(path: Path, tmp_path: Path) -> None:
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
     client.execute()
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    errors = [
+        o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"
+    ]
     assert not errors

@@ -113,6 +113,7 @@ def test_without_replacement_at_scale_k2_against_closed_form() -> None:
 
 # ---------------------------------------------------------------- exact arithmetic
 
+
 def _fractions(weights: list[int]) -> list[Fraction]:
     tot = sum(weights)
     return [Fraction(w, tot) for w in weights]

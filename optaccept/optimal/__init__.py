@@ -29,7 +29,7 @@ import numpy as np
 
 from .._errors import InputError, MethodError
 from .._validation import as_distribution, as_exact_distribution, is_exact_input
-from ..drafts import MAX_ENUMERATION, IID, DraftLaw, Greedy, Independent, Joint, WithoutReplacement
+from ..drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, Independent, Joint, WithoutReplacement
 from . import _exhaustive, _sorted
 from ._result import AcceptanceResult, FlowPlan, TransportPlan, Verification
 
@@ -173,7 +173,9 @@ def optimal_acceptance(
     return transport_lp(pf, law)
 
 
-def verify(p: Any, drafts: DraftLaw, result: AcceptanceResult, *, tol: float = 1e-9, normalize: bool = False) -> Verification:
+def verify(
+    p: Any, drafts: DraftLaw, result: AcceptanceResult, *, tol: float = 1e-9, normalize: bool = False
+) -> Verification:
     """Independently re-check a result of :func:`optimal_acceptance`.
 
     Recomputes (★) at ``result.subset`` from the draft law's own formula for
@@ -224,7 +226,9 @@ def verify(p: Any, drafts: DraftLaw, result: AcceptanceResult, *, tol: float = 1
     return Verification(**out)
 
 
-def two_draft_condition(p: Any, q: Any, *, normalize: bool = False, tol: float = 0.0) -> tuple[bool, tuple[int, ...] | None]:
+def two_draft_condition(
+    p: Any, q: Any, *, normalize: bool = False, tol: float = 0.0
+) -> tuple[bool, tuple[int, ...] | None]:
     r"""Khisti et al.'s condition for α* = 1 with two i.i.d. drafts: p(S) ≥ q(S)² for all S.
 
     (Khisti et al., ICLR 2025, Theorem 3, letters swapped: their target is q and

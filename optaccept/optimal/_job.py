@@ -100,8 +100,9 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     n = 5_000 if quick else 50_257
     p = rng.dirichlet(np.full(n, 0.05))
     q = 0.6 * p + 0.4 * rng.dirichlet(np.full(n, 0.05))
-    plot_alpha_vs_k(p, q, ks=(1, 2, 3, 4, 6, 8, 12, 16), ax=axes[1],
-                    title=f"random pair, n = {n} (Dirichlet 0.05, seed 2025)")
+    plot_alpha_vs_k(
+        p, q, ks=(1, 2, 3, 4, 6, 8, 12, 16), ax=axes[1], title=f"random pair, n = {n} (Dirichlet 0.05, seed 2025)"
+    )
     fig.tight_layout()
     fig_path = figures_dir / "alpha_vs_k.png"
     fig.savefig(fig_path, dpi=130)

@@ -27,7 +27,6 @@ from ._result import AcceptanceResult
 __all__ = ["iid_sorted", "iid_sorted_exact", "swor_sorted", "greedy_closed_form", "ratio_order"]
 
 
-
 def _ipow(x: np.ndarray, k: int) -> np.ndarray:
     """x**k for a positive integer k by repeated squaring (much faster than float pow)."""
     result = None
@@ -114,7 +113,9 @@ def _exact_ratio_key(pi: Fraction, qi: Fraction, i: int):
     return (0, pi / qi, i)
 
 
-def iid_sorted_exact(p: tuple[Fraction, ...], q: tuple[Fraction, ...], k: int, law, method: str = "sorted", two_draft_form: bool = False) -> AcceptanceResult:
+def iid_sorted_exact(
+    p: tuple[Fraction, ...], q: tuple[Fraction, ...], k: int, law, method: str = "sorted", two_draft_form: bool = False
+) -> AcceptanceResult:
     """Exact prefix scan in Fractions.  With ``two_draft_form`` (k = 2) each prefix is
     evaluated with Khisti et al.'s expression p(S) + q(Sᶜ)² + 2 q(S) q(Sᶜ)."""
     order = sorted(range(len(p)), key=lambda i: _exact_ratio_key(p[i], q[i], i))
@@ -129,7 +130,9 @@ def iid_sorted_exact(p: tuple[Fraction, ...], q: tuple[Fraction, ...], k: int, l
     return AcceptanceResult(best, method, law, subset=tuple(sorted(order[:best_j])))
 
 
-def iid_prefix_float(p: np.ndarray, q: np.ndarray, k: int, law, method: str, two_draft_form: bool = False) -> AcceptanceResult:
+def iid_prefix_float(
+    p: np.ndarray, q: np.ndarray, k: int, law, method: str, two_draft_form: bool = False
+) -> AcceptanceResult:
     """Plain full prefix scan in floats (argsort); used by the closed form."""
     order = ratio_order(p, q)
     P = np.concatenate([[0.0], np.cumsum(p[order])])

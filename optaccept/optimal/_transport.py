@@ -59,6 +59,11 @@ def transport_lp(p: np.ndarray, law):
         sl_D[index[tuple(sorted(set(row)))]] += d
     res = _certified(p, law, flow_plan, sl_D, "transport")
     return type(res)(
-        res.value, "transport", law, subset=res.subset, plan=plan,
-        upper_bound=res.upper_bound, lower_bound=res.lower_bound,
+        res.value,
+        "transport",
+        law,
+        subset=res.subset,
+        plan=plan,
+        upper_bound=res.upper_bound,
+        lower_bound=res.lower_bound,
     )
