@@ -27,6 +27,26 @@ from .optimal import (
 
 __version__ = "0.1.0"
 
+# Sub-packages and their entry points load on first use (PEP 562), so that
+# ``import optaccept`` stays light: verifiers need scipy.optimize, polyhedra pycddlib
+# and sympy, llm torch and transformers.
+_LAZY_MODULES = ("verifiers", "polyhedra", "sequence", "llm", "plots", "cli", "jobs")
+_LAZY_NAMES = {"gap_table": "verifiers", "canonical_decomposition": "verifiers"}
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_MODULES) | set(_LAZY_NAMES))
+
 __all__ = [
     "optimal_acceptance",
     "verify",
@@ -47,5 +67,11 @@ __all__ = [
     "MethodError",
     "SolverError",
     "MissingDependencyError",
+    "gap_table",
+    "canonical_decomposition",
+    "verifiers",
+    "polyhedra",
+    "sequence",
+    "llm",
     "__version__",
 ]

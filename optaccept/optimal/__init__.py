@@ -123,9 +123,11 @@ def optimal_acceptance(
     --------
     >>> import numpy as np, optaccept as oa
     >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
-    >>> res = oa.optimal_acceptance(p, oa.IID(q, k=3))
+    >>> res = oa.optimal_acceptance(p, oa.IID(q, k=2))
     >>> round(res.value, 6), res.subset
-    (0.8675, (2, 4))
+    (0.9075, (0, 2, 4))
+    >>> oa.optimal_acceptance(p, oa.IID(q, k=3)).value  # three drafts already reach 1
+    1.0
     """
     if not isinstance(drafts, DraftLaw):
         raise InputError(f"drafts: must be a draft law (IID, WithoutReplacement, ...), got {type(drafts).__name__}")

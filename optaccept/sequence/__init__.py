@@ -1,0 +1,80 @@
+"""Sequence-level theory of speculative decoding (Yin et al., NeurIPS 2024).
+
+Letters follow optaccept: p is the target, q the draft (Yin et al. write q for the
+target and p for the draft).
+
+* Sequence models: :class:`MarkovPair` (Markov chains), :class:`PositionPair`
+  (per-position laws, e.g. from language models).
+* Theorem 1: :func:`expected_rejections` (exact, forward recursion),
+  :func:`simulate_rejections` (Monte Carlo), :func:`acceleration`.
+* Theorem 2: :func:`unbiased_rejections` for any unbiased acceptance rule.
+* Theorem 3 / Proposition 1: :func:`batch_improvement`,
+  :func:`batch_expected_rejections` (exact), :func:`simulate_batch_rejections`,
+  :func:`batch_rejection_limit`, :func:`round_start_measure`.
+* Theorems 4-5: :func:`optimal_rejection_distribution`, :func:`pareto_front`,
+  :func:`decoder_losses`.
+"""
+
+from ._batch import (
+    CONTINUATIONS,
+    batch_expected_rejections,
+    batch_improvement,
+    batch_rejection_limit,
+    batch_rejection_probability,
+    batch_rejection_profile,
+    bernoulli_batch_improvement,
+    residual_chain,
+    round_start_measure,
+    simulate_batch_rejections,
+    uniform_batch_improvement,
+)
+from ._markov import MarkovPair, PositionPair, SequencePair
+from ._pareto import (
+    DecoderLosses,
+    decoder_losses,
+    optimal_rejection_distribution,
+    output_loss,
+    over_acceptance,
+    pareto_front,
+    rejection_probability,
+)
+from ._rejections import (
+    acceleration,
+    expected_rejections,
+    rejection_profile,
+    scaled_rule,
+    simulate_rejections,
+    unbiased_rejections,
+)
+from ._sampling import RejectionEstimate
+
+__all__ = [
+    "CONTINUATIONS",
+    "DecoderLosses",
+    "MarkovPair",
+    "PositionPair",
+    "RejectionEstimate",
+    "SequencePair",
+    "acceleration",
+    "batch_expected_rejections",
+    "batch_improvement",
+    "batch_rejection_limit",
+    "batch_rejection_probability",
+    "batch_rejection_profile",
+    "bernoulli_batch_improvement",
+    "decoder_losses",
+    "expected_rejections",
+    "optimal_rejection_distribution",
+    "output_loss",
+    "over_acceptance",
+    "pareto_front",
+    "rejection_probability",
+    "rejection_profile",
+    "residual_chain",
+    "round_start_measure",
+    "scaled_rule",
+    "simulate_batch_rejections",
+    "simulate_rejections",
+    "unbiased_rejections",
+    "uniform_batch_improvement",
+]

@@ -1,0 +1,391 @@
+r"""Batch speculative decoding with M draft sequences (Yin et al., Theorem 3 and Proposition 1).
+
+One token with M i.i.d. drafts :math:`\tilde x^1, \dots, \tilde x^M \sim q` is verified by
+recursive rejection sampling (RRS): draft m is accepted with probability
+:math:`\min(1, p^m(\tilde x^m)/q(\tilde x^m))` where :math:`p^1 = p` and
+:math:`p^{m+1} = (p^m - q)_+ / \mathrm{TV}(p^m, q)`; if all M are rejected the token is
+drawn from :math:`p^{M+1}`.  The output law is p and
+
+.. math::  P(\text{all } M \text{ rejected}) = \prod_{m=1}^{M} \mathrm{TV}(p^m, q),
+           \qquad \mathrm{BI} = \mathrm{TV}(p, q) - \prod_{m=1}^{M} \mathrm{TV}(p^m, q)
+
+(Yin et al., Theorem 3, whose target is q and draft p).
+
+Over a sequence a *round* starts after each rejection (one large-model call): M draft
+sequences are drawn from the current prefix with unlimited lookahead, and tokens are
+verified left to right.  At each position the candidates are the draft sequences that
+agree with the accepted prefix; what survives an acceptance is set by ``continuation``:
+
+``"single"`` (default)
+    only the sequence whose token was accepted continues, so the batch helps at the
+    first token of every round and later tokens are plain speculative decoding.  This is
+    the algorithm whose rejections Yin et al. write with a pseudo-measure over the
+    prefixes at which rounds start; its limit as M grows stays positive (Proposition 1).
+``"matching"``
+    every draft sequence whose tokens so far equal the accepted prefix stays a
+    candidate (the M sequences form a token tree).
+
+Exact method.  Given the prefix, the candidate sequences' next tokens are i.i.d.
+:math:`q_t(\cdot \mid x_{<t})` (each was generated from that same prefix, and which
+sequences are candidates depends on earlier tokens only).  So the state
+(context, number a of candidates) is a Markov chain, and a forward recursion over its
+law gives :math:`E[N_{rej}] = \sum_t \sum_{c,a} \mu_t(c, a) \prod_{m=1}^{a}
+\mathrm{TV}(p^m_t, q_t)(c)`.  After draft j of a is accepted with token y, the
+candidates are that draft plus the unexamined ones showing y: 1 + Binomial(a - j, q(y))
+under ``"matching"`` (a rejected draft never shows y: its rejection forces
+:math:`p^{j}(y) = 0` for every later residual), and 1 under ``"single"``; after a
+rejection a new round starts with M candidates.  Cost O(T C n M) for ``"single"`` and
+O(T C n M^2) for ``"matching"`` (C contexts, n tokens).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from scipy.stats import binom
+from tqdm.auto import tqdm
+
+from .._errors import InputError
+from .._validation import as_distribution
+from ._markov import SequencePair, _as_rng
+from ._rejections import _check_pair, _check_runs
+from ._sampling import RejectionEstimate, RowSampler
+
+__all__ = [
+    "residual_chain",
+    "batch_rejection_probability",
+    "batch_improvement",
+    "uniform_batch_improvement",
+    "bernoulli_batch_improvement",
+    "batch_expected_rejections",
+    "batch_rejection_profile",
+    "batch_rejection_limit",
+    "round_start_measure",
+    "simulate_batch_rejections",
+    "CONTINUATIONS",
+]
+
+CONTINUATIONS = ("single", "matching")
+
+
+def _check_m(M: Any) -> int:
+    if isinstance(M, bool) or not isinstance(M, numbers.Integral):
+        raise InputError(f"M: must be an integer number of drafts, got {M!r}")
+    if M < 1:
+        raise InputError(f"M: must be at least 1, got {M}")
+    return int(M)
+
+
+def _check_continuation(continuation: Any) -> str:
+    if continuation not in CONTINUATIONS:
+        raise InputError(f"continuation: must be one of {CONTINUATIONS}, got {continuation!r}")
+    return continuation
+
+
+def _residuals(p: np.ndarray, q: np.ndarray, M: int) -> tuple[np.ndarray, np.ndarray]:
+    """Residuals p^1..p^{M+1} of rows (..., n) -> (..., M+1, n) and TV(p^m, q) -> (..., M+1)."""
+    res = np.empty(p.shape[:-1] + (M + 1, p.shape[-1]))
+    tv = np.empty(p.shape[:-1] + (M + 1,))
+    cur = p
+    for m in range(M + 1):
+        res[..., m, :] = cur
+        pos = np.clip(cur - q, 0.0, None)
+        t = pos.sum(axis=-1)
+        tv[..., m] = t
+        if m < M:
+            safe = np.where(t > 0, t, 1.0)
+            cur = np.where((t > 0)[..., None], pos / safe[..., None], cur)
+    return res, tv
+
+
+def residual_chain(p: Any, q: Any, M: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""The RRS residuals :math:`p^1 = p,\ p^{m+1} = (p^m - q)_+ / \mathrm{TV}(p^m, q)`.
+
+    Returns
+    -------
+    residuals : ndarray, shape (M + 1, n)
+        Row m - 1 is :math:`p^m`.  Once :math:`\mathrm{TV}(p^m, q) = 0` (never reached
+        with positive probability) the rows repeat :math:`p^m`.
+    tv : ndarray, shape (M + 1,)
+        :math:`\mathrm{TV}(p^m, q)`, m = 1..M+1.
+    """
+    p = as_distribution(p, "p")
+    q = as_distribution(q, "q", n=p.size)
+    return _residuals(p, q, _check_m(M))
+
+
+def batch_rejection_probability(p: Any, q: Any, M: int) -> float:
+    r"""Probability that RRS rejects all M i.i.d. drafts: :math:`\prod_{m=1}^{M}\mathrm{TV}(p^m, q)`."""
+    _, tv = residual_chain(p, q, M)
+    return float(np.prod(tv[:-1]))
+
+
+def batch_improvement(p: Any, q: Any, M: int) -> float:
+    r"""One-step batch improvement (Yin et al., Theorem 3; their q is our p).
+
+    .. math::  \mathrm{BI}_M(p, q) = \mathrm{TV}(p, q) - \prod_{m=1}^{M} \mathrm{TV}(p^m, q),
+
+    the drop in rejection probability of one token when M i.i.d. drafts are verified by
+    RRS instead of one draft by speculative decoding.
+
+    Parameters
+    ----------
+    p, q : array_like, shape (n,)
+        Target and draft laws.
+    M : int
+        Number of drafts, at least 1 (BI_1 = 0).
+
+    Examples
+    --------
+    >>> round(batch_improvement([0.5, 0.5, 0, 0], [0.25] * 4, 3), 12)  # r = 2
+    0.25
+    """
+    _, tv = residual_chain(p, q, M)
+    return float(tv[0] - np.prod(tv[:-1]))
+
+
+def uniform_batch_improvement(r: float, M: int) -> float:
+    r"""Closed form for q uniform on V, p uniform on V' in V, r = |V|/|V'| (Yin et al.):
+    :math:`\mathrm{BI} = (1 - 1/r) - (1 - 1/r)^M`, since every residual equals p."""
+    r = float(r)
+    if not r >= 1:
+        raise InputError(f"r: must be at least 1 (|V| / |V'|), got {r!r}")
+    M = _check_m(M)
+    return (1 - 1 / r) - (1 - 1 / r) ** M
+
+
+def bernoulli_batch_improvement(u: float, v: float, M: int) -> float:
+    r"""Closed form for draft Ber(u), target Ber(v) (Yin et al., u >= v):
+    :math:`\mathrm{BI} = (u - v)(1 - u^{M-1})`.
+
+    The residuals are :math:`p^2 = p^3 = \dots = \delta_0` with
+    :math:`\mathrm{TV}(\delta_0, \mathrm{Ber}(u)) = u`.  For u < v the roles of 0 and 1
+    swap: :math:`(v - u)(1 - (1 - u)^{M-1})`.
+    """
+    u, v = float(u), float(v)
+    for name, x in (("u", u), ("v", v)):
+        if not 0 <= x <= 1:
+            raise InputError(f"{name}: must lie in [0, 1], got {x!r}")
+    M = _check_m(M)
+    if u >= v:
+        return (u - v) * (1 - u ** (M - 1))
+    return (v - u) * (1 - (1 - u) ** (M - 1))
+
+
+def _step(mu: np.ndarray, p: np.ndarray, q: np.ndarray, M: int, continuation: str) -> tuple[float, np.ndarray]:
+    """One step of the (context, candidates) recursion.
+
+    mu : (C, M) weights of (context c, a = index + 1 candidates).
+    Returns the step's rejection probability and nu : (C, n, M), the joint weight of
+    (context, output token, next number of candidates).
+    """
+    res, tv = _residuals(p, q, M)  # (C, M+1, n), (C, M+1)
+    none = np.concatenate([np.ones(tv.shape[:-1] + (1,)), np.cumprod(tv[..., :M], axis=-1)], -1)
+    # none[c, j] = P(first j drafts rejected), j = 0..M
+    rejected = float((mu * none[:, 1:]).sum())
+    C, n = p.shape
+    nu = np.zeros((C, n, M))
+    # all a candidates rejected: token ~ p^{a+1}, new round with M candidates
+    nu[:, :, M - 1] += np.einsum("ca,ca,can->cn", mu, none[:, 1:], res[:, 1:, :])
+    # draft j + 1 (0-based j) accepted with token y
+    acc = none[:, :M, None] * np.minimum(res[:, :M, :], q[:, None, :])  # (C, M, n)
+    if continuation == "single":
+        tail = np.cumsum(mu[:, ::-1], axis=1)[:, ::-1]  # tail[c, j] = sum_{a > j} mu[c, a - 1]
+        nu[:, :, 0] += np.einsum("cj,cjn->cn", tail, acc)
+    else:
+        # V[c, d, y] = sum_j mu[c, j + d] acc[c, j, y]: d = unexamined drafts after the accepted
+        V = np.empty((C, M, n))
+        for d in range(M):
+            V[:, d, :] = np.einsum("cj,cjn->cn", mu[:, d:], acc[:, : M - d, :])
+        dd = np.arange(M)[:, None, None, None]
+        kk = np.arange(M)[None, :, None, None]
+        pmf = binom.pmf(kk, dd, q[None, None, :, :])  # (d, k, C, n)
+        nu += np.einsum("cdn,dkcn->cnk", V, pmf)
+    return rejected, nu
+
+
+def batch_rejection_profile(
+    chain: SequencePair, M: int, *, continuation: str = "single", progress: bool = False
+) -> np.ndarray:
+    """Per-step rejection probabilities of batch speculative decoding, shape (T,).
+
+    See :func:`batch_expected_rejections`.
+    """
+    chain = _check_pair(chain)
+    M = _check_m(M)
+    continuation = _check_continuation(continuation)
+    mu = np.zeros((chain.contexts, M))
+    mu[:, M - 1] = chain._initial_contexts()
+    out = np.empty(chain.horizon)
+    for t in tqdm(range(chain.horizon), disable=not progress, desc=f"batch DP M={M}"):
+        p, q = chain._laws(t)
+        out[t], nu = _step(mu, p, q, M, continuation)
+        mu = chain._next(nu)
+    return out
+
+
+def round_start_measure(chain: SequencePair, M: int) -> np.ndarray:
+    r"""Measure of the contexts at which a round of batch SD (``"single"``) starts, shape (T, C).
+
+    Row t - 1, entry c is :math:`f_t(c) = P(x_{t-1} = c \text{ and a round starts at } t)`
+    (a sub-probability; C = 1 for a position pair).  Since the output follows p,
+    :math:`E[N_{rej}] = \sum_t E_{p}[\mathrm{TV}(p_t, q_t)] - \sum_t \sum_c f_t(c)\,
+    \mathrm{BI}_M(p_t(\cdot \mid c), q_t(\cdot \mid c))`.
+    """
+    chain = _check_pair(chain)
+    M = _check_m(M)
+    mu = np.zeros((chain.contexts, M))
+    mu[:, M - 1] = chain._initial_contexts()
+    out = np.empty((chain.horizon, chain.contexts))
+    for t in range(chain.horizon):
+        out[t] = mu[:, M - 1]
+        p, q = chain._laws(t)
+        _, nu = _step(mu, p, q, M, "single")
+        mu = chain._next(nu)
+    return out
+
+
+def batch_expected_rejections(
+    chain: SequencePair, M: int, *, continuation: str = "single", progress: bool = False
+) -> float:
+    r"""Exact expected rejections of batch speculative decoding with M drafts (Yin et al., Thm 3).
+
+    .. math::  E[N_{rej}] = \sum_{t=1}^{T} \sum_{c, a} \mu_{t-1}(c, a)
+               \prod_{m=1}^{a} \mathrm{TV}(p_t^m, q_t)(c)
+
+    where :math:`\mu_{t-1}(c, a)` is the law of the context (previous token) and of the
+    number a of candidate drafts at step t, obtained by a forward recursion (see the module
+    notes).  With ``continuation="single"``, :math:`\mu(\cdot, M)` is the measure of the
+    prefixes at which a round starts and the result equals Theorem 1's value minus
+    :math:`\sum_t E_{\mu_{t-1}(\cdot, M)}[\mathrm{BI}_M(p_t, q_t)]`.
+
+    Parameters
+    ----------
+    chain : MarkovPair or PositionPair
+    M : int
+        Number of draft sequences, at least 1 (M = 1 is Theorem 1).
+    continuation : {"single", "matching"}
+        Which draft sequences stay candidates after an acceptance.
+    progress : bool
+        Show a progress bar over the steps.
+
+    Returns
+    -------
+    float
+    """
+    return float(batch_rejection_profile(chain, M, continuation=continuation, progress=progress).sum())
+
+
+def batch_rejection_limit(chain: SequencePair, *, continuation: str = "single") -> float:
+    r"""Exact limit of :func:`batch_expected_rejections` as M -> infinity (Proposition 1).
+
+    With infinitely many i.i.d. drafts, RRS rejects with probability
+    :math:`\lim_M \prod_{m \le M} \mathrm{TV}(p^m, q) = p(\{x : q(x) = 0\})`: the mass
+    :math:`p^m(O)` of O = {q = 0} obeys :math:`p^{m+1}(O) = p^m(O)/\mathrm{TV}(p^m, q)`, so
+    the product telescopes to :math:`p(O)/p^{M+1}(O) \to p(O)`, and the replacement is p
+    restricted to O.
+
+    * ``"single"``: the first token of a round rejects with probability p(O), later
+      tokens of the round are plain speculative decoding (rejection TV(p, q)); the limit
+      is positive whenever TV > 0 somewhere reachable -- Yin et al.'s Proposition 1.
+    * ``"matching"``: every accepted token is shared by infinitely many candidates, so
+      every position rejects with probability p(O) and the limit is
+      :math:`\sum_t E_{x_{<t}\sim p}[p_t(q_t = 0)]`, which is 0 when the draft's support
+      covers the target's.
+    """
+    chain = _check_pair(chain)
+    continuation = _check_continuation(continuation)
+    C = chain.contexts
+    mu = np.zeros((C, 2))  # columns: round start, inside a round
+    mu[:, 0] = chain._initial_contexts()
+    total = 0.0
+    for t in range(chain.horizon):
+        p, q = chain._laws(t)
+        off = np.where(q > 0, 0.0, p)  # target mass where the draft never goes
+        p_off = off.sum(axis=-1)
+        on = p - off
+        if continuation == "matching":
+            total += float(mu.sum(axis=1) @ p_off)
+            nu = np.zeros((C, p.shape[1], 2))
+            nu[:, :, 0] = mu.sum(axis=1)[:, None] * p
+            mu = chain._next(nu)
+            continue
+        pos = np.clip(p - q, 0.0, None)
+        tv = pos.sum(axis=-1)
+        total += float(mu[:, 0] @ p_off + mu[:, 1] @ tv)
+        nu = np.zeros((C, p.shape[1], 2))
+        nu[:, :, 0] = mu[:, 0:1] * off + mu[:, 1:2] * pos
+        nu[:, :, 1] = mu[:, 0:1] * on + mu[:, 1:2] * np.minimum(p, q)
+        mu = chain._next(nu)
+    return total
+
+
+def simulate_batch_rejections(
+    chain: SequencePair,
+    M: int,
+    runs: int = 1000,
+    rng: Any = None,
+    *,
+    continuation: str = "single",
+    progress: bool = False,
+) -> RejectionEstimate:
+    """Monte Carlo of batch speculative decoding with M draft sequences.
+
+    Runs are simulated together.  Each draft sequence's token at position t is drawn from
+    q given that sequence's own prefix when it is needed; only sequences whose prefix equals
+    the accepted one are ever needed, so this is the algorithm run on M full-lookahead
+    drafts.  Candidates are verified in index order by RRS; if all are rejected the token
+    comes from the last residual, one rejection is counted and M fresh drafts start.
+
+    Returns
+    -------
+    RejectionEstimate
+        A float (mean rejections) with ``.counts``, ``.tokens``, ``.stderr``.
+    """
+    chain = _check_pair(chain)
+    M = _check_m(M)
+    runs = _check_runs(runs)
+    continuation = _check_continuation(continuation)
+    gen = _as_rng(rng)
+    counts = np.zeros(runs, dtype=np.int64)
+    tokens = np.empty((runs, chain.horizon), dtype=np.int64)
+    init = chain._initial_contexts()
+    ctx = RowSampler(init[None, :]).sample(np.zeros(runs, dtype=np.int64), gen.random(runs))
+    alive = np.ones((runs, M), dtype=bool)
+    rows = np.arange(runs)
+    for t in tqdm(range(chain.horizon), disable=not progress, desc=f"simulate batch SD M={M}"):
+        p, q = chain._laws(t)
+        res, _ = _residuals(p, q, M)  # (C, M+1, n)
+        draft_tokens = RowSampler(q).sample(np.repeat(ctx, M), gen.random(runs * M)).reshape(runs, M)
+        k = np.zeros(runs, dtype=np.int64)  # rejections so far at this position
+        out = np.full(runs, -1, dtype=np.int64)
+        slot = np.full(runs, -1, dtype=np.int64)
+        u = gen.random((runs, M))
+        for m in range(M):
+            act = alive[:, m] & (out < 0)
+            if not act.any():
+                continue
+            c, y, kk = ctx[act], draft_tokens[act, m], k[act]
+            ok = u[act, m] * q[c, y] < res[c, kk, y]
+            idx = np.flatnonzero(act)
+            out[idx[ok]] = y[ok]
+            slot[idx[ok]] = m
+            k[idx[~ok]] += 1
+        rej = out < 0
+        if rej.any():
+            c = ctx[rej]
+            out[rej] = RowSampler(res).sample(c * (M + 1) + k[rej], gen.random(int(rej.sum())))
+            counts += rej
+        new_alive = np.zeros_like(alive)
+        new_alive[rej] = True
+        acc = ~rej
+        if continuation == "single":
+            new_alive[rows[acc], slot[acc]] = True
+        else:
+            new_alive[acc] = alive[acc] & (draft_tokens[acc] == out[acc, None])
+        alive = new_alive
+        tokens[:, t] = out
+        ctx = out if chain._markov else ctx
+    return RejectionEstimate(counts, tokens)

@@ -1,0 +1,62 @@
+"""Practical verification algorithms of (multi-draft) speculative decoding (MATH §5):
+exact acceptance, vectorised samplers, and their gap to the optimum α*.
+
+>>> import numpy as np, optaccept as oa
+>>> from optaccept import verifiers
+>>> p = np.array([.5, .3, .2]); q = np.array([.2, .3, .5])
+>>> round(verifiers.RRS().acceptance(p, q, k=2), 6)
+0.76
+>>> [v.name for v in verifiers.ALL][:3]
+['sd', 'nss', 'naive_tree']
+
+Every verifier has ``name``, ``drafts(q, k)`` (its draft law), ``acceptance(p, q, k,
+notion="output" | "rule")`` and ``sample(p, q, k, rng, size) -> (y, accepted)``.
+"""
+
+from ._base import NOTIONS, Draws, Verifier
+from ._canonical import CanonicalDecomposition, canonical_decomposition
+from ._gap import GapTable, gap_table
+from ._greedy import HuGreedy
+from ._khisti import KhistiIS
+from ._kseq import KSeq, kseq_rho
+from ._optimal import OptimalVerifier
+from ._rrs import RRS, RRSWithoutReplacement, rrs_residuals
+from ._sd import NSS, SD, NaiveTree
+from ._spechub import SpecHubVerifier
+
+__all__ = [
+    "ALL",
+    "Verifier",
+    "Draws",
+    "NOTIONS",
+    "SD",
+    "NSS",
+    "NaiveTree",
+    "RRS",
+    "RRSWithoutReplacement",
+    "KSeq",
+    "SpecHubVerifier",
+    "KhistiIS",
+    "HuGreedy",
+    "OptimalVerifier",
+    "kseq_rho",
+    "rrs_residuals",
+    "gap_table",
+    "GapTable",
+    "canonical_decomposition",
+    "CanonicalDecomposition",
+]
+
+#: Every verifier, in the order of MATH §5.
+ALL: list[Verifier] = [
+    SD(),
+    NSS(),
+    NaiveTree(),
+    RRS(),
+    RRSWithoutReplacement(),
+    KSeq(),
+    SpecHubVerifier(),
+    KhistiIS(),
+    HuGreedy(),
+    OptimalVerifier(),
+]

@@ -1,0 +1,123 @@
+r"""Canonical decomposition (Khisti et al., ICLR 2025, Theorem 1; MATH §3).
+
+Every lossless verifier can be replaced, without losing acceptance, by
+(1) importance-weighted selection of one drafted token: from draft set A pick y ∈ A
+with weight β_y(A) ≥ 0, Σ_{y∈A} β_y(A) = 1, so the selected token has law
+:math:`p_I(y) = \sum_A D(A)\,\beta_y(A)`; then (2) single-draft speculative sampling of
+that token against p.  Hence
+
+.. math:: \alpha^*(p, D) = \max_\beta \sum_y \min\bigl(p(y), p_I(y)\bigr),
+
+a linear program in β (and t_y ≤ p(y), t_y ≤ p_I(y)), solved here with HiGHS over the
+explicit set law.  (Khisti et al. index β by the ordered tuple; only its set matters.)
+The returned value is re-checked against ``optimal_acceptance`` of the same law.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.optimize import linprog
+from scipy.sparse import coo_matrix
+
+from .._errors import InputError, SolverError
+from .._validation import as_distribution
+from ..drafts import MAX_ENUMERATION, DraftLaw
+
+__all__ = ["CanonicalDecomposition", "canonical_decomposition"]
+
+#: Largest gap tolerated between the LP value and α* from ``optimal_acceptance``.
+CHECK_TOL = 1e-7
+
+
+@dataclass(frozen=True)
+class CanonicalDecomposition:
+    """Result of :func:`canonical_decomposition`.
+
+    Attributes
+    ----------
+    sets : tuple of tuple of int
+        The draft sets A (sorted token ids) with D(A) > 0.
+    set_probs : ndarray, shape (len(sets),)
+        D(A).
+    beta : ndarray, shape (len(sets), n)
+        Selection weights β_y(A) (zero off A; rows sum to 1).
+    p_I : ndarray, shape (n,)
+        Law of the selected token, Σ_A D(A) β_·(A).
+    value : float
+        Σ_y min(p(y), p_I(y)) — equals α* of the law.
+    alpha_star : float
+        α* from ``optimal_acceptance`` (the independent re-check).
+    """
+
+    sets: tuple[tuple[int, ...], ...]
+    set_probs: np.ndarray
+    beta: np.ndarray
+    p_I: np.ndarray
+    value: float
+    alpha_star: float
+
+
+def canonical_decomposition(p: Any, law: DraftLaw, *, max_sets: int = MAX_ENUMERATION) -> CanonicalDecomposition:
+    """Optimal importance weights β of Khisti et al.'s canonical decomposition.
+
+    Parameters
+    ----------
+    p : array_like, shape (n,)
+        Target distribution (Khisti et al.: q).
+    law : DraftLaw
+        Draft law (IID, WithoutReplacement, Greedy, Independent, SpecHub, Joint).
+    max_sets : int
+        Largest number of draft sets enumerated.
+
+    Returns
+    -------
+    CanonicalDecomposition
+        β, p_I and the value Σ min(p, p_I) (= α*).
+
+    Raises
+    ------
+    InputError
+        Bad p or law.
+    SolverError
+        The LP failed, or its value differs from α* by more than 1e-7.
+    """
+    from ..optimal import optimal_acceptance
+
+    if not isinstance(law, DraftLaw):
+        raise InputError(f"law: must be a draft law (IID, WithoutReplacement, ...), got {type(law).__name__}")
+    pf = as_distribution(p, "p", n=law.n)
+    sl = law.set_law(max_sets=max_sets)
+    sets = sl.sets
+    D = np.asarray(sl.probs, dtype=np.float64)
+    n = law.n
+    # variables: one β per (set, member), then t_y
+    a_idx = np.concatenate([np.full(len(s), a) for a, s in enumerate(sets)]).astype(np.int64)
+    y_idx = np.concatenate([np.asarray(s, dtype=np.int64) for s in sets])
+    nb = a_idx.size
+    c = np.concatenate([np.zeros(nb), -np.ones(n)])
+    # equality: Σ_{y∈A} β_y(A) = 1
+    A_eq = coo_matrix((np.ones(nb), (a_idx, np.arange(nb))), shape=(len(sets), nb + n))
+    b_eq = np.ones(len(sets))
+    # t_y − Σ_A D(A) β_y(A) ≤ 0
+    rows = np.concatenate([y_idx, np.arange(n)])
+    cols = np.concatenate([np.arange(nb), nb + np.arange(n)])
+    vals = np.concatenate([-D[a_idx], np.ones(n)])
+    A_ub = coo_matrix((vals, (rows, cols)), shape=(n, nb + n))
+    bounds = [(0.0, None)] * nb + [(0.0, float(v)) for v in pf]
+    res = linprog(c, A_ub=A_ub.tocsr(), b_ub=np.zeros(n), A_eq=A_eq.tocsr(), b_eq=b_eq, bounds=bounds, method="highs")
+    if res.status != 0:
+        raise SolverError(f"canonical decomposition LP failed: {res.message}")
+    beta = np.zeros((len(sets), n))
+    beta[a_idx, y_idx] = np.clip(res.x[:nb], 0.0, None)
+    beta /= beta.sum(axis=1, keepdims=True)
+    p_I = D @ beta
+    value = float(np.minimum(pf, p_I).sum())
+    alpha_star = float(optimal_acceptance(pf, law).value)
+    if abs(value - alpha_star) > CHECK_TOL:
+        raise SolverError(
+            f"canonical decomposition value {value!r} differs from α* = {alpha_star!r} by more than {CHECK_TOL}"
+        )
+    return CanonicalDecomposition(tuple(sets), D, beta, p_I, value, alpha_star)

@@ -1,0 +1,192 @@
+"""Main job of the verifiers: Khisti et al.'s Figure 2 and a gap table on a random ensemble.
+
+Figure 2 (Khisti et al., ICLR 2025): alphabet of 3, draft q uniform, target
+p = (1/3, t, 2/3 − t) and p = (1/6, t, 5/6 − t); two i.i.d. drafts; α* against K-SEQ
+(SpecTr) and RRS (SpecInfer).  α* is computed in exact rational arithmetic on the grid
+t = j/180, so the plateau α* = 1 is read off the computation.
+
+Gap ensemble (stated): ``ENSEMBLE_SIZE`` instances, n = ``ENSEMBLE_N``, p and q
+independent Dirichlet(1/2, …, 1/2) from ``numpy.random.default_rng(SEED)``,
+k ∈ ``ENSEMBLE_KS``.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+__all__ = ["run", "figure2_data", "gap_ensemble", "SEED", "ENSEMBLE_N", "ENSEMBLE_SIZE", "ENSEMBLE_KS"]
+
+SEED = 2025
+ENSEMBLE_N = 10
+ENSEMBLE_SIZE = 200
+ENSEMBLE_KS = (1, 2, 3, 4)
+#: Grid denominator of t in Figure 2.
+GRID = 180
+
+
+def figure2_data(first: Fraction, grid: int = GRID) -> dict[str, Any]:
+    """Curves of Khisti et al.'s Figure 2 for target (first, t, 1 − first − t), q uniform on 3.
+
+    Returns a dict with ``t`` (floats), ``optimal`` (α*, exact then float), ``K-SEQ`` and
+    ``RRS`` (floats), and ``plateau`` = (smallest t, largest t) on the grid with α* = 1
+    exactly (None if there is none).
+    """
+    from ..drafts import IID
+    from ..optimal import optimal_acceptance
+    from . import RRS, KSeq
+
+    first = Fraction(first)
+    third = Fraction(1, 3)
+    law = IID([third] * 3, 2)
+    qf = np.full(3, 1 / 3)
+    rest = 1 - first
+    ts, star, kseq, rrs, ones = [], [], [], [], []
+    j = 0
+    while Fraction(j, grid) <= rest:
+        t = Fraction(j, grid)
+        p = [first, t, rest - t]
+        a = optimal_acceptance(p, law).value
+        pf = np.array([float(v) for v in p])
+        ts.append(float(t))
+        star.append(float(a))
+        if a == 1:
+            ones.append(t)
+        kseq.append(KSeq().acceptance(pf, qf, 2))
+        rrs.append(RRS().acceptance(pf, qf, 2))
+        j += 1
+    plateau = (min(ones), max(ones)) if ones else None
+    return {"t": ts, "optimal": star, "K-SEQ": kseq, "RRS": rrs, "plateau": plateau}
+
+
+def gap_ensemble(
+    size: int = ENSEMBLE_SIZE, n: int = ENSEMBLE_N, ks: tuple[int, ...] = ENSEMBLE_KS, seed: int = SEED
+) -> dict[str, Any]:
+    """Mean acceptance and mean gap to α* of each verifier's own draft law over the
+    stated ensemble; also the mean gap to α* of i.i.d. drafts."""
+    from tqdm.auto import tqdm
+
+    from ..drafts import IID
+    from ..optimal import optimal_acceptance
+    from . import ALL
+
+    rng = np.random.default_rng(seed)
+    sums: dict[str, dict[int, list[float]]] = {v.name: {k: [] for k in ks} for v in ALL}
+    for _ in tqdm(range(size), desc="gap ensemble", leave=False):
+        p = rng.dirichlet(np.full(n, 0.5))
+        q = rng.dirichlet(np.full(n, 0.5))
+        for k in ks:
+            iid_star = float(optimal_acceptance(p, IID(q, k)).value)
+            for v in ALL:
+                if not v.supports(k):
+                    continue
+                a = v.acceptance(p, q, k)
+                own = float(optimal_acceptance(p, v.drafts(q, k)).value)
+                sums[v.name][k].append((a, own - a, iid_star - a))
+    out: dict[str, Any] = {"seed": seed, "n": n, "size": size, "ks": list(ks), "rows": {}}
+    for name, row in sums.items():
+        out["rows"][name] = {}
+        for k, vals in row.items():
+            if vals:
+                arr = np.array(vals)
+                out["rows"][name][k] = {
+                    "mean_alpha": float(arr[:, 0].mean()),
+                    "mean_gap_own": float(arr[:, 1].mean()),
+                    "max_gap_own": float(arr[:, 1].max()),
+                    "mean_gap_iid": float(arr[:, 2].mean()),
+                }
+    return out
+
+
+def _r(x: float) -> float:
+    """Round to 4 decimals without printing -0.0000."""
+    return round(x, 4) + 0.0
+
+
+def _markdown(ens: dict[str, Any], fig: list[dict[str, Any]]) -> str:
+    ks = ens["ks"]
+    lines = [
+        "# Verifiers: gap to the optimum",
+        "",
+        f"Ensemble: {ens['size']} instances, n = {ens['n']}, p and q independent Dirichlet(1/2) "
+        f"(numpy default_rng({ens['seed']})).  Cell: mean α (mean α*(own law) − α; mean α*(iid) − α).",
+        "",
+        "| verifier | " + " | ".join(f"k={k}" for k in ks) + " |",
+        "|---|" + "---|" * len(ks),
+    ]
+    for name, row in ens["rows"].items():
+        cells = []
+        for k in ks:
+            c = row.get(k)
+            cells.append(
+                "—"
+                if c is None
+                else f"{c['mean_alpha']:.4f} ({_r(c['mean_gap_own']):.4f}; {_r(c['mean_gap_iid']):+.4f})"
+            )
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Khisti et al. Figure 2 (q uniform on 3 tokens, two i.i.d. drafts), plateau α* = 1 on the grid t = j/180:",
+    ]
+    for d in fig:
+        pl = d["plateau"]
+        lines.append(f"- target {d['label']}: " + ("none" if pl is None else f"t ∈ [{pl[0]}, {pl[1]}]"))
+    return "\n".join(lines) + "\n"
+
+
+def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]:
+    """Write ``verifiers_khisti_fig2.png``, ``verifiers_gap.png``, ``verifiers_gap.md`` and
+    ``verifiers_gap.json`` into ``figures_dir``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ._plots import plot_acceptance_curves, plot_gap_bars
+
+    out = pathlib.Path(figures_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    grid = 90 if quick else GRID
+    figs = []
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for ax, first, label in zip(axes, (Fraction(1, 3), Fraction(1, 6)), ("(1/3, t, 2/3 − t)", "(1/6, t, 5/6 − t)")):
+        d = figure2_data(first, grid)
+        d["label"] = label
+        figs.append(d)
+        plot_acceptance_curves(d["t"], {k: d[k] for k in ("optimal", "K-SEQ", "RRS")}, title=f"p = {label}", ax=ax)
+    fig.suptitle("Two i.i.d. drafts from the uniform q on 3 tokens (Khisti et al., Fig. 2)")
+    fig.tight_layout()
+    p1 = out / "verifiers_khisti_fig2.png"
+    fig.savefig(p1, dpi=130)
+    plt.close(fig)
+
+    ens = gap_ensemble(size=30 if quick else ENSEMBLE_SIZE)
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    plot_gap_bars(
+        {n: {int(k): c["mean_gap_own"] for k, c in row.items()} for n, row in ens["rows"].items()},
+        title=f"mean gap to α* of each verifier's own draft law (n = {ens['n']}, {ens['size']} instances)",
+        ax=ax,
+    )
+    fig.tight_layout()
+    p2 = out / "verifiers_gap.png"
+    fig.savefig(p2, dpi=130)
+    plt.close(fig)
+    p3 = out / "verifiers_gap.md"
+    p3.write_text(_markdown(ens, figs))
+    p4 = out / "verifiers_gap.json"
+    js = dict(ens)
+    js["figure2"] = [
+        {"target": d["label"], "plateau": None if d["plateau"] is None else [str(x) for x in d["plateau"]]}
+        for d in figs
+    ]
+    p4.write_text(json.dumps(js, indent=2))
+    for d in figs:
+        pl = d["plateau"]
+        print(f"   Figure 2, p = {d['label']}: α* = 1 for t in " + ("(none)" if pl is None else f"[{pl[0]}, {pl[1]}]"))
+    for name, row in ens["rows"].items():
+        print(f"   {name:12s} " + "  ".join(f"k={k}: gap {_r(c['mean_gap_own']):.4f}" for k, c in row.items()))
+    return [p1, p2, p3, p4]

@@ -1,0 +1,93 @@
+r"""Single-draft speculative decoding and the two simplest multi-draft baselines.
+
+SD (Leviathan et al. 2023; Chen et al. 2023): accept X ~ q with probability
+:math:`\min(1, p(X)/q(X))`, else sample from :math:`(p - q)_+` normalised.
+:math:`\alpha = \sum_y \min(p(y), q(y)) = 1 - \mathrm{TV}(p, q)`.
+
+NSS (naive sampling, Hu et al. §6): ignore the drafts and output Y ~ p; the output is a
+draft with probability :math:`\sum_y p(y)\,(1 - (1 - q(y))^k)` (i.i.d. drafts).
+
+NaiveTree: SD against the first draft only.  The rule accepts with probability
+:math:`\sum_y \min(p, q)`; a residual sample can still equal one of the other k - 1
+i.i.d. drafts, so the output is a draft with probability
+:math:`\sum_y \min(p, q) + \sum_y (p - q)_+(y)\,(1 - (1 - q(y))^{k-1})`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..drafts import IID, DraftLaw
+from ._base import Verifier, sample_from
+
+__all__ = ["SD", "NSS", "NaiveTree"]
+
+
+def sd_step(p: np.ndarray, q: np.ndarray, x: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Speculative sampling of drafts x ~ q against p: (y, accepted)."""
+    u = rng.random(x.size)
+    acc = u * q[x] < p[x]
+    y = x.copy()
+    rej = ~acc
+    y[rej] = sample_from(rng, np.clip(p - q, 0.0, None), int(rej.sum()))
+    return y, acc
+
+
+class SD(Verifier):
+    """Single-draft speculative decoding (k = 1): α = Σ_y min(p(y), q(y)) in both notions."""
+
+    name = "sd"
+    title = "speculative decoding (k = 1)"
+    min_k = 1
+    max_k = 1
+
+    def _law(self, q: np.ndarray, k: int) -> DraftLaw:
+        return IID(q, k)
+
+    def _acceptance(self, p: np.ndarray, q: np.ndarray, k: int, notion: str) -> float:
+        return float(np.minimum(p, q).sum())
+
+    def _simulate(self, p, q, k, law, drafts, rng):
+        return sd_step(p, q, drafts[:, 0], rng)
+
+
+class NSS(Verifier):
+    """Naive sampling: Y ~ p ignoring the drafts (i.i.d. from q); "accepted" when Y is a
+    draft.  α = Σ_y p(y) (1 − (1 − q(y))ᵏ), the same in both notions."""
+
+    name = "nss"
+    title = "naive sampling (ignore drafts)"
+
+    def _law(self, q: np.ndarray, k: int) -> DraftLaw:
+        return IID(q, k)
+
+    def _acceptance(self, p: np.ndarray, q: np.ndarray, k: int, notion: str) -> float:
+        return float((p * (1.0 - (1.0 - q) ** k)).sum())
+
+    def _simulate(self, p, q, k, law, drafts, rng):
+        y = sample_from(rng, p, drafts.shape[0])
+        return y, (drafts == y[:, None]).any(axis=1)
+
+
+class NaiveTree(Verifier):
+    """SD on the first of k i.i.d. drafts; the others are only used when the residual
+    sample happens to equal one of them (which the rule itself does not check).
+
+    rule:   Σ min(p, q)
+    output: Σ min(p, q) + Σ_y (p − q)₊(y) (1 − (1 − q(y))^{k−1})
+    """
+
+    name = "naive_tree"
+    title = "SD on the first draft"
+
+    def _law(self, q: np.ndarray, k: int) -> DraftLaw:
+        return IID(q, k)
+
+    def _acceptance(self, p: np.ndarray, q: np.ndarray, k: int, notion: str) -> float:
+        base = float(np.minimum(p, q).sum())
+        if notion == "rule":
+            return base
+        return base + float((np.clip(p - q, 0.0, None) * (1.0 - (1.0 - q) ** (k - 1))).sum())
+
+    def _simulate(self, p, q, k, law, drafts, rng):
+        return sd_step(p, q, drafts[:, 0], rng)

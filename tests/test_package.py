@@ -1,0 +1,38 @@
+"""The package itself: light import, lazy sub-packages, doctests."""
+
+from __future__ import annotations
+
+import doctest
+import subprocess
+import sys
+
+import optaccept
+
+
+def test_import_needs_only_numpy_and_scipy() -> None:
+    code = (
+        "import sys, optaccept; "
+        "heavy = [m for m in ('cvxpy', 'torch', 'transformers', 'cdd', 'sympy', 'matplotlib') if m in sys.modules]; "
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""
+
+
+def test_lazy_entry_points() -> None:
+    import numpy as np
+
+    p = np.array([0.5, 0.3, 0.2])
+    q = np.array([0.2, 0.3, 0.5])
+    table = optaccept.gap_table(p, q, ks=(2,))
+    assert table is not None
+    assert callable(optaccept.canonical_decomposition)
+    assert optaccept.verifiers.ALL
+
+
+def test_doctests() -> None:
+    import optaccept.optimal
+
+    for mod in (optaccept, optaccept.optimal):
+        result = doctest.testmod(mod)
+        assert result.failed == 0 and result.attempted > 0
