@@ -1,0 +1,330 @@
+"""Efficiency-gap tables on real next-token distributions.
+
+For every position of a :class:`Distributions` and every number of drafts k:
+α* for three draft laws (i.i.d., without replacement, greedy; Hu et al.,
+ICLR 2025) and the exact acceptance α of practical verifiers (MATH.md §5),
+then their mean and spread over positions — the quantities of Hu et al.'s
+Table 1 and Khisti et al.'s comparisons, on this data.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError
+from ._batched import (
+    _kseq_both,
+    batched_optimal_acceptance,
+    batched_verifier_acceptance,
+    resolve_device,
+    shared_sort,
+)
+from ._storage import Distributions
+
+__all__ = ["GapTable", "gap_table", "plot_gaps", "QUANTITIES"]
+
+#: name -> (kind, description).  "α*" rows are optima of a draft law, "α" rows
+#: the exact acceptance of a verifier ("output ∈ drafts" unless said otherwise).
+QUANTITIES: dict[str, tuple[str, str]] = {
+    "alpha_iid": ("α*", "optimal, i.i.d. drafts (with replacement)"),
+    "alpha_swor": ("α*", "optimal, drafts without replacement"),
+    "alpha_greedy": ("α*", "optimal, Hu et al.'s greedy drafts"),
+    "sd": ("α", "single-draft speculative sampling (k = 1)"),
+    "nss": ("α", "NSS: ignore drafts, sample p"),
+    "rrs": ("α", "RRS with replacement (SpecInfer), i.i.d. drafts"),
+    "rrs_wor": ("α", "RRS without replacement (Jeon et al.), k = 2 at vocabulary scale"),
+    "kseq": ("α", "K-SEQ (SpecTr), output ∈ drafts"),
+    "kseq_rule": ("α", "K-SEQ (SpecTr), accepted by the rule"),
+    "spechub": ("α", "SpecHub (k = 2, its own hub draft law)"),
+    "greedy_verifier": ("α", "Hu et al.'s greedy verifier"),
+}
+
+_BATCHED = {"sd": "sd", "nss": "nss", "rrs": "rrs", "kseq": "kseq-output",
+            "kseq_rule": "kseq", "greedy_verifier": "greedy"}
+_VERIFIER_CLASSES = {"sd": "SD", "nss": "NSS", "rrs": "RRS", "kseq": "KSeq",
+                     "greedy_verifier": "HuGreedy"}
+
+
+@dataclasses.dataclass
+class GapTable:
+    """Per-position values and their summary.
+
+    Attributes
+    ----------
+    values : dict
+        ``values[(draft_temperature, k, name)]`` = array of per-position values.
+    checks : dict
+        ``checks[(draft_temperature, k)]`` = fractions of positions where the
+        papers' qualitative findings hold (see :meth:`findings`).
+    notes : list of str
+        How the verifier columns were computed and cross-checked.
+    meta : dict
+        Provenance of the data.
+    """
+
+    values: dict[tuple[float, int, str], np.ndarray]
+    checks: dict[tuple[float, int], dict[str, float]]
+    notes: list[str]
+    meta: dict[str, Any]
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Long format: one dict per (draft temperature, k, quantity)."""
+        out = []
+        for (temp, k, name), v in self.values.items():
+            n = int(v.size)
+            std = float(v.std(ddof=1)) if n > 1 else 0.0
+            out.append({
+                "draft_temperature": temp, "k": k, "quantity": name,
+                "kind": QUANTITIES[name][0], "mean": float(v.mean()), "std": std,
+                "sem": std / math.sqrt(n) if n else float("nan"),
+                "min": float(v.min()), "positions": n,
+            })
+        return out
+
+    def mean(self, name: str, k: int, draft_temperature: float | None = None) -> float:
+        """Mean of one quantity (the only temperature when there is one)."""
+        temps = sorted({t for t, _, _ in self.values})
+        t = temps[0] if draft_temperature is None and len(temps) == 1 else draft_temperature
+        try:
+            return float(self.values[(t, k, name)].mean())
+        except KeyError:
+            raise InputError(f"no value for {name!r} at k={k}, draft temperature {t}") from None
+
+    def to_csv(self, path: str | os.PathLike | None = None) -> str:
+        """CSV (long format); written to ``path`` when given."""
+        buf = io.StringIO()
+        fields = ["draft_temperature", "k", "quantity", "kind", "mean", "std", "sem", "min",
+                  "positions"]
+        w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+        w.writeheader()
+        for r in self.rows:
+            w.writerow({**r, **{f: f"{r[f]:.6f}" for f in ("mean", "std", "sem", "min")}})
+        text = buf.getvalue()
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    def to_markdown(self) -> str:
+        """Wide Markdown table: mean ± standard error per (draft temperature, k)."""
+        names = [n for n in QUANTITIES if any(key[2] == n for key in self.values)]
+        header = "| T_draft | k | " + " | ".join(names) + " |"
+        lines = [header, "|" + "---|" * (len(names) + 2)]
+        keys = sorted({(t, k) for t, k, _ in self.values})
+        for t, k in keys:
+            cells = []
+            for n in names:
+                v = self.values.get((t, k, n))
+                if v is None:
+                    cells.append("–")
+                else:
+                    sem = v.std(ddof=1) / math.sqrt(v.size) if v.size > 1 else 0.0
+                    cells.append(f"{v.mean():.4f} ± {sem:.4f}")
+            lines.append(f"| {t:g} | {k} | " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
+    def findings(self) -> str:
+        """The papers' qualitative findings, checked position by position."""
+        lines = []
+        for (t, k), c in sorted(self.checks.items()):
+            parts = [f"{name} {100 * frac:.1f}%" for name, frac in c.items()]
+            lines.append(f"T_draft={t:g}, k={k}: " + "; ".join(parts))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_markdown() + "\n\n" + self.findings() + "\n\n" + "\n".join(self.notes)
+
+    @classmethod
+    def concat(cls, tables: Sequence[GapTable]) -> GapTable:
+        values: dict = {}
+        checks: dict = {}
+        notes: list[str] = []
+        for tb in tables:
+            values.update(tb.values)
+            checks.update(tb.checks)
+            notes.extend(n for n in tb.notes if n not in notes)
+        return cls(values, checks, notes, tables[0].meta if tables else {})
+
+
+def _all_values(p: Any, q: Any, k: int) -> dict[str, Any]:
+    vals = {
+        "alpha_iid": batched_optimal_acceptance(p, q, k, "iid"),
+        "alpha_swor": batched_optimal_acceptance(p, q, k, "swor"),
+        "alpha_greedy": batched_optimal_acceptance(p, q, k, "greedy"),
+    }
+    for name, v in _BATCHED.items():
+        if name not in ("kseq", "kseq_rule"):
+            vals[name] = batched_verifier_acceptance(p, q, k, v)
+    # K-SEQ's two notions share ρ*: one call (inputs validated just above).
+    vals["kseq_rule"], vals["kseq"] = _kseq_both(p, q, k)
+    return vals
+
+
+def _verifiers_module() -> Any:
+    try:
+        from .. import verifiers
+    except ImportError:
+        return None
+    return verifiers
+
+
+def gap_table(
+    data: Distributions,
+    ks: Sequence[int] = (2, 3, 4, 8),
+    *,
+    device: Any = "auto",
+    batch_size: int | None = None,
+    cross_check: int = 8,
+    slow_verifiers: bool = True,
+    progress: bool = True,
+) -> GapTable:
+    """Mean α* per draft law and mean α per verifier, for each k.
+
+    Parameters
+    ----------
+    data : Distributions
+        Target rows p and draft rows q (renormalised in float64).
+    ks : sequence of int
+        Numbers of drafts.
+    device : str or torch.device
+        Where the batched solvers run (``"auto"``: cuda when available).
+    batch_size : int, optional
+        Positions per batch (default 8 on the CPU, 256 on a GPU).
+    cross_check : int
+        Positions on which the batched verifier formulas are compared with
+        ``optaccept.verifiers`` (when importable); a mismatch above 1e-8
+        raises :class:`~optaccept.SolverError`.
+    slow_verifiers : bool
+        Add the columns only ``optaccept.verifiers`` computes (RRS without
+        replacement and SpecHub, at k = 2), position by position.
+    progress : bool
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    GapTable
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    from .._errors import SolverError
+
+    if not isinstance(data, Distributions):
+        raise InputError("data: must be a Distributions (see optaccept.llm.extract)")
+    if len(data) == 0:
+        raise InputError("data: holds no positions")
+    ks = [int(k) for k in ks]
+    if not ks or min(ks) < 1:
+        raise InputError(f"ks: must be positive integers, got {ks}")
+    dev = resolve_device(device)
+    if batch_size is None:
+        batch_size = 8 if dev.type == "cpu" else 256
+    if batch_size < 1:
+        raise InputError(f"batch_size: must be at least 1, got {batch_size}")
+    temp = float(data.meta.get("draft_warp", {}).get("temperature", float("nan")))
+    acc: dict[tuple[float, int, str], list[np.ndarray]] = {}
+    n_batches = (len(data) + batch_size - 1) // batch_size
+    for lo in tqdm(range(0, len(data), batch_size), total=n_batches, desc="gap table",
+                   disable=not progress):
+        p, q = data.compact_rows(lo, lo + batch_size)
+        pt, qt = torch.from_numpy(p).to(dev), torch.from_numpy(q).to(dev)
+        with shared_sort():  # one sort by p/q per batch, shared by all k and solvers
+            for k in ks:
+                for name, v in _all_values(pt, qt, k).items():
+                    acc.setdefault((temp, k, name), []).append(
+                        np.asarray(v.cpu().numpy(), dtype=np.float64)
+                    )
+    values = {key: np.concatenate(v) for key, v in acc.items()}
+    notes = [
+        "α* columns and the sd, nss, rrs, kseq, kseq_rule and greedy_verifier columns: "
+        "batched closed forms of optaccept.llm (torch)."
+    ]
+    ver = _verifiers_module()
+    if ver is None:
+        notes.append(
+            "optaccept.verifiers is not importable: the verifier columns are not "
+            "cross-checked and the rrs_wor and spechub columns are left out."
+        )
+    else:
+        m = min(cross_check, len(data))
+        worst = 0.0
+        for i in range(m):
+            p, q = data.compact_rows(i, i + 1)
+            for k in ks:
+                for name, cls in _VERIFIER_CLASSES.items():
+                    kk = 1 if name == "sd" else k
+                    ref = getattr(ver, cls)().acceptance(p[0], q[0], kk, notion="output")
+                    worst = max(worst, abs(float(ref) - values[(temp, k, name)][i]))
+                ref = ver.KSeq().acceptance(p[0], q[0], k, notion="rule")
+                worst = max(worst, abs(float(ref) - values[(temp, k, "kseq_rule")][i]))
+        if worst > 1e-8:
+            raise SolverError(
+                f"batched verifier acceptance differs from optaccept.verifiers by {worst:.3g}"
+            )
+        notes.append(
+            f"Cross-checked against optaccept.verifiers on {m} positions "
+            f"(largest difference {worst:.1e})."
+        )
+        if slow_verifiers and 2 in ks:
+            rw, sh = [], []
+            for i in tqdm(range(len(data)), desc="rrs_wor, spechub", disable=not progress):
+                p, q = data.compact_rows(i, i + 1)
+                rw.append(ver.RRSWithoutReplacement().acceptance(p[0], q[0], 2))
+                sh.append(ver.SpecHubVerifier().acceptance(p[0], q[0], 2))
+            values[(temp, 2, "rrs_wor")] = np.array(rw, dtype=np.float64)
+            values[(temp, 2, "spechub")] = np.array(sh, dtype=np.float64)
+            notes.append("rrs_wor and spechub (k = 2): optaccept.verifiers, position by position.")
+    checks = {}
+    tol = 1e-9
+    for k in ks:
+        a_iid = values[(temp, k, "alpha_iid")]
+        a_swor = values[(temp, k, "alpha_swor")]
+        c = {
+            "α*_swor ≥ α*_iid": float(np.mean(a_swor >= a_iid - tol)),
+            "RRS ≤ α*_iid": float(np.mean(values[(temp, k, "rrs")] <= a_iid + tol)),
+            "K-SEQ ≤ α*_iid": float(np.mean(values[(temp, k, "kseq")] <= a_iid + tol)),
+            "RRS < α*_iid (strictly, by 1e-6)": float(
+                np.mean(values[(temp, k, "rrs")] < a_iid - 1e-6)
+            ),
+            "K-SEQ ≥ (1-(1-1/k)^k) α*_iid": float(
+                np.mean(values[(temp, k, "kseq")] >= (1 - (1 - 1 / k) ** k) * a_iid - tol)
+            ),
+        }
+        if (temp, k, "rrs_wor") in values:
+            c["RRS w/o ≤ α*_swor"] = float(np.mean(values[(temp, k, "rrs_wor")] <= a_swor + tol))
+        checks[(temp, k)] = c
+    return GapTable(values, checks, notes, dict(data.meta))
+
+
+def plot_gaps(table: GapTable, draft_temperature: float | None = None, ax: Any = None) -> Any:
+    """Mean α* and α against k at one draft temperature; returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    temps = sorted({t for t, _, _ in table.values})
+    t = temps[0] if draft_temperature is None else draft_temperature
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 3.5))
+    style = {"alpha_iid": "-o", "alpha_swor": "-s", "alpha_greedy": "-^", "rrs": "--o",
+             "kseq": "--d", "nss": ":x", "sd": ":", "greedy_verifier": None,
+             "kseq_rule": None, "rrs_wor": "*", "spechub": "P"}
+    for name, fmt in style.items():
+        ks = sorted(k for tt, k, n in table.values if tt == t and n == name)
+        if not ks or fmt is None:
+            continue
+        means = [table.values[(t, k, name)].mean() for k in ks]
+        ax.plot(ks, means, fmt, label=name, markersize=5)
+    ax.set_xlabel("number of drafts k")
+    ax.set_ylabel("mean acceptance")
+    ax.set_title(f"draft temperature {t:g}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return ax
