@@ -143,6 +143,11 @@ def timed(method, n, k, seed, limit):
 
 
 def bench_lp(grid, limit, lines):
+    # import the solvers once in the parent, so forked children time the solve only
+    import cvxpy  # noqa: F401
+    import ot  # noqa: F401
+    import scipy.optimize  # noqa: F401
+
     lines += [
         "## 3. `lp` vs `transport` vs POT `ot.emd`",
         "",
@@ -215,8 +220,8 @@ def main() -> None:
             {2: [10, 20], 3: [6, 10]}
             if ns.quick
             else {
-                2: [10, 20, 40, 60, 80, 100, 120, 140, 160, 200, 250, 300],
-                3: [6, 10, 15, 20, 25, 30, 35, 40, 45, 50],
+                2: [10, 20, 40, 60, 80, 100, 150, 200, 300, 400, 500, 700, 1000, 1400, 1999],
+                3: [6, 10, 15, 20, 25, 30, 40, 50, 60, 80, 100, 130, 160, 200, 228],
             }
         )
         bench_lp(grid, 10.0 if ns.quick else 60.0, lines)

@@ -59,8 +59,9 @@ def iid_sorted(p: np.ndarray, law) -> AcceptanceResult:
     u = r.view(np.uint64)
     lo, hi = int(u.min()), int(u.max())
     shift = max(0, (hi - lo).bit_length() - max(10, (r.size // 2).bit_length()))
-    bucket = (u >> np.uint64(shift)).view(np.int64) - (lo >> shift)
-    nb = int((hi >> shift) - (lo >> shift)) + 1
+    # (uint64 arithmetic: much faster than signed int64 here; the result is < 2^63)
+    bucket = ((u - np.uint64(lo)) >> np.uint64(shift)).view(np.int64)
+    nb = ((hi - lo) >> shift) + 1
     Pb = np.bincount(bucket, weights=p, minlength=nb)
     Qb = np.bincount(bucket, weights=q, minlength=nb)
     cP = np.cumsum(Pb)
