@@ -1,0 +1,39 @@
+"""Exact double-description checks of the K-draft condition (MATH §2.1, §4).
+
+``check_k_draft_condition(n, k, drafts)`` builds the Farkas cone of the "α* = 1"
+transport system (Khisti et al., ICLR 2025, Appendix D), computes its extreme rays
+exactly with cddlib (``cdd.gmp``), reads every ray symbolically with sympy and says
+whether the cone gives exactly ``{p(S) >= D(set ⊆ S)}``.
+
+pycddlib is optional: this package imports without it, and its functions raise
+:class:`~optaccept.MissingDependencyError` naming the install step
+(``apt-get install libcdd-dev libgmp-dev`` then ``pip install pycddlib``).
+"""
+
+from ._cone import (
+    CDD_INSTALL_HINT,
+    ConeRays,
+    FarkasCone,
+    extreme_rays,
+    farkas_cone,
+    token_orbits,
+    verify_rays,
+)
+from ._report import KDraftReport, check_k_draft_condition
+from ._symbolic import DRAFT_LAWS, RayReading, SymbolicLaw, symbolic_law
+
+__all__ = [
+    "CDD_INSTALL_HINT",
+    "DRAFT_LAWS",
+    "ConeRays",
+    "FarkasCone",
+    "KDraftReport",
+    "RayReading",
+    "SymbolicLaw",
+    "check_k_draft_condition",
+    "extreme_rays",
+    "farkas_cone",
+    "symbolic_law",
+    "token_orbits",
+    "verify_rays",
+]
