@@ -76,8 +76,10 @@ def _as_batch(p: Any, q: Any, device: Any) -> tuple[torch.Tensor, torch.Tensor, 
                 raise InputError(f"{name}: must be a numeric array, got dtype {arr.dtype}")
             if arr.dtype not in (np.float32, np.float64):
                 arr = arr.astype(np.float64)
-            # No copy: nothing below writes into the input.
-            t = torch.from_numpy(np.ascontiguousarray(arr))
+            # No copy when the array is writable (nothing below writes into it); torch
+            # refuses to wrap a read-only array, so that one is copied.
+            arr = np.ascontiguousarray(arr)
+            t = torch.from_numpy(arr if arr.flags.writeable else arr.copy())
         if not t.is_floating_point():
             t = t.to(torch.float64)
         if t.dtype not in (torch.float32, torch.float64):
