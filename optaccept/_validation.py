@@ -22,6 +22,8 @@ __all__ = [
     "as_exact_distribution",
     "is_exact_input",
     "check_k",
+    "check_rng",
+    "check_size",
 ]
 
 #: Largest tolerated deviation of a float distribution's sum from 1.
@@ -158,3 +160,17 @@ def check_k(k: Any, name: str = "k") -> int:
     if k < 1:
         raise InputError(f"{name}: must be at least 1, got {k}")
     return k
+
+
+def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
+    """Validate that randomness is passed in as a numpy Generator."""
+    if not isinstance(rng, np.random.Generator):
+        raise InputError(f"{name}: must be a numpy.random.Generator (e.g. np.random.default_rng(0))")
+    return rng
+
+
+def check_size(size: Any, name: str = "size") -> int:
+    """Validate a sample size: a non-negative integer."""
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+        raise InputError(f"{name}: must be a non-negative integer, got {size!r}")
+    return int(size)

@@ -29,7 +29,7 @@ import numpy as np
 from . import _swor
 from ._errors import InputError, MethodError
 from ._subsets import as_mask, colex_rank, subset_sums, subset_sums_exact, zeta_transform
-from ._validation import as_distribution, as_exact_distribution, check_k, is_exact_input
+from ._validation import as_distribution, as_exact_distribution, check_k, check_rng, check_size, is_exact_input
 
 __all__ = [
     "DraftLaw",
@@ -56,18 +56,6 @@ class SetLaw:
 
     def __len__(self) -> int:
         return len(self.sets)
-
-
-def _rng(rng: Any) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise InputError("rng: must be a numpy.random.Generator (e.g. np.random.default_rng(0))")
-    return rng
-
-
-def _size(size: Any) -> int:
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
-        raise InputError(f"size: must be a non-negative integer, got {size!r}")
-    return int(size)
 
 
 def _clean_q(q: Any, name: str, normalize: bool) -> tuple[np.ndarray, tuple[Fraction, ...] | None]:
@@ -250,7 +238,7 @@ class IID(DraftLaw):
         return SetLaw(tuple(sets), np.array(probs))
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        return _rng(rng).choice(self.n, size=(_size(size), self.k), p=self.q)
+        return check_rng(rng).choice(self.n, size=(check_size(size), self.k), p=self.q)
 
 
 class WithoutReplacement(DraftLaw):
@@ -354,7 +342,7 @@ class WithoutReplacement(DraftLaw):
         return SetLaw(sets, g_prev[colex_rank(last)])
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        rng, size = _rng(rng), _size(size)
+        rng, size = check_rng(rng), check_size(size)
         out = np.empty((size, self.k), dtype=np.int64)
         rows = max(1, 4_000_000 // max(self.n, 1))
         with np.errstate(divide="ignore"):
@@ -453,7 +441,7 @@ class Greedy(DraftLaw):
         return SetLaw(sets, self.q_rest[last].copy())
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        rng, size = _rng(rng), _size(size)
+        rng, size = check_rng(rng), check_size(size)
         out = np.empty((size, self.k), dtype=np.int64)
         out[:, : self.k - 1] = self.top
         out[:, self.k - 1] = rng.choice(self.n, size=size, p=self.q_rest)
@@ -492,7 +480,7 @@ class SpecHub(Greedy):
         return tuples, probs
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        rng, size = _rng(rng), _size(size)
+        rng, size = check_rng(rng), check_size(size)
         a = self.anchor
         x1 = rng.choice(self.n, size=size, p=self.q)
         x2 = rng.choice(self.n, size=size, p=self.q_rest)
@@ -570,7 +558,7 @@ class Independent(DraftLaw):
         return tuples, probs
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        rng, size = _rng(rng), _size(size)
+        rng, size = check_rng(rng), check_size(size)
         return np.column_stack([rng.choice(self.n, size=size, p=r) for r in self.qs]).astype(np.int64)
 
 
@@ -625,6 +613,6 @@ class Joint(DraftLaw):
         return self.tuples.copy(), (self._exact if self._exact is not None else self.probs.copy())
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        rng, size = _rng(rng), _size(size)
+        rng, size = check_rng(rng), check_size(size)
         idx = rng.choice(self.tuples.shape[0], size=size, p=self.probs / self.probs.sum())
         return self.tuples[idx].copy()

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._errors import InputError, MethodError
-from .._validation import as_distribution, check_k
+from .._validation import as_distribution, check_k, check_rng, check_size
 from ..drafts import DraftLaw
 
 __all__ = ["Verifier", "Draws", "NOTIONS"]
@@ -44,18 +44,6 @@ class Draws:
     def in_drafts(self) -> np.ndarray:
         """Y ∈ set(x̄), row by row (the "output" notion)."""
         return (self.drafts == self.y[:, None]).any(axis=1)
-
-
-def check_rng(rng: Any) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise InputError("rng: must be a numpy.random.Generator (e.g. np.random.default_rng(0))")
-    return rng
-
-
-def check_size(size: Any) -> int:
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
-        raise InputError(f"size: must be a non-negative integer, got {size!r}")
-    return int(size)
 
 
 def check_notion(notion: Any) -> str:
