@@ -29,7 +29,7 @@ import numpy as np
 
 from .._errors import InputError, MethodError
 from .._validation import as_distribution, as_exact_distribution, is_exact_input
-from ..drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, Independent, Joint, WithoutReplacement
+from ..drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, WithoutReplacement
 from . import _exhaustive, _sorted
 from ._result import AcceptanceResult, FlowPlan, TransportPlan, Verification
 
@@ -267,6 +267,3 @@ def two_draft_condition(
     if slack[j] >= -tol:
         return True, None
     return False, tuple(sorted(int(i) for i in order[: j + 1]))
-
-
-_unused = (Independent, Joint)

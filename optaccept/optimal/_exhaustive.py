@@ -6,8 +6,6 @@ unimodularity).  Every S gives an upper bound; the minimum is α*.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 
 from .._errors import MethodError
@@ -45,6 +43,3 @@ def exhaustive(p, law, exact: bool) -> AcceptanceResult:
 def exhaustive_values(p, law) -> np.ndarray:
     """(★) at every mask (floats), for tests and plots."""
     return subset_sums(np.asarray(p, dtype=np.float64)) + 1.0 - np.asarray(law.all_subset_probs(), dtype=np.float64)
-
-
-_ = Fraction  # exact path uses Fractions through the law
