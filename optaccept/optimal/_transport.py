@@ -44,11 +44,18 @@ def transport_lp(p: np.ndarray, law):
     Dn = D / D.sum()
     constraints = [cp.sum(pi, axis=1) == Dn, cp.sum(pi, axis=0) == p]
     prob = cp.Problem(cp.Maximize(cp.sum(cp.multiply(hit, pi))), constraints)
-    try:
-        prob.solve(solver=cp.HIGHS, primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10)
-    except cp.error.SolverError as exc:
-        raise SolverError(f"method 'transport': HiGHS failed ({exc})") from None
-    if prob.status != cp.OPTIMAL or pi.value is None:
+    tight = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+    # HiGHS's presolve can declare this (feasible) system infeasible when D or p has entries
+    # near 1e-14; the retry without presolve solves it.  The certificate check below
+    # guards whatever comes back.
+    for options in (tight, {**tight, "presolve": "off"}):
+        try:
+            prob.solve(solver=cp.HIGHS, **options)
+        except cp.error.SolverError as exc:
+            raise SolverError(f"method 'transport': HiGHS failed ({exc})") from None
+        if prob.status == cp.OPTIMAL and pi.value is not None:
+            break
+    else:
         raise SolverError(f"method 'transport': solver status {prob.status!r}")
     coupling = np.clip(np.asarray(pi.value), 0.0, None)
     plan = TransportPlan(tuples, coupling)
