@@ -19,19 +19,11 @@ import time
 
 import numpy as np
 import torch
+from _timing import best_time
 
 import optaccept as oa
 from optaccept import llm
 from optaccept.llm._batched import resolve_device
-
-
-def best_time(fn, repeat: int = 2) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main() -> None:
@@ -85,7 +77,7 @@ def main() -> None:
     for k in (2, 4, 8):
         for name, law in laws.items():
             t_b = best_time(lambda name=name, k=k: llm.batched_optimal_acceptance(
-                p, q, k, name, device=device))
+                p, q, k, name, device=device), repeat=2)
             m = 2 if name == "swor" and k > 2 else 8
             t_c = best_time(lambda law=law, k=k, m=m: [
                 oa.optimal_acceptance(p[i], law(q[i], k), method="sorted") for i in range(m)
@@ -101,7 +93,7 @@ def main() -> None:
             llm.batched_optimal_acceptance(pt, qt, 4, name)
             torch.cuda.synchronize()
             t = best_time(lambda name=name: (llm.batched_optimal_acceptance(pt, qt, 4, name),
-                                             torch.cuda.synchronize()))
+                                             torch.cuda.synchronize()), repeat=2)
             print(f"| {name} | 4 | {4096 / t:.0f} positions/s |")
 
 

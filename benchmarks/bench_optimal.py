@@ -17,20 +17,11 @@ import platform
 import time
 
 import numpy as np
+from _timing import best_time
 
 import optaccept as oa
 from optaccept import _swor
 from optaccept.optimal._sorted import ratio_order
-
-
-def best_of(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def bench_iid(ns, ks, lines):
@@ -49,11 +40,11 @@ def bench_iid(ns, ks, lines):
         q = rng.dirichlet(np.ones(n))
         x = rng.random(n)
         rep = 25 if n <= 50_257 else 7
-        t_sort = best_of(lambda: np.sort(x), rep)
+        t_sort = best_time(lambda: np.sort(x), rep, warmup=True)
         for k in ks:
             law = oa.IID(q, k)
-            t_solve = best_of(lambda: oa.optimal_acceptance(p, law, "sorted"), rep)
-            t_e2e = best_of(lambda: oa.optimal_acceptance(p, oa.IID(q, k), "sorted"), rep)
+            t_solve = best_time(lambda: oa.optimal_acceptance(p, law, "sorted"), rep, warmup=True)
+            t_e2e = best_time(lambda: oa.optimal_acceptance(p, oa.IID(q, k), "sorted"), rep, warmup=True)
             lines.append(
                 f"| {n} | {k} | {t_sort * 1e3:.3f} | {t_solve * 1e3:.3f} | {t_solve / t_sort:.2f}× | "
                 f"{t_e2e * 1e3:.3f} | {t_e2e / t_sort:.2f}× |"
@@ -78,12 +69,12 @@ def bench_swor(ns, ks, lines):
     for n in ns:
         p = rng.dirichlet(np.ones(n))
         q = rng.dirichlet(np.ones(n))
-        t_sort = best_of(lambda: np.sort(q), 5)
+        t_sort = best_time(lambda: np.sort(q), 5, warmup=True)
         order = ratio_order(p, q)
         P = np.concatenate([[0.0], np.cumsum(p[order])])
         for k in ks:
             law = oa.WithoutReplacement(q, k)
-            t = best_of(lambda: oa.optimal_acceptance(p, law, "sorted"), 2)
+            t = best_time(lambda: oa.optimal_acceptance(p, law, "sorted"), 2, warmup=True)
             val = oa.optimal_acceptance(p, law, "sorted").value
             if k == 2:
                 qo = q[order]

@@ -7,21 +7,11 @@ from __future__ import annotations
 
 import itertools
 import platform
-import time
 
 import numpy as np
+from _timing import best_time_and_result
 
 from optaccept import sequence as sq
-
-
-def _best(fn, repeat=3):
-    best = float("inf")
-    out = None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def _paths(chain):
@@ -40,24 +30,24 @@ def _paths(chain):
 def main() -> None:
     print(f"# machine: {platform.machine()}, Python {platform.python_version()}, numpy {np.__version__}")
     chain = sq.MarkovPair.random(states=4, horizon=8, rng=np.random.default_rng(0))
-    t_dp, v_dp = _best(lambda: sq.expected_rejections(chain))
-    t_en, v_en = _best(lambda: _paths(chain), repeat=1)
+    t_dp, v_dp = best_time_and_result(lambda: sq.expected_rejections(chain))
+    t_en, v_en = best_time_and_result(lambda: _paths(chain), repeat=1)
     print(
         f"Theorem 1, S=4, T=8: DP {t_dp * 1e3:.3f} ms, path enumeration {t_en * 1e3:.1f} ms, "
         f"ratio {t_en / t_dp:.0f}x, |diff| = {abs(v_dp - v_en):.1e}"
     )
 
     seed = sq.MarkovPair.random(states=7, horizon=50, rng=np.random.default_rng(10))
-    t_dp, _ = _best(lambda: sq.expected_rejections(seed))
-    t_mc, est = _best(lambda: sq.simulate_rejections(seed, runs=5000, rng=np.random.default_rng(1)), repeat=1)
+    t_dp, _ = best_time_and_result(lambda: sq.expected_rejections(seed))
+    t_mc, est = best_time_and_result(lambda: sq.simulate_rejections(seed, runs=5000, rng=np.random.default_rng(1)), repeat=1)
     print(
         f"Theorem 1, seed chain S=7, T=50: DP {t_dp * 1e3:.3f} ms, Monte Carlo 5000 runs "
         f"{t_mc * 1e3:.1f} ms (ratio {t_mc / t_dp:.0f}x, standard error {est.stderr:.3f})"
     )
     for M in (4, 16, 64):
-        t_s, _ = _best(lambda M=M: sq.batch_expected_rejections(seed, M))
-        t_m, _ = _best(lambda M=M: sq.batch_expected_rejections(seed, M, continuation="matching"))
-        t_mc, est = _best(
+        t_s, _ = best_time_and_result(lambda M=M: sq.batch_expected_rejections(seed, M))
+        t_m, _ = best_time_and_result(lambda M=M: sq.batch_expected_rejections(seed, M, continuation="matching"))
+        t_mc, est = best_time_and_result(
             lambda M=M: sq.simulate_batch_rejections(seed, M, runs=2000, rng=np.random.default_rng(M)), repeat=1
         )
         print(
@@ -73,11 +63,11 @@ def main() -> None:
     z = 0.8 * logits + rng.normal(size=logits.shape)
     q = np.exp(z - z.max(1, keepdims=True))
     q /= q.sum(1, keepdims=True)
-    t_build, pair = _best(lambda: sq.PositionPair(p, q), repeat=1)
-    t_tv, _ = _best(lambda: sq.expected_rejections(pair))
-    t_b4, _ = _best(lambda: sq.batch_expected_rejections(pair, 4), repeat=1)
-    t_mc, _ = _best(lambda: sq.simulate_rejections(pair, runs=2000, rng=np.random.default_rng(3)), repeat=1)
-    t_dec, _ = _best(lambda: sq.decoder_losses(p, q, np.linspace(0, 0.05, 11)), repeat=1)
+    t_build, pair = best_time_and_result(lambda: sq.PositionPair(p, q), repeat=1)
+    t_tv, _ = best_time_and_result(lambda: sq.expected_rejections(pair))
+    t_b4, _ = best_time_and_result(lambda: sq.batch_expected_rejections(pair, 4), repeat=1)
+    t_mc, _ = best_time_and_result(lambda: sq.simulate_rejections(pair, runs=2000, rng=np.random.default_rng(3)), repeat=1)
+    t_dec, _ = best_time_and_result(lambda: sq.decoder_losses(p, q, np.linspace(0, 0.05, 11)), repeat=1)
     print(
         f"Position pair 64 x 49152: validate {t_build * 1e3:.0f} ms, Theorem 1 {t_tv * 1e3:.1f} ms, "
         f"batch M=4 exact {t_b4 * 1e3:.0f} ms ({t_b4 / t_tv:.0f}x Theorem 1), "

@@ -11,21 +11,12 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
 
 import numpy as np
+from _timing import best_time
 
 import optaccept as oa
 from optaccept import verifiers as V
-
-
-def best_time(fn, repeat: int = 3) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main() -> None:

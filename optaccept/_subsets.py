@@ -7,7 +7,7 @@ functions (q(S)) and the zeta transform F(S) = Σ_{A⊆S} f(A).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -103,11 +103,3 @@ def _binom_vec(a: np.ndarray, r: int) -> np.ndarray:
     for t in range(2, r + 1):
         fact *= t
     return np.where(a >= r, out // fact, 0)
-
-
-def iter_masks(ids: Iterable[int]) -> int:
-    """Integer mask of an iterable of token ids."""
-    m = 0
-    for i in ids:
-        m |= 1 << int(i)
-    return m

@@ -38,8 +38,3 @@ def exhaustive(p, law, exact: bool) -> AcceptanceResult:
     vals = subset_sums(np.asarray(p)) + 1.0 - D
     m = int(np.argmin(vals))
     return AcceptanceResult(float(vals[m]), "subsets", law, subset=mask_to_tuple(m, n))
-
-
-def exhaustive_values(p, law) -> np.ndarray:
-    """(★) at every mask (floats), for tests and plots."""
-    return subset_sums(np.asarray(p, dtype=np.float64)) + 1.0 - np.asarray(law.all_subset_probs(), dtype=np.float64)

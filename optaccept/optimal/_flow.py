@@ -59,8 +59,13 @@ def max_flow_lp(p: np.ndarray, law, *, max_sets: int) -> AcceptanceResult:
     return _certified(p, law, plan, D, "lp")
 
 
-def _certified(p: np.ndarray, law, plan: FlowPlan, D: np.ndarray, method: str, tol: float = 1e-9) -> AcceptanceResult:
-    """Attach the min-cut subset, and check the flow against it before returning."""
+def _certified(
+    p: np.ndarray, law, plan: FlowPlan, D: np.ndarray, method: str, tol: float = 1e-9, *, shown_plan=None
+) -> AcceptanceResult:
+    """Attach the min-cut subset, and check the flow against it before returning.
+
+    ``shown_plan`` (default: ``plan``) is the plan stored on the result, e.g. the coupling
+    from which the flow was compressed."""
     flow = plan.flow
     viol = max(
         float((flow.sum(axis=1) - D).max(initial=0.0)),
@@ -88,7 +93,15 @@ def _certified(p: np.ndarray, law, plan: FlowPlan, D: np.ndarray, method: str, t
         raise SolverError(
             f"method {method!r}: flow value {lower!r} and cut value {upper!r} differ by more than {tol:g}"
         )
-    return AcceptanceResult(lower, method, law, subset=S, plan=plan, upper_bound=upper, lower_bound=lower)
+    return AcceptanceResult(
+        lower,
+        method,
+        law,
+        subset=S,
+        plan=plan if shown_plan is None else shown_plan,
+        upper_bound=upper,
+        lower_bound=lower,
+    )
 
 
 def min_cut_subset(plan: FlowPlan, D: np.ndarray, p: np.ndarray, tol: float = 1e-12) -> tuple[int, ...]:

@@ -78,7 +78,7 @@ class AcceptanceResult:
         The draft law solved for.
     """
 
-    __slots__ = ("value", "method", "plan", "upper_bound", "lower_bound", "law", "_subset", "_subset_fn", "info")
+    __slots__ = ("value", "method", "plan", "upper_bound", "lower_bound", "law", "_subset", "_subset_fn")
 
     def __init__(
         self,
@@ -91,7 +91,6 @@ class AcceptanceResult:
         plan: FlowPlan | TransportPlan | None = None,
         upper_bound: float | Fraction | None = None,
         lower_bound: float | None = None,
-        info: dict[str, Any] | None = None,
     ) -> None:
         self.value = value
         self.method = method
@@ -101,7 +100,6 @@ class AcceptanceResult:
         self.lower_bound = lower_bound
         self._subset = subset
         self._subset_fn = subset_fn
-        self.info = info or {}
 
     @property
     def subset(self) -> tuple[int, ...]:

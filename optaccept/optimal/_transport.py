@@ -64,13 +64,4 @@ def transport_lp(p: np.ndarray, law):
     index = {s: a for a, s in enumerate(flow_plan.sets)}
     for row, d in zip(tuples.tolist(), Dn.tolist()):
         sl_D[index[tuple(sorted(set(row)))]] += d
-    res = _certified(p, law, flow_plan, sl_D, "transport")
-    return type(res)(
-        res.value,
-        "transport",
-        law,
-        subset=res.subset,
-        plan=plan,
-        upper_bound=res.upper_bound,
-        lower_bound=res.lower_bound,
-    )
+    return _certified(p, law, flow_plan, sl_D, "transport", shown_plan=plan)
