@@ -13,7 +13,7 @@ Importing optaccept needs numpy and scipy only; the LP (cvxpy), polyhedral
 
 from __future__ import annotations
 
-from ._errors import InputError, MethodError, MissingDependencyError, SolverError
+from ._errors import InputError, MethodError, MissingDependencyError, RenormalizedWarning, SolverError
 from .drafts import IID, DraftLaw, Greedy, Independent, Joint, SetLaw, SpecHub, WithoutReplacement
 from .optimal import (
     AcceptanceResult,
@@ -25,7 +25,18 @@ from .optimal import (
     verify,
 )
 
-__version__ = "0.1.0"
+
+def _package_version() -> str:
+    """The installed distribution's version (single source: pyproject.toml)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("optaccept")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare source tree
+        return "0+unknown"
+
+
+__version__ = _package_version()
 
 # Sub-packages and their entry points load on first use (PEP 562), so that
 # ``import optaccept`` stays light: verifiers need scipy.optimize, polyhedra pycddlib
@@ -67,6 +78,7 @@ __all__ = [
     "MethodError",
     "SolverError",
     "MissingDependencyError",
+    "RenormalizedWarning",
     "gap_table",
     "canonical_decomposition",
     "verifiers",

@@ -1,39 +1,242 @@
-"""Shared input cleaning: one place that turns user input into clean arrays.
+"""Shared input cleaning: the one place that turns user input into clean arrays.
 
-Float inputs become fresh ``float64`` arrays (the caller's array is never
-mutated); inputs made of :class:`fractions.Fraction` (or ints) are kept exact
-as tuples of Fractions.  Every failure raises :class:`~optaccept.InputError`
-naming the argument.
+Every public entry point (the core solvers, the draft laws, the verifiers, the
+batched torch solvers, the sequence-level functions and the command line) cleans
+its probability vectors here, so that one contract holds everywhere:
+
+* **Accepted input.**  numpy arrays of any real dtype, lists and tuples,
+  :class:`fractions.Fraction` (and other real number objects), and torch tensors
+  (on any device; the numpy core copies them to the CPU).  Booleans, complex
+  numbers and strings are refused.  The caller's data is never modified.
+* **Shapes first.**  Shape and length are checked before any sum is looked at, so
+  a truncated vector is reported as a length mismatch, not as a bad sum.
+* **Exact input** (Fractions and ints, at least one Fraction) keeps the exact path:
+  it must sum to exactly 1 unless ``normalize=True``.
+
+The sum rule
+------------
+A float vector of n entries is accepted when its sum s satisfies
+
+    |s − 1| ≤ tol(n) = n · ε₃₂,          ε₃₂ = 2⁻²³ ≈ 1.19e-7,
+
+and is then rescaled to sum exactly 1.  Why this bound: a softmax computed in
+float32 normalises by a float32 sum of n terms, whose relative error is at most
+γ₍ₙ₋₁₎ ≈ (n − 1)·u with u = ε₃₂/2 (Higham, *Accuracy and Stability of Numerical
+Algorithms*, §4.2), and rounds each quotient once more (another u); so its output
+sums to 1 within n·u = n·ε₃₂/2.  The bound allows twice that, for a temperature
+division or a top-k renormalisation done in the same precision.  A cast to float64
+(``np.load``, pandas, any float64 pipeline) hides where a vector came from, so the
+same bound is applied to float64 input.  For
+the 49,152-token SmolLM2 vocabulary tol ≈ 5.9e-3, while real float32 softmax rows
+sum to 1 within about 1e-5.  Input in a coarser type (float16, bfloat16) also
+gets that type's own rounding: tol(n) + ε + n·η, with ε its machine epsilon and η
+its smallest subnormal.
+
+* |s − 1| ≤ 1e-9 (float64 rounding): rescaled silently.
+* 1e-9 < |s − 1| ≤ tol(n): rescaled.  Input that is float64 (or lists, Fractions,
+  ints) gets a :class:`~optaccept.RenormalizedWarning` saying so, because the cast
+  hid its origin and a slip of that size is possible; filter it with the
+  :mod:`warnings` module.  Input still in float32 or a coarser type is rescaled
+  without a warning: its precision is in plain sight.
+* |s − 1| > tol(n): :class:`~optaccept.InputError` saying by how much the sum is
+  off and advising ``normalize=True`` (``--normalize`` on the command line).
+* ``normalize=True``: any positive sum is rescaled, silently.
+
+The same rule applies row by row to batches (:func:`as_distribution_rows`),
+whose warning counts the rows it rescaled.
 """
 
 from __future__ import annotations
 
 import numbers
+import sys
+import warnings
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from ._errors import InputError
+from ._errors import NORMALIZE_ADVICE, InputError, RenormalizedWarning
 
 __all__ = [
     "SUM_TOL",
+    "EPS32",
+    "sum_tolerance",
     "as_distribution",
+    "as_distribution_pair",
+    "as_distribution_rows",
+    "as_distribution_row_pair",
     "as_exact_distribution",
     "is_exact_input",
+    "plain",
     "check_k",
     "check_rng",
     "check_size",
 ]
 
-#: Largest tolerated deviation of a float distribution's sum from 1.
+#: Deviation of a sum from 1 that is float64 rounding: rescaled without a warning.
 SUM_TOL = 1e-9
+#: float32 machine epsilon, 2**-23.
+EPS32 = 2.0**-23
+
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+def plain(v: Any) -> str:
+    """A number as plain text (``-0.1``, ``3``), never ``np.float64(-0.1)``."""
+    if isinstance(v, bool) or isinstance(v, np.bool_):
+        return str(bool(v))
+    if isinstance(v, Fraction):
+        return str(v)
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        return repr(float(v))
+    return repr(v)
+
+
+def _where(idx: Any) -> str:
+    idx = [int(i) for i in np.atleast_1d(np.asarray(idx))]
+    if len(idx) == 1:
+        return f"index {idx[0]}"
+    return f"row {', '.join(map(str, idx[:-1]))}, index {idx[-1]}"
+
+
+def _is_torch(x: Any) -> bool:
+    mod = type(x).__module__
+    return mod.startswith("torch") and hasattr(x, "detach") and hasattr(x, "dtype")
+
+
+def _finfo(dtype: Any) -> tuple[float, float] | None:
+    """(machine epsilon, smallest normal) of a float dtype, numpy or torch; else None."""
+    if dtype is None:
+        return None
+    if type(dtype).__module__ == "torch":
+        import torch
+
+        if not dtype.is_floating_point:
+            return None
+        fi = torch.finfo(dtype)
+        return float(fi.eps), float(fi.tiny)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        return None
+    if not np.issubdtype(dt, np.floating):
+        return None
+    fi = np.finfo(dt)
+    return float(fi.eps), float(fi.tiny)
+
+
+def _low_precision(dtype: Any) -> bool:
+    """True for float32 and coarser float dtypes (numpy or torch)."""
+    info = _finfo(dtype)
+    return info is not None and info[0] >= EPS32
+
+
+def sum_tolerance(n: int, dtype: Any = None) -> float:
+    """Largest accepted ``|sum − 1|`` for a float vector of ``n`` entries (the rule in the
+    module docstring): ``n·ε₃₂``, plus ``ε + n·η`` for an input ``dtype``
+    coarser than float32 (numpy or torch dtype; η its smallest subnormal)."""
+    tol = max(SUM_TOL, n * EPS32)
+    info = _finfo(dtype)
+    if info is not None and info[0] > EPS32:
+        eps, tiny = info
+        tol += eps + n * tiny * eps
+    return tol
+
+
+def _warn(message: str) -> None:
+    """Warn at the first stack frame outside optaccept (the user's line)."""
+    frame = sys._getframe(0)
+    level = 1
+    while frame is not None:
+        mod = frame.f_globals.get("__name__", "")
+        if mod != "optaccept" and not mod.startswith("optaccept."):
+            break
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, RenormalizedWarning, stacklevel=level)
+
+
+def _refuse_kind(kind: str, name: str) -> None:
+    what = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes", "M": "dates", "m": "time spans"}
+    if kind in what:
+        raise InputError(f"{name}: entries must be real numbers, got {what[kind]}")
+    if kind not in "fiu":
+        raise InputError(f"{name}: entries must be real numbers")
+
+
+def _object_to_float(raw: np.ndarray, name: str) -> np.ndarray:
+    out = np.empty(raw.shape, dtype=np.float64)
+    flat = out.reshape(-1)
+    for i, v in enumerate(raw.reshape(-1)):
+        if isinstance(v, (bool, np.bool_)):
+            raise InputError(f"{name}: entries must be real numbers, got booleans")
+        if isinstance(v, (str, bytes)):
+            raise InputError(f"{name}: entries must be real numbers, got strings")
+        if isinstance(v, complex) or (isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real)):
+            raise InputError(f"{name}: entries must be real numbers, got complex numbers")
+        try:
+            flat[i] = float(v)
+        except (TypeError, ValueError):
+            raise InputError(f"{name}: entries must be real numbers, got {type(v).__name__}") from None
+    return out
+
+
+def _to_numpy(x: Any, name: str) -> tuple[np.ndarray, Any]:
+    """A fresh float64 copy of ``x`` and its source float dtype (None for ints/objects)."""
+    if _is_torch(x):
+        t = x.detach()
+        if t.is_complex():
+            raise InputError(f"{name}: entries must be real numbers, got complex numbers")
+        import torch
+
+        if t.dtype == torch.bool:
+            raise InputError(f"{name}: entries must be real numbers, got booleans")
+        src = t.dtype if t.dtype.is_floating_point else None
+        return t.to(device="cpu", dtype=torch.float64).numpy().copy(), src
+    if isinstance(x, (str, bytes)):
+        raise InputError(f"{name}: entries must be real numbers, got a string")
+    try:
+        raw = np.asarray(x)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: must be a rectangular array of real numbers") from None
+    if raw.dtype == object:
+        return _object_to_float(raw, name), None
+    _refuse_kind(raw.dtype.kind, name)
+    src = raw.dtype if raw.dtype.kind == "f" else None
+    return raw.astype(np.float64, copy=True), src
+
+
+def _sum_message(name: str, what: str, total: float, tol: float, n: int, rule: bool) -> str:
+    off = abs(total - 1.0)
+    why = f"float32 rounding explains for {n} entries ({tol:.2g})" if rule else f"the tolerance {tol:.2g}"
+    verb = "sum" if what == "entries" else "sums"
+    return f"{name}: {what} {verb} to {plain(total)}, off from 1 by {off:.3g}, more than {why}; {NORMALIZE_ADVICE}"
+
+
+def _check_finite_nonneg(arr: np.ndarray, name: str, total: Any) -> None:
+    """NaN/inf show up in the sum(s) ``total``; negatives in the minimum."""
+    if not np.all(np.isfinite(total)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        kind = "NaN" if np.isnan(arr[tuple(bad)]) else "infinite"
+        raise InputError(f"{name}: {kind} entry at {_where(bad)}")
+    if arr.size and float(arr.min()) < 0:
+        bad = np.argwhere(arr < 0)[0]
+        raise InputError(f"{name}: negative entry at {_where(bad)} ({plain(arr[tuple(bad)])})")
+
+
+# ---------------------------------------------------------------------------
+# vectors
 
 
 def is_exact_input(x: Any) -> bool:
     """True when every entry of ``x`` is a :class:`~fractions.Fraction` or an int
     (and at least one is a Fraction): such input takes the exact code path."""
-    if isinstance(x, np.ndarray) and x.dtype != object:
+    if isinstance(x, np.ndarray) and x.dtype != object or _is_torch(x) or isinstance(x, (str, bytes)):
         return False
     try:
         items = list(x)
@@ -50,10 +253,12 @@ def is_exact_input(x: Any) -> bool:
     return has_fraction
 
 
-def as_exact_distribution(x: Any, name: str, *, normalize: bool = False) -> tuple[Fraction, ...]:
+def as_exact_distribution(
+    x: Any, name: str, *, normalize: bool = False, n: int | None = None
+) -> tuple[Fraction, ...]:
     """Validate an exact probability vector (Fractions/ints) and return a tuple of Fractions.
 
-    The sum must be exactly 1 unless ``normalize=True``.
+    The length must be ``n`` (when given) and the sum exactly 1 unless ``normalize=True``.
     """
     try:
         items = [Fraction(v) for v in x]
@@ -61,6 +266,8 @@ def as_exact_distribution(x: Any, name: str, *, normalize: bool = False) -> tupl
         raise InputError(f"{name}: entries must be Fractions or integers ({exc})") from None
     if not items:
         raise InputError(f"{name}: must have at least one entry")
+    if n is not None and len(items) != n:
+        raise InputError(f"{name}: length {len(items)} does not match the vocabulary size {n}")
     neg = [i for i, v in enumerate(items) if v < 0]
     if neg:
         raise InputError(f"{name}: negative entry at index {neg[0]} ({items[neg[0]]})")
@@ -69,9 +276,44 @@ def as_exact_distribution(x: Any, name: str, *, normalize: bool = False) -> tupl
         raise InputError(f"{name}: all entries are zero")
     if total != 1:
         if not normalize:
-            raise InputError(f"{name}: entries sum to {total}, not exactly 1 (pass normalize=True to rescale)")
+            raise InputError(f"{name}: entries sum to {total}, not exactly 1; {NORMALIZE_ADVICE}")
         items = [v / total for v in items]
     return tuple(items)
+
+
+def _vector(x: Any, name: str, n: int | None) -> tuple[np.ndarray, Any]:
+    if is_exact_input(x):
+        arr, src = np.array([float(v) for v in x], dtype=np.float64), None
+    else:
+        arr, src = _to_numpy(x, name)
+    if arr.ndim != 1:
+        got = "a single number" if arr.ndim == 0 else f"shape {arr.shape}"
+        raise InputError(f"{name}: must be a 1-D vector, got {got}")
+    if arr.size == 0:
+        raise InputError(f"{name}: must have at least one entry")
+    if n is not None and arr.size != n:
+        raise InputError(f"{name}: length {arr.size} does not match the vocabulary size {n}")
+    return arr, src
+
+
+def _finish_vector(arr: np.ndarray, src: Any, name: str, normalize: bool, tol: float | None) -> np.ndarray:
+    total = float(arr.sum())  # NaN and inf propagate into the sum
+    _check_finite_nonneg(arr, name, total)
+    if total <= 0:
+        raise InputError(f"{name}: all entries are zero")
+    rule = tol is None
+    if rule:
+        tol = sum_tolerance(arr.size, src)
+    off = abs(total - 1.0)
+    if not normalize and off > SUM_TOL:
+        if off > tol:
+            raise InputError(_sum_message(name, "entries", total, tol, arr.size, rule))
+        if not _low_precision(src):
+                _warn(f"{name}: entries sum to {plain(total)} (off from 1 by {off:.2g}, within the {tol:.2g} allowed); rescaled")
+    if total != 1.0:
+        arr /= total
+    arr.setflags(write=False)
+    return arr
 
 
 def as_distribution(
@@ -79,83 +321,213 @@ def as_distribution(
     name: str,
     *,
     normalize: bool = False,
-    tol: float = SUM_TOL,
     n: int | None = None,
+    tol: float | None = None,
 ) -> np.ndarray:
-    """Validate a probability vector and return it as a new float64 array.
+    """Validate a probability vector and return it as a new read-only float64 array.
 
     Parameters
     ----------
     x : array_like, shape (n,)
-        Non-negative finite entries summing to 1 within ``tol``.
+        Non-negative finite reals (array, list, Fractions, torch tensor) whose sum obeys
+        the sum rule of this module.
     name : str
         The argument's name, used in error messages.
     normalize : bool
-        Rescale to sum 1 instead of refusing a sum that is off by more than ``tol``.
-    tol : float
-        Tolerance on ``|sum(x) - 1|`` (for float32/float16 input at least n times that
-        type's machine epsilon).  Any accepted vector is rescaled to sum exactly 1.
+        Rescale any positive sum to 1 instead of refusing it.
     n : int, optional
-        Required length.
+        Required length (checked before the sum).
+    tol : float, optional
+        Replace the rule's tolerance ``sum_tolerance(n, dtype)`` by this one.
 
     Raises
     ------
     InputError
-        Wrong shape or length, non-numeric, NaN, infinite or negative entries,
-        a zero vector, or a sum off by more than ``tol`` (without ``normalize``).
+        Wrong shape or length, non-real entries, NaN, infinite or negative entries,
+        a zero vector, or a sum off by more than the rule allows (without ``normalize``).
     """
-    if isinstance(x, np.ndarray) and x.dtype == object or (not isinstance(x, np.ndarray) and is_exact_input(x)):
-        try:
-            arr = np.array([float(v) for v in np.ravel(np.asarray(x, dtype=object))])
-            arr = arr.reshape(np.shape(x))
-        except (TypeError, ValueError):
-            raise InputError(f"{name}: entries must be real numbers") from None
+    arr, src = _vector(x, name, n)
+    return _finish_vector(arr, src, name, normalize, tol)
+
+
+def as_distribution_pair(
+    p: Any, q: Any, *, normalize: bool = False, names: tuple[str, str] = ("p", "q")
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a target/draft pair: both shapes and the equal length are checked before
+    either sum.  Returns two read-only float64 vectors."""
+    a, sa = _vector(p, names[0], None)
+    b, sb = _vector(q, names[1], None)
+    if a.size != b.size:
+        raise InputError(f"{names[0]} and {names[1]}: lengths differ ({a.size} vs {b.size})")
+    return _finish_vector(a, sa, names[0], normalize, None), _finish_vector(b, sb, names[1], normalize, None)
+
+
+# ---------------------------------------------------------------------------
+# batches of rows (numpy or torch)
+
+
+def _rows_convert(x: Any, name: str, n: int | None, keep_float32: bool, ndim: int | None) -> tuple[Any, Any, bool]:
+    """(array or tensor, source dtype, is_torch) with the shape checked, nothing summed."""
+    if _is_torch(x):
+        import torch
+
+        t = x.detach()
+        if t.is_complex():
+            raise InputError(f"{name}: entries must be real numbers, got complex numbers")
+        if t.dtype == torch.bool:
+            raise InputError(f"{name}: entries must be real numbers, got booleans")
+        src = t.dtype if t.dtype.is_floating_point else None
+        low = src in (torch.float16, torch.bfloat16, torch.float32)
+        out = t.to(torch.float32 if keep_float32 and low else torch.float64)
+        is_t = True
     else:
-        src_dtype = getattr(x, "dtype", None)
-        try:
-            arr = np.array(x, dtype=np.float64, copy=True)
-        except (TypeError, ValueError):
-            raise InputError(f"{name}: entries must be real numbers") from None
-        if (
-            src_dtype is not None
-            and np.issubdtype(src_dtype, np.floating)
-            and np.finfo(src_dtype).eps > np.finfo(np.float64).eps
-        ):
-            # float32/float16 input: its own rounding of the entries is tolerated
-            tol = max(tol, arr.size * float(np.finfo(src_dtype).eps))
-    if arr.ndim != 1:
-        raise InputError(f"{name}: must be a 1-D vector, got shape {arr.shape}")
-    if arr.size == 0:
-        raise InputError(f"{name}: must have at least one entry")
-    if n is not None and arr.size != n:
-        raise InputError(f"{name}: length {arr.size} does not match the vocabulary size {n}")
-    # One pass for the sum (NaN and inf propagate into it), one for the minimum.
-    total = float(arr.sum())
-    if not np.isfinite(total):
-        bad = np.flatnonzero(~np.isfinite(arr))
-        kind = "NaN" if np.isnan(arr[bad[0]]) else "infinite"
-        raise InputError(f"{name}: {kind} entry at index {bad[0]}")
-    lo = float(arr.min())
-    if lo < 0:
-        i = int(np.argmin(arr))
-        raise InputError(f"{name}: negative entry at index {i} ({arr[i]!r})")
-    if total <= 0:
-        raise InputError(f"{name}: all entries are zero")
-    if abs(total - 1.0) > tol:
-        if not normalize:
-            raise InputError(
-                f"{name}: entries sum to {total!r}, off from 1 by more than {tol:g} (pass normalize=True to rescale)"
+        if isinstance(x, np.ndarray) and x.dtype != object:
+            _refuse_kind(x.dtype.kind, name)
+            src = x.dtype if x.dtype.kind == "f" else None
+            low = src is not None and np.finfo(src).eps >= EPS32
+            out = x.astype(np.float32 if keep_float32 and low else np.float64, copy=True)
+        else:
+            out, src = _to_numpy(x, name)
+        is_t = False
+    if ndim == 2 and out.ndim == 1:
+        out = out[None, :]
+    if out.ndim == 0:
+        raise InputError(f"{name}: must be an array of probability vectors, got a single number")
+    if ndim is not None and out.ndim != ndim:
+        raise InputError(f"{name}: must have shape (rows, n), got shape {tuple(out.shape)}")
+    if out.shape[-1] == 0:
+        raise InputError(f"{name}: the vocabulary must have at least one token")
+    if n is not None and out.shape[-1] != n:
+        raise InputError(f"{name}: length {out.shape[-1]} does not match the vocabulary size {n}")
+    return out, src, is_t
+
+
+def _rows_finish(out: Any, src: Any, name: str, normalize: bool, tol: float | None, is_t: bool) -> Any:
+    n = int(out.shape[-1])
+    if out.shape[:-1] and int(np.prod(out.shape[:-1])) == 0:
+        return out
+    if is_t:
+        import torch
+
+        sums_t = out.sum(dim=-1, dtype=torch.float64)
+        sums = sums_t.cpu().numpy()
+        if not np.all(np.isfinite(sums)) or float(out.min()) < 0:
+            _check_finite_nonneg(out.cpu().to(torch.float64).numpy(), name, sums)
+    else:
+        sums = out.sum(axis=-1, dtype=np.float64)
+        _check_finite_nonneg(out, name, sums)
+    sums = np.atleast_1d(sums)
+    if np.any(sums <= 0):
+        idx = np.argwhere(sums <= 0)[0]
+        raise InputError(f"{name}: row {', '.join(map(str, idx))} is all zeros")
+    rule = tol is None
+    if rule:
+        tol = sum_tolerance(n, src)
+    off = np.abs(sums - 1.0)
+    if not normalize:
+        worst = np.unravel_index(int(np.argmax(off)), off.shape)
+        top = float(off[worst])
+        if top > tol:
+            where = "row " + ", ".join(str(int(i)) for i in worst)
+            raise InputError(_sum_message(name, where, float(sums[worst]), tol, n, rule))
+        if top > SUM_TOL and not _low_precision(src):
+            count = int(np.count_nonzero(off > SUM_TOL))
+            _warn(
+                f"{name}: {count} of {off.size} rows sum to 1 only within {top:.2g} (within the {tol:.2g} "
+                f"allowed for {n} entries); rescaled"
             )
-    if normalize or total != 1.0:
-        arr /= total
-    arr.setflags(write=False)
-    return arr
+    if is_t:
+        return out / sums_t.to(out.dtype).unsqueeze(-1)
+    if np.any(sums != 1.0):
+        out /= sums.reshape(out.shape[:-1] + (1,)).astype(out.dtype)
+    return out
+
+
+def as_distribution_rows(
+    x: Any,
+    name: str,
+    *,
+    normalize: bool = False,
+    n: int | None = None,
+    keep_float32: bool = False,
+    ndim: int | None = 2,
+    tol: float | None = None,
+) -> Any:
+    """Validate a batch of probability vectors (the last axis) under the module's sum rule.
+
+    Parameters
+    ----------
+    x : array_like or torch.Tensor, shape (B, n)
+        Rows of probabilities.  A 1-D vector is one row when ``ndim=2``.
+    name : str
+        The argument's name, used in error messages.
+    normalize : bool
+        Rescale every row with a positive sum, silently.
+    n : int, optional
+        Required row length (checked before any sum).
+    keep_float32 : bool
+        Keep float32 (and float16/bfloat16, as float32) input in float32; else float64.
+    ndim : int or None
+        Required number of dimensions (2: a 1-D vector becomes one row); ``None``: any
+        array whose last axis holds the vectors.
+    tol : float, optional
+        Replace the rule's tolerance.
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor
+        A new array with every row rescaled to sum 1: a writable numpy array for numpy or
+        list input, a tensor on the input's device for tensor input.
+
+    Raises
+    ------
+    InputError
+        As :func:`as_distribution`; messages name the row and index (``row 3, index 17``).
+    """
+    out, src, is_t = _rows_convert(x, name, n, keep_float32, ndim)
+    return _rows_finish(out, src, name, normalize, tol, is_t)
+
+
+def as_distribution_row_pair(
+    p: Any,
+    q: Any,
+    *,
+    normalize: bool = False,
+    keep_float32: bool = False,
+    names: tuple[str, str] = ("p", "q"),
+) -> tuple[Any, Any]:
+    """Validate target and draft rows together: shapes (B, n) compared before any sum.
+
+    Returns ``(P, Q)`` as :func:`as_distribution_rows` would (same kind as each input),
+    both float64 unless both inputs are float32 and ``keep_float32``.
+    """
+    a, sa, ta = _rows_convert(p, names[0], None, keep_float32, 2)
+    b, sb, tb = _rows_convert(q, names[1], None, keep_float32, 2)
+    if tuple(a.shape) != tuple(b.shape):
+        raise InputError(f"{names[0]} and {names[1]}: shapes differ ({tuple(a.shape)} vs {tuple(b.shape)})")
+    if str(a.dtype).endswith("float64") != str(b.dtype).endswith("float64"):
+        if ta:
+            a = a.double()
+        else:
+            a = a.astype(np.float64)
+        if tb:
+            b = b.double()
+        else:
+            b = b.astype(np.float64)
+    return (
+        _rows_finish(a, sa, names[0], normalize, None, ta),
+        _rows_finish(b, sb, names[1], normalize, None, tb),
+    )
+
+
+# ---------------------------------------------------------------------------
+# other arguments
 
 
 def check_k(k: Any, name: str = "k") -> int:
     """Validate a number of drafts: an integer >= 1."""
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise InputError(f"{name}: must be an integer, got {k!r}")
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+        raise InputError(f"{name}: must be an integer, got {plain(k)}")
     k = int(k)
     if k < 1:
         raise InputError(f"{name}: must be at least 1, got {k}")
@@ -171,6 +543,6 @@ def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
 
 def check_size(size: Any, name: str = "size") -> int:
     """Validate a sample size: a non-negative integer."""
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
-        raise InputError(f"{name}: must be a non-negative integer, got {size!r}")
+    if isinstance(size, (bool, np.bool_)) or not isinstance(size, numbers.Integral) or size < 0:
+        raise InputError(f"{name}: must be a non-negative integer, got {plain(size)}")
     return int(size)

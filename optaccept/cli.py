@@ -1,7 +1,16 @@
-"""Command line: ``optaccept alpha|gap|conjecture|extract|gap-table|... ``.
+"""Command line: ``optaccept alpha|gap|conjecture|sequence|extract|gap-table|main``.
 
-Every sub-command exits 0 on success; bad input prints one line
-``optaccept: error: <message>`` on stderr and exits 2.
+One contract for every sub-command:
+
+* success exits 0 (``conjecture`` exits 1 when the checked condition fails);
+* bad input of any kind — an unknown option, a bad value, a missing, unreadable,
+  corrupt or wrong-kind file — prints one line ``optaccept: error: <message>`` on
+  stderr and exits 2, before any model is loaded;
+* a closed pipe (``optaccept alpha ... | head``) ends quietly;
+* vectors are given the same way everywhere (``--target`` / ``--draft``: a .npy,
+  .json or .txt/.csv file, or a comma-separated list) and ``--normalize`` rescales
+  those that do not sum to 1 (see ``optaccept._validation`` for the sum rule);
+* ``optaccept --version`` prints the installed version.
 """
 
 from __future__ import annotations
@@ -9,12 +18,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import Any
 
-from ._errors import InputError, MissingDependencyError, SolverError
+from ._errors import InputError, MissingDependencyError, RenormalizedWarning, SolverError, for_command_line
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "Parser", "positive_int", "nonnegative_int", "positive_float"]
 
 # Sub-packages that add their own sub-commands through ``_cli.register(subparsers)``.
 _PLUGINS = ("verifiers", "polyhedra", "sequence", "llm")
@@ -22,21 +34,95 @@ _PLUGINS = ("verifiers", "polyhedra", "sequence", "llm")
 _LAWS = {"iid": "IID", "swor": "WithoutReplacement", "greedy": "Greedy", "spechub": "SpecHub"}
 
 
-def _alpha(args: argparse.Namespace) -> int:
-    import numpy as np
+class _UsageError(Exception):
+    """A command-line parsing error, reported as one line."""
 
-    from . import drafts as d
+
+class _Formatter(argparse.HelpFormatter):
+    """Adds ``(default: X)`` to every option's help that has a meaningful default."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        if not action.option_strings and action.nargs not in ("?", "*"):
+            return text
+        d = action.default
+        shown = " ".join(map(str, d)) if isinstance(d, (list, tuple)) else str(d)
+        return f"{text} (default: {shown.replace('%', '%%')})"
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors become one ``optaccept: error:`` line (exit 2)
+    and whose help shows every default.  Sub-parsers inherit both."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        where = self.prog.removeprefix("optaccept").strip()
+        raise _UsageError(f"{where}: {message}" if where else message)
+
+
+def _typed(kind: type, lo: float, strict: bool, what: str):
+    def convert(text: str) -> Any:
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if v < lo or (strict and v == lo):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
+        return v
+
+    convert.__name__ = what
+    return convert
+
+
+#: argparse types that refuse out-of-range values at parse time (before any work).
+positive_int = _typed(int, 1, False, "an integer >= 1")
+nonnegative_int = _typed(int, 0, False, "an integer >= 0")
+positive_float = _typed(float, 0.0, True, "a number > 0")
+
+
+def add_vector_options(parser: argparse.ArgumentParser, *, aliases: bool = False) -> None:
+    """``--target``, ``--draft`` and ``--normalize``, the same for every sub-command."""
+    from ._io import VECTOR_HELP
+
+    t = ("--target", "--p") if aliases else ("--target",)
+    d = ("--draft", "--q") if aliases else ("--draft",)
+    parser.add_argument(*t, dest="target", required=True, metavar="P", help=f"target distribution p: {VECTOR_HELP}")
+    parser.add_argument(*d, dest="draft", required=True, metavar="Q", help=f"draft distribution q: {VECTOR_HELP}")
+    parser.add_argument(
+        "--normalize", action="store_true", help="rescale vectors that do not sum to 1 (default: refuse them)"
+    )
+
+
+def load_pair(args: argparse.Namespace) -> tuple[Any, Any]:
+    """Read ``--target`` and ``--draft`` and clean them as a pair (lengths first)."""
     from ._io import load_vector
-    from .optimal import optimal_acceptance, verify
+    from ._validation import as_distribution_pair
 
     p = load_vector(args.target, "--target")
     q = load_vector(args.draft, "--draft")
-    if p.size != q.size:
-        raise InputError(f"--target and --draft: lengths differ ({p.size} vs {q.size})")
+    return as_distribution_pair(p, q, normalize=args.normalize, names=("--target", "--draft"))
+
+
+def _alpha(args: argparse.Namespace) -> int:
+    from . import drafts as d
+    from .optimal import optimal_acceptance, verify
+
+    if args.drafts == "spechub":
+        if args.k not in (None, 2):
+            raise InputError(f"-k: SpecHub drafts exactly 2 tokens, got -k {args.k} (use --drafts iid, swor or greedy)")
+        k = 2
+    else:
+        k = 2 if args.k is None else args.k
+    p, q = load_pair(args)
     cls = getattr(d, _LAWS[args.drafts])
-    law = cls(q, normalize=args.normalize) if args.drafts == "spechub" else cls(q, args.k, normalize=args.normalize)
-    res = optimal_acceptance(p, law, args.method, normalize=args.normalize)
-    check = verify(p, law, res, normalize=args.normalize)
+    law = cls(q) if args.drafts == "spechub" else cls(q, k)
+    res = optimal_acceptance(p, law, args.method)
+    check = verify(p, law, res)
     if args.json:
         out = res.to_dict()
         out["verification"] = {
@@ -56,32 +142,49 @@ def _alpha(args: argparse.Namespace) -> int:
         if res.lower_bound is not None:
             print(f"plan value (lower bound) = {res.lower_bound:.12f}   gap = {res.gap:.3g}")
         print(f"independent re-check: value gap {float(check.value_gap):.3g}  ok = {check.ok}")
-        del np
     return 0
 
 
+def _main_job(args: argparse.Namespace) -> int:
+    from .jobs import PARTS, run_all
+
+    unknown = [s for s in args.only or [] if s not in PARTS]
+    if unknown:
+        raise InputError(f"--only: unknown part(s) {', '.join(unknown)}; choose from {', '.join(PARTS)}")
+    if os.path.isfile(args.figures):
+        raise InputError(f"--figures: {args.figures} is a file, not a folder")
+    return run_all(args.figures, quick=args.quick, only=args.only)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from . import __version__
+
+    parser = Parser(
         prog="optaccept",
         description="Optimal acceptance probability of (multi-draft) speculative decoding.",
     )
+    parser.add_argument("--version", action="version", version=f"optaccept {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     a = sub.add_parser("alpha", help="α* of a target/draft pair, with its certificate")
-    a.add_argument("--target", required=True, help="target distribution p (.npy, .json or .txt)")
-    a.add_argument("--draft", required=True, help="draft distribution q (.npy, .json or .txt)")
-    a.add_argument("-k", type=int, default=2, help="number of drafts (default 2)")
-    a.add_argument("--drafts", choices=sorted(_LAWS), default="iid", help="draft law (default iid)")
-    a.add_argument("--method", default="auto", choices=["auto", "transport", "lp", "subsets", "sorted", "closed_form"])
-    a.add_argument("--normalize", action="store_true", help="rescale inputs that do not sum to 1")
-    a.add_argument("--json", action="store_true", help="print JSON")
+    add_vector_options(a)
+    a.add_argument("-k", type=positive_int, default=None, help="number of drafts (default: 2; SpecHub: 2 only)")
+    a.add_argument("--drafts", choices=sorted(_LAWS), default="iid", help="draft law")
+    a.add_argument(
+        "--method",
+        default="auto",
+        choices=["auto", "transport", "lp", "subsets", "sorted", "closed_form"],
+        help="solver (auto: sorted for these laws)",
+    )
+    a.add_argument("--json", action="store_true", help="print JSON instead of text")
     a.set_defaults(func=_alpha)
     j = sub.add_parser("main", help="regenerate the figures and tables (same as python -m optaccept.jobs)")
-    j.add_argument("--quick", action="store_true")
-    j.add_argument("--figures", default="figures")
-    j.add_argument("--only", nargs="*", default=None)
-    j.set_defaults(
-        func=lambda ns: importlib.import_module("optaccept.jobs").run_all(ns.figures, quick=ns.quick, only=ns.only)
+    j.add_argument("--quick", action="store_true", help="smaller sizes, a minute or two")
+    j.add_argument("--figures", default="figures", help="output folder")
+    j.add_argument(
+        "--only", nargs="+", default=None, metavar="PART",
+        help="run only these parts: core verifiers polyhedra sequence llm (default: all)",
     )
+    j.set_defaults(func=_main_job)
     for name in _PLUGINS:
         try:
             mod = importlib.import_module(f"optaccept.{name}._cli")
@@ -91,18 +194,55 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+def _fail(message: str) -> int:
+    line = for_command_line(message.strip().splitlines()[0] if message.strip() else "failed")
+    print(f"optaccept: error: {line}", file=sys.stderr)
+    return 2
+
+
+def _show_warning(message: Any, category: type, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+    text = for_command_line(str(message).splitlines()[0] if str(message) else category.__name__)
+    print(f"optaccept: warning: {text}", file=sys.stderr)
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader went away: send what is left to /dev/null (Python's own advice)."""
     try:
-        rc = args.func(args)
-    except (InputError, MissingDependencyError, SolverError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"optaccept: error: {msg}", file=sys.stderr)
-        return 2
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (0 ok, 2 bad input)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except _UsageError as exc:
+        return _fail(str(exc))
+    if not getattr(args, "func", None):
+        return _fail("no command given; 'optaccept --help' lists them")
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", RenormalizedWarning)
+        old_show = warnings.showwarning
+        warnings.showwarning = _show_warning
+        try:
+            rc = args.func(args)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_broken_pipe()
+            return 0
+        except KeyboardInterrupt:
+            print("optaccept: interrupted", file=sys.stderr)
+            return 130
+        except (InputError, MissingDependencyError, SolverError) as exc:
+            return _fail(str(exc) or type(exc).__name__)
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            return _fail(f"{where}{exc.strerror or exc}")
+        finally:
+            warnings.showwarning = old_show
     return int(rc or 0)
 
 

@@ -1,7 +1,7 @@
-"""Draft laws: the joint law D of the ordered draft tuple x̄ = (x₁, …, x_k) (MATH §1).
+"""Draft laws: the joint law D of the ordered draft tuple x̄ = (x₁, …, x_k) (docs/theory.md §1).
 
 Only the law of the draft *set* set(x̄) matters for the optimal acceptance α*,
-and only through D(set(x̄) ⊆ S) in the dual (★) of MATH §2.  Every law here is
+and only through D(set(x̄) ⊆ S) in the dual (★) of docs/theory.md §2.  Every law here is
 immutable and validated once, and offers
 
 * ``subset_prob(S)`` — D(set(x̄) ⊆ S), by formula where one exists;
@@ -247,7 +247,7 @@ class WithoutReplacement(DraftLaw):
     D(x̄) = ∏ᵢ q(xᵢ) / (1 − Σ_{j<i} q(x_j)) for distinct tokens; needs k ≤ |supp q|.
     D(set ⊆ S) = P(first k draws land in S): for k = 2,
     Σ_{i∈S} qᵢ (q(S) − qᵢ)/(1 − qᵢ); for any k by the exponential-clock integral
-    of MATH §2.2 (evaluated by :mod:`optaccept._swor`) or, exactly, by a dynamic
+    of docs/theory.md §2.2 (evaluated by :mod:`optaccept._swor`) or, exactly, by a dynamic
     programme over subsets of S.
     """
 

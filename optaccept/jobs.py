@@ -1,17 +1,28 @@
 """The main job: regenerate every figure and table of optaccept on built-in defaults.
 
 ``python -m optaccept.jobs [--quick] [--figures DIR] [--only core verifiers ...]``
+
+Each part is a module with ``run(figures_dir, *, quick=False) -> list[Path]``; register a new
+part with one line in :data:`PARTS`.  Parts show tqdm progress bars (on stderr) for their
+long steps; what they print goes to the run log ``<figures>/local/main-job.log`` (not
+tracked by git), together with the timings and the machine.  The files a part writes are
+reproducible: a re-run on the same machine rewrites the same bytes, so committed figures
+and tables do not change (timings and other machine-dependent numbers live only in the
+log).  The run ends with a summary of what was written where.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
+import platform
 import sys
 import time
 from pathlib import Path
 
-__all__ = ["PARTS", "run_all", "main"]
+__all__ = ["PARTS", "LOG_DIR", "run_all", "main"]
 
 #: Parts of the main job, in order: name -> module with ``run(figures_dir, quick=...)``.
 PARTS = {
@@ -22,8 +33,40 @@ PARTS = {
     "llm": "optaccept.llm._job",
 }
 
+#: Sub-folder of the figures folder for the run log and other machine-dependent output
+#: (ignored by git).
+LOG_DIR = "local"
 
-def run_all(figures: str | Path = "figures", *, quick: bool = False, only: list[str] | None = None) -> int:
+
+class _Tee(io.TextIOBase):
+    """Write to the log; keep nothing on the console (progress bars use stderr)."""
+
+    def __init__(self, log) -> None:
+        self._log = log
+
+    def write(self, s: str) -> int:
+        self._log.write(s)
+        return len(s)
+
+    def flush(self) -> None:
+        self._log.flush()
+
+
+def _machine() -> str:
+    try:
+        import os
+
+        cores = os.cpu_count()
+    except Exception:  # pragma: no cover
+        cores = "?"
+    return f"{platform.platform()}, Python {platform.python_version()}, {cores} CPU cores"
+
+
+def run_all(
+    figures: str | Path = "figures", *, quick: bool = False, only: list[str] | None = None, verbose: bool = False
+) -> int:
+    """Run the selected parts (default: all) into ``figures``; return 0, 1 (a part failed)
+    or 2 (unknown part).  ``verbose`` echoes the parts' printed output to the console."""
     figures = Path(figures)
     figures.mkdir(parents=True, exist_ok=True)
     selected = only or list(PARTS)
@@ -31,39 +74,75 @@ def run_all(figures: str | Path = "figures", *, quick: bool = False, only: list[
     if unknown:
         print(f"optaccept.jobs: unknown part(s) {unknown}; choose from {list(PARTS)}", file=sys.stderr)
         return 2
+    log_dir = figures / LOG_DIR
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / "main-job.log"
+    t_start = time.perf_counter()
+    summary: list[tuple[str, str, float, list[Path]]] = []
     failed = []
-    for name in selected:
-        try:
-            mod = importlib.import_module(PARTS[name])
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith(PARTS[name].rsplit(".", 1)[0]):
-                print(f"== {name}: not available ({exc.name})")
+    with log_path.open("w", encoding="utf-8") as log:
+        log.write(f"optaccept main job, {time.strftime('%Y-%m-%d %H:%M:%S')}, quick={quick}\n{_machine()}\n\n")
+        for name in selected:
+            try:
+                mod = importlib.import_module(PARTS[name])
+            except ModuleNotFoundError as exc:
+                if exc.name and exc.name.startswith(PARTS[name].rsplit(".", 1)[0]):
+                    print(f"== {name}: not available ({exc.name})", flush=True)
+                    summary.append((name, f"not available ({exc.name})", 0.0, []))
+                    continue
+                raise
+            print(f"== {name} ==", flush=True)
+            log.write(f"== {name} ==\n")
+            t0 = time.perf_counter()
+            out = sys.stdout if verbose else _Tee(log)
+            try:
+                with contextlib.redirect_stdout(out):
+                    paths = list(mod.run(figures, quick=quick) or [])
+            except Exception as exc:  # report and go on; the exit code says it failed
+                failed.append(name)
+                msg = f"{type(exc).__name__}: {exc}"
+                print(f"!! {name} failed: {msg}", file=sys.stderr, flush=True)
+                log.write(f"!! failed: {msg}\n")
+                summary.append((name, "FAILED", time.perf_counter() - t0, []))
                 continue
-            raise
-        print(f"== {name} ==", flush=True)
-        t0 = time.perf_counter()
-        try:
-            paths = mod.run(figures, quick=quick)
-        except Exception as exc:  # report and go on; the exit code says it failed
-            failed.append(name)
-            print(f"!! {name} failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
-            continue
-        for p in paths or []:
-            print(f"   wrote {p}")
-        print(f"   ({time.perf_counter() - t0:.1f} s)", flush=True)
+            dt = time.perf_counter() - t0
+            log.write(f"-- {name}: {dt:.1f} s\n\n")
+            log.flush()
+            summary.append((name, "ok", dt, paths))
+        total = time.perf_counter() - t_start
+        log.write(f"total {total:.1f} s\n")
+    print(_summary(summary, figures, log_path, total), flush=True)
     if failed:
         print(f"optaccept.jobs: failed parts: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
 
 
+def _summary(rows: list[tuple[str, str, float, list[Path]]], figures: Path, log_path: Path, total: float) -> str:
+    lines = ["", f"Summary (files under {figures}/):"]
+    for name, status, dt, paths in rows:
+        rel = []
+        for p in paths:
+            try:
+                rel.append(str(Path(p).relative_to(figures)))
+            except ValueError:
+                rel.append(str(p))
+        shown = ", ".join(rel[:8]) + (f", … ({len(rel)} files)" if len(rel) > 8 else "")
+        lines.append(f"  {name:10s} {status:4s} {dt:7.1f} s  {shown}")
+    lines.append(f"Log (timings, machine, printed output): {log_path}")
+    lines.append(f"Total {total:.1f} s")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m optaccept.jobs", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m optaccept.jobs", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smaller sizes (for tests)")
     ap.add_argument("--figures", default="figures", help="output folder (default figures/)")
     ap.add_argument("--only", nargs="*", default=None, help=f"parts to run, from {list(PARTS)}")
+    ap.add_argument("--verbose", action="store_true", help="also print the parts' output (normally only in the log)")
     ns = ap.parse_args(argv)
-    return run_all(ns.figures, quick=ns.quick, only=ns.only)
+    return run_all(ns.figures, quick=ns.quick, only=ns.only, verbose=ns.verbose)
 
 
 if __name__ == "__main__":

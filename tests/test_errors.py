@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -63,10 +65,16 @@ def test_normalize_rescales() -> None:
     assert abs(res.value - ref.value) <= 1e-15
 
 
-def test_sum_tolerance_is_1e_9() -> None:
-    oa.IID([0.5, 0.5 + 5e-10], 2)  # within the tolerance
-    with pytest.raises(oa.InputError):
-        oa.IID([0.5, 0.5 + 5e-9], 2)
+def test_sum_rule_for_two_entries() -> None:
+    # tol(2) = max(1e-9, 2 * 2**-23) = 2.38e-7
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        oa.IID([0.5, 0.5 + 5e-10], 2)  # float64 rounding: silent
+    with pytest.warns(oa.RenormalizedWarning, match="rescaled"):
+        law = oa.IID([0.5, 0.5 + 5e-8], 2)  # float32 rounding: rescaled, with a warning
+    assert law.q.sum() == 1.0
+    with pytest.raises(oa.InputError, match=r"off from 1 by 5e-06.*normalize=True"):
+        oa.IID([0.5, 0.5 + 5e-6], 2)
 
 
 def test_float32_input_works() -> None:

@@ -26,7 +26,7 @@ def test_k1_is_one_minus_tv() -> None:
 
 
 def test_monotone_in_k_and_without_replacement_dominates() -> None:
-    """α* is non-decreasing in k; α*_without ≥ α*_iid (MATH §2.2 claim)."""
+    """α* is non-decreasing in k; α*_without ≥ α*_iid (docs/theory.md §2.2 claim)."""
     rng = np.random.default_rng(12)
     for _ in range(300):
         p, q = random_pair(rng, nmax=8)

@@ -28,7 +28,7 @@ ALPHA_FALSE = 5e-5
 
 # ---------------------------------------------------------------- reference laws
 def tuple_law(kind: str, q: np.ndarray, k: int) -> list[tuple[tuple[int, ...], float]]:
-    """Ordered draft tuples and probabilities, written out from MATH §1."""
+    """Ordered draft tuples and probabilities, written out from docs/theory.md §1."""
     n = q.size
     out = []
     if kind == "iid":

@@ -16,7 +16,7 @@ from optaccept.verifiers import _cli, _job
 
 
 def theorem3_plateau(first: Fraction, grid: int) -> tuple[Fraction, Fraction]:
-    """Grid points where Khisti et al.'s Theorem 3 condition p(S) ≥ q(S)² holds for all S
+    """Grid points where Khisti et al.'s Theorem 2 condition p(S) ≥ q(S)² holds for all S
     (q uniform on 3 tokens), checked subset by subset."""
     ok = []
     j = 0

@@ -3,7 +3,7 @@
 Every function takes a batch of target rows ``p`` and draft rows ``q`` of shape
 ``(B, n)`` (numpy arrays or torch tensors, on CPU or GPU) and returns the ``B``
 values, as a numpy array for numpy input and as a tensor on the input's device
-for tensor input.  The formulas are those of the numpy core (MATH.md §2, §5);
+for tensor input.  The formulas are those of the numpy core (docs/theory.md §2, §5);
 here they run over whole batches at full vocabulary size.
 
 Letters: p is the target, q the draft, k the number of drafts, n the
@@ -495,7 +495,7 @@ def batched_optimal_acceptance(
 
 
 # ---------------------------------------------------------------------------
-# Verifiers (MATH.md §5)
+# Verifiers (docs/theory.md §5)
 
 
 def _sd(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:

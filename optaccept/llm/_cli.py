@@ -1,4 +1,8 @@
-"""``optaccept extract`` and ``optaccept gap-table`` sub-commands."""
+"""``optaccept extract`` and ``optaccept gap-table`` sub-commands.
+
+Every argument, file and model reference is checked before a model is loaded or a
+distribution computed; problems raise :class:`~optaccept.InputError` (one line, exit 2).
+"""
 
 from __future__ import annotations
 
@@ -10,14 +14,59 @@ from .._errors import InputError
 __all__ = ["register"]
 
 
+def _check_device(device: str) -> None:
+    import torch
+
+    if device == "auto":
+        return
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise InputError(f"--device: not a torch device: {device} ({exc})") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"--device: {device} asked for, but torch sees no CUDA device")
+
+
+def _check_output(path: str, name: str) -> None:
+    out = Path(path)
+    if out.is_dir():
+        raise InputError(f"{name}: {path} is a folder; give a file name such as dists.npz")
+    parent = out.parent if str(out.parent) else Path(".")
+    if parent.exists() and not parent.is_dir():
+        raise InputError(f"{name}: {parent} is a file, not a folder")
+
+
 def _extract(args: argparse.Namespace) -> int:
-    from ._extract import extract
-    from ._models import ModelPair
+    from ._models import ModelPair, Warp, resolve_model
     from ._prompts import builtin_prompts, load_prompts
+
+    # 1. Everything that can be wrong with the arguments, before any model is loaded.
+    if args.draft_model is not None and args.model is None:
+        raise InputError("--draft-model: needs --model (the built-in SmolLM2 pair is one model)")
+    separate = args.draft_model is not None
+    draft_t = args.draft_temperature
+    if draft_t is None:
+        draft_t = args.target_temperature if separate else 1.5
+    Warp(args.target_temperature, args.top_k, args.top_p)
+    Warp(draft_t, args.top_k, args.top_p)
+    prompts = load_prompts(args.prompts) if args.prompts else builtin_prompts()
+    if args.limit is not None:
+        prompts = prompts[: args.limit]
+    _check_output(args.output, "--output")
+    if args.checkpoint is not None and Path(args.checkpoint).is_file():
+        raise InputError(f"--checkpoint: {args.checkpoint} is a file, not a folder")
+    _check_device(args.device)
+    if args.model is not None:
+        resolve_model(args.model, "--model")
+        if separate:
+            resolve_model(args.draft_model, "--draft-model")
+
+    # 2. Load and extract.
+    from ._extract import extract
 
     if args.model is None:
         pair = ModelPair.smollm2(
-            draft_temperature=args.draft_temperature,
+            draft_temperature=draft_t,
             target_temperature=args.target_temperature,
             top_k=args.top_k,
             top_p=args.top_p,
@@ -27,15 +76,10 @@ def _extract(args: argparse.Namespace) -> int:
             args.model,
             args.draft_model,
             target_temperature=args.target_temperature,
-            draft_temperature=args.draft_temperature,
+            draft_temperature=draft_t,
             top_k=args.top_k,
             top_p=args.top_p,
         )
-    prompts = load_prompts(args.prompts) if args.prompts else builtin_prompts()
-    if args.limit is not None:
-        if args.limit < 1:
-            raise InputError(f"--limit: must be at least 1, got {args.limit}")
-        prompts = prompts[: args.limit]
     data = extract(
         pair,
         prompts,
@@ -55,18 +99,28 @@ def _extract(args: argparse.Namespace) -> int:
 
 
 def _gap_table(args: argparse.Namespace) -> int:
-    from ._gap import GapTable, gap_table, plot_gaps
     from ._storage import Distributions
 
-    tables = []
+    # Arguments and every file first, before any computation.
+    if args.out is not None and Path(args.out).is_file():
+        raise InputError(f"--out: {args.out} is a file, not a folder")
+    _check_device(args.device)
+    datas = []
     for f in args.files:
-        data = Distributions.load(f)
+        try:
+            data = Distributions.load(f)
+        except InputError as exc:
+            raise InputError(str(exc).replace("path: ", "", 1)) from None
         if args.max_positions is not None:
             data = data.subset(slice(0, args.max_positions))
-        tables.append(
-            gap_table(data, ks=args.k, device=args.device, slow_verifiers=not args.fast,
-                      progress=not args.quiet)
-        )
+        datas.append(data)
+
+    from ._gap import GapTable, gap_table, plot_gaps
+
+    tables = [
+        gap_table(data, ks=args.k, device=args.device, slow_verifiers=not args.fast, progress=not args.quiet)
+        for data in datas
+    ]
     table = GapTable.concat(tables)
     print(table)
     if args.out is not None:
@@ -92,39 +146,57 @@ def _gap_table(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``extract`` and ``gap-table`` to the ``optaccept`` command."""
+    from ..cli import nonnegative_int, positive_float, positive_int
+
     e = subparsers.add_parser(
         "extract", help="extract target/draft next-token distributions from a model pair"
     )
-    e.add_argument("-o", "--output", default="dists.npz", help="output file (default dists.npz)")
-    e.add_argument("--model", default=None,
-                   help="local folder of the target model (default: SmolLM2-135M-Instruct)")
-    e.add_argument("--draft-model", default=None,
-                   help="local folder of the draft model (default: the target)")
-    e.add_argument("--target-temperature", type=float, default=1.0)
-    e.add_argument("--draft-temperature", type=float, default=1.5)
-    e.add_argument("--top-k", type=int, default=None, help="top-k truncation of both sides")
-    e.add_argument("--top-p", type=float, default=None, help="top-p truncation of both sides")
-    e.add_argument("--prompts", default=None,
-                   help="prompt file (.txt one per line, or .jsonl); default: built-in set")
-    e.add_argument("--limit", type=int, default=None, help="use only the first N prompts")
-    e.add_argument("--max-new-tokens", type=int, default=32)
-    e.add_argument("--batch-size", type=int, default=8)
-    e.add_argument("--seed", type=int, default=0)
-    e.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda, ...")
-    e.add_argument("--checkpoint", default=None,
-                   help="folder for per-batch shards; rerunning resumes an interrupted run")
+    e.add_argument("-o", "--output", default="dists.npz", help="output file")
+    e.add_argument(
+        "--model", default=None,
+        help="target model: a local folder or a Hub id already in the Hugging Face cache, never downloaded "
+        "(default: the built-in SmolLM2-135M-Instruct, Q4_1 GGUF)",
+    )
+    e.add_argument(
+        "--draft-model", default=None,
+        help="draft model, as --model (default: the target itself, at --draft-temperature)",
+    )
+    e.add_argument("--target-temperature", type=positive_float, default=1.0, help="target temperature")
+    e.add_argument(
+        "--draft-temperature", type=positive_float, default=None,
+        help="draft temperature (default: 1.5 when one model plays both parts; "
+        "the target temperature when --draft-model is given)",
+    )
+    e.add_argument("--top-k", type=positive_int, default=None, help="top-k truncation of both sides (default: none)")
+    e.add_argument(
+        "--top-p", type=positive_float, default=None, help="top-p truncation of both sides, in (0, 1] (default: none)"
+    )
+    e.add_argument(
+        "--prompts", default=None,
+        help="prompt file (.txt one per line, or .jsonl with 'text') (default: the built-in set of 36)",
+    )
+    e.add_argument("--limit", type=positive_int, default=None, help="use only the first N prompts (default: all)")
+    e.add_argument("--max-new-tokens", type=positive_int, default=32, help="generated tokens per prompt")
+    e.add_argument("--batch-size", type=positive_int, default=8, help="prompts per batch")
+    e.add_argument("--seed", type=nonnegative_int, default=0, help="sampling seed")
+    e.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda, cuda:1, ...")
+    e.add_argument(
+        "--checkpoint", default=None,
+        help="folder for per-batch shards; rerunning resumes an interrupted run (default: none)",
+    )
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=_extract)
 
     g = subparsers.add_parser(
         "gap-table", help="mean α* per draft law and α per verifier on extracted distributions"
     )
-    g.add_argument("files", nargs="+", help="distribution files written by 'optaccept extract'")
-    g.add_argument("-k", type=int, nargs="+", default=[2, 3, 4, 8], help="numbers of drafts")
-    g.add_argument("--device", default="auto")
-    g.add_argument("--max-positions", type=int, default=None)
-    g.add_argument("--out", default=None, help="folder for CSV, Markdown and PNG outputs")
-    g.add_argument("--fast", action="store_true",
-                   help="skip the position-by-position rrs_wor and spechub columns")
-    g.add_argument("--quiet", action="store_true")
+    g.add_argument("files", nargs="+", metavar="FILE", help="distribution files (.npz) written by 'optaccept extract'")
+    g.add_argument("-k", type=positive_int, nargs="+", default=[2, 3, 4, 8], help="numbers of drafts")
+    g.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda, ...")
+    g.add_argument(
+        "--max-positions", type=positive_int, default=None, help="use only the first N positions (default: all)"
+    )
+    g.add_argument("--out", default=None, help="folder for CSV, Markdown and PNG outputs (default: print only)")
+    g.add_argument("--fast", action="store_true", help="skip the position-by-position rrs_wor and spechub columns")
+    g.add_argument("--quiet", action="store_true", help="no progress bar")
     g.set_defaults(func=_gap_table)

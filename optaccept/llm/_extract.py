@@ -93,6 +93,7 @@ def _generate_and_read(
     model reads prompt + continuation in one pass.
     """
     model = pair.target
+    vocab = pair.vocab_size
     ids, mask, pos = _left_pad(prompt_ids, pad, device)
     width = ids.shape[1]
     out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
@@ -106,7 +107,7 @@ def _generate_and_read(
     gen: list[list[int]] = [[] for _ in prompt_ids]
     done = [False] * len(prompt_ids)
     for step_number in range(max_new_tokens):
-        probs = pair.target_warp.probs(logits).double().cpu()
+        probs = pair.target_warp.probs(logits[..., :vocab]).double().cpu()
         toks = []
         for i, g in enumerate(generators):
             tok = int(torch.multinomial(probs[i], 1, generator=g)[0])
@@ -156,8 +157,9 @@ def _generate_and_read(
         cols = [dwidth - len(b) + s for b in gen for s in range(len(b))]
         dl = pair.draft(input_ids=dids, attention_mask=dmask, position_ids=dpos).logits
         ld = dl[r, torch.tensor(cols, dtype=torch.long, device=device)]
-    p = pair.target_warp.probs(lt).cpu().numpy()
-    qs = [w.probs(ld).cpu().numpy() for w in draft_warps]
+    # Padded embedding rows beyond the pair's vocabulary are dropped (ModelPair records how many).
+    p = pair.target_warp.probs(lt[..., :vocab]).cpu().numpy()
+    qs = [w.probs(ld[..., :vocab]).cpu().numpy() for w in draft_warps]
     return p, qs, np.array(rows), np.array(steps), np.array(tokens)
 
 

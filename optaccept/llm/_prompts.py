@@ -82,8 +82,11 @@ def load_prompts(path: str | os.PathLike) -> list[Prompt]:
     """
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"prompts: file {path} does not exist")
-    lines = p.read_text(encoding="utf-8").splitlines()
+        raise InputError(f"prompts: {path} {'is a folder' if p.is_dir() else 'does not exist'}")
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"prompts: cannot read {path} as UTF-8 text ({type(exc).__name__})") from None
     out: list[Prompt] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from .._io import _READ_ERRORS, _first_line
 
 __all__ = ["Distributions"]
 
@@ -214,30 +215,44 @@ class Distributions:
         """Read a file written by :meth:`save`; checks the checksum unless told not to."""
         path = Path(path)
         if not path.is_file():
-            raise InputError(f"path: {path} does not exist")
+            what = "is a folder, not a file" if path.is_dir() else "does not exist"
+            raise InputError(f"path: {path} {what}")
+        kind = "an optaccept distribution archive (.npz written by 'optaccept extract')"
         try:
-            with np.load(path, allow_pickle=False) as z:
+            obj = np.load(path, allow_pickle=False)
+        except _READ_ERRORS as exc:
+            detail = "" if "pickled" in str(exc) else f" ({_first_line(exc)})"
+            raise InputError(f"path: {path} is not {kind}{detail}") from None
+        if not isinstance(obj, np.lib.npyio.NpzFile):
+            raise InputError(f"path: {path} holds a single array, not {kind}")
+        try:
+            with obj as z:
                 data = {name: z[name] for name in z.files}
-        except (OSError, ValueError) as exc:
-            raise InputError(f"path: {path} is not a readable .npz file ({exc})") from None
+        except _READ_ERRORS as exc:
+            raise InputError(f"path: {path} is damaged ({_first_line(exc)})") from None
         if "meta" not in data or "checksum" not in data:
-            raise InputError(f"path: {path} is not an optaccept distribution file")
-        meta_json = str(data.pop("meta"))
-        checksum = str(data.pop("checksum"))
-        if verify and _checksum(data, meta_json) != checksum:
-            raise InputError(f"path: {path} fails its checksum (corrupted or edited)")
-        meta = json.loads(meta_json)
-        if meta.pop("format", None) != FORMAT:
-            raise InputError(f"path: {path} has an unknown format")
-        if "indptr" in data:
-            m, n = (int(x) for x in data["shape"])
-            rows = np.repeat(np.arange(m), np.diff(data["indptr"]))
-            target = np.zeros((m, n), dtype=np.float32)
-            draft = np.zeros((m, n), dtype=np.float32)
-            target[rows, data["indices"]] = data["target_values"]
-            draft[rows, data["indices"]] = data["draft_values"]
-        else:
-            target, draft = data["target"], data["draft"]
+            raise InputError(f"path: {path} is not {kind}")
+        try:
+            meta_json = str(data.pop("meta"))
+            checksum = str(data.pop("checksum"))
+            if verify and _checksum(data, meta_json) != checksum:
+                raise InputError(f"path: {path} fails its checksum (corrupted or edited)")
+            meta = json.loads(meta_json)
+            if not isinstance(meta, dict) or meta.pop("format", None) != FORMAT:
+                raise InputError(f"path: {path} has an unknown format")
+            if "indptr" in data:
+                m, n = (int(x) for x in data["shape"])
+                rows = np.repeat(np.arange(m), np.diff(data["indptr"]))
+                target = np.zeros((m, n), dtype=np.float32)
+                draft = np.zeros((m, n), dtype=np.float32)
+                target[rows, data["indices"]] = data["target_values"]
+                draft[rows, data["indices"]] = data["draft_values"]
+            else:
+                target, draft = data["target"], data["draft"]
+        except InputError:
+            raise
+        except (KeyError, ValueError, TypeError, IndexError) as exc:
+            raise InputError(f"path: {path} is malformed ({_first_line(exc)})") from None
         return cls(
             target,
             draft,

@@ -6,7 +6,7 @@ r"""Optimal acceptance α* of multi-draft speculative decoding, with certificate
                    = \min_{S \subseteq \Omega}\; p(S) + 1 - D(\mathrm{set}(\bar x) \subseteq S)
     \qquad (\star)
 
-(MATH §2; Hu et al., *Towards Optimal Multi-draft Speculative Decoding*, ICLR 2025,
+(docs/theory.md §2; Hu et al., *Towards Optimal Multi-draft Speculative Decoding*, ICLR 2025,
 eq. (7) and §3; Khisti et al., ICLR 2025, Theorems 2–3 for two drafts.)
 
 Methods
@@ -50,12 +50,12 @@ METHODS = ("auto", "transport", "lp", "subsets", "sorted", "closed_form")
 def _clean_p(p: Any, law: DraftLaw, normalize: bool) -> tuple[np.ndarray, tuple[Fraction, ...] | None]:
     exact = None
     if is_exact_input(p):
-        exact = as_exact_distribution(p, "p", normalize=normalize)
+        exact = as_exact_distribution(p, "p", normalize=normalize, n=law.n)
         if len(exact) != law.n:
             raise InputError(f"p: length {len(exact)} does not match the draft law's vocabulary size {law.n}")
         pf = np.array([float(v) for v in exact])
     else:
-        pf = as_distribution(p, "p", normalize=normalize)
+        pf = as_distribution(p, "p", normalize=normalize, n=law.n)
         if pf.size != law.n:
             raise InputError(f"p: length {pf.size} does not match the draft law's vocabulary size {law.n}")
     return pf, exact
@@ -233,8 +233,8 @@ def two_draft_condition(
 ) -> tuple[bool, tuple[int, ...] | None]:
     r"""Khisti et al.'s condition for α* = 1 with two i.i.d. drafts: p(S) ≥ q(S)² for all S.
 
-    (Khisti et al., ICLR 2025, Theorem 3, letters swapped: their target is q and
-    their draft p.)  By MATH §2.1 it suffices to check the n + 1 prefixes of the
+    (Khisti et al., ICLR 2025, Theorem 2, letters swapped: their target is q and
+    their draft p.)  By docs/theory.md §2.1 it suffices to check the n + 1 prefixes of the
     tokens sorted by p/q ascending, so this costs O(n log n), not 2^n.
 
     Returns

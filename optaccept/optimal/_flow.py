@@ -1,4 +1,4 @@
-"""The compressed max-flow LP over draft sets (MATH §2) and the min cut of a flow.
+"""The compressed max-flow LP over draft sets (docs/theory.md §2) and the min cut of a flow.
 
 Network: source → each draft set A (capacity D(A)) → each y ∈ A → sink
 (capacity p(y)).  α* = the max flow (Hu et al. §3; unmatched mass can always be

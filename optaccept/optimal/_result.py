@@ -137,6 +137,15 @@ class AcceptanceResult:
         shown = s if len(s) <= 8 else s[:8] + ("...",)
         return f"AcceptanceResult(value={v}, method={self.method!r}, subset={shown}, law={self.law!r})"
 
+    def _repr_html_(self) -> str:
+        from .._display import html_fields
+
+        fields = [("α* (value)", self.value), ("method", self.method), ("draft law", repr(self.law)),
+                  ("certificate S (subset)", self.subset), ("upper bound (★) at S", self.upper_bound)]
+        if self.lower_bound is not None:
+            fields += [("lower bound (plan value)", self.lower_bound), ("certified gap", self.gap)]
+        return html_fields("AcceptanceResult", fields)
+
 
 @dataclass(frozen=True)
 class Verification:
@@ -168,3 +177,20 @@ class Verification:
         if self.max_violation is not None:
             checks.append(self.max_violation)
         return max(checks) <= self.tol
+
+    def _fields(self) -> list[tuple[str, Any]]:
+        out = [("ok", self.ok), ("dual_value", self.dual_value), ("value_gap", self.value_gap)]
+        if self.primal_value is not None:
+            out += [("primal_value", self.primal_value), ("duality_gap", self.duality_gap),
+                    ("max_violation", self.max_violation)]
+        return out
+
+    def __repr__(self) -> str:
+        from .._display import short
+
+        return short("Verification", self._fields())
+
+    def _repr_html_(self) -> str:
+        from .._display import html_fields
+
+        return html_fields(f"Verification ({'ok' if self.ok else 'FAILED'}, tol {self.tol:g})", self._fields())

@@ -1,6 +1,6 @@
-"""The sorted-prefix algorithms (MATH §2.1–2.3).
+"""The sorted-prefix algorithms (docs/theory.md §2.1–2.3).
 
-IID (Hu et al. §3; MATH §2.1): a minimiser of (★) is a prefix of the tokens sorted
+IID (Hu et al. §3; docs/theory.md §2.1): a minimiser of (★) is a prefix of the tokens sorted
 by p/q ascending (q = 0 last), so α* = min_j P_j + 1 − Q_jᵏ over the n+1 prefixes.
 The float path avoids a full argsort: tokens are bucketed by the top bits of the
 IEEE-754 pattern of p/q (monotone in p/q), (★) is evaluated exactly at every
@@ -11,20 +11,22 @@ prefix scan (the buckets respect the order).
 Without replacement (Hu et al.'s claim, tested in the suite): the same prefixes,
 with D(first k draws ⊆ S_j) from :func:`optaccept._swor.prefix_subset_probs`.
 
-Greedy / SpecHub (Hu et al. §5, MATH §2.3): α* = p(T) + Σ_{y∉T} min(p(y), q̃(y)),
+Greedy / SpecHub (Hu et al. §5, docs/theory.md §2.3): α* = p(T) + Σ_{y∉T} min(p(y), q̃(y)),
 attained by S = T ∪ {y ∉ T : p(y) < q̃(y)}.
 """
 
 from __future__ import annotations
 
+import threading
 from fractions import Fraction
 
 import numpy as np
 
 from .. import _swor
+from .._stable import one_minus_pow1m
 from ._result import AcceptanceResult
 
-__all__ = ["iid_sorted", "iid_sorted_exact", "swor_sorted", "greedy_closed_form", "ratio_order"]
+__all__ = ["iid_scan", "iid_sorted", "iid_sorted_exact", "swor_sorted", "greedy_closed_form", "ratio_order"]
 
 
 def _ipow(x: np.ndarray, k: int) -> np.ndarray:
@@ -48,64 +50,151 @@ def ratio_order(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.argsort(r, kind="stable")
 
 
-def iid_sorted(p: np.ndarray, law) -> AcceptanceResult:
-    q, k = law.q, law.k
+#: log2 of the number of ratio buckets of :func:`iid_scan` (small enough for the
+#: per-bucket sums to stay in the first-level cache).
+_LOG2_BUCKETS = 12
+#: Largest n whose scratch arrays :func:`iid_scan` keeps between calls (per thread).
+_KEEP_SCRATCH = 1 << 22
+_scratch = threading.local()
+
+
+def _scratch_arrays(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(float64, int64, bool) work arrays of length n, reused between calls of the same
+    thread: a fresh 1 MB array costs its page faults on first touch, about as much as
+    the arithmetic of the scan itself."""
+    kept = getattr(_scratch, "arrays", None)
+    if kept is not None and kept[0].size == n:
+        return kept
+    arrays = (np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=bool))
+    if n <= _KEEP_SCRATCH:
+        _scratch.arrays = arrays
+    return arrays
+
+
+def _one_minus_pow(lam: np.ndarray, k: int) -> np.ndarray:
+    """1 − Qᵏ from the complement λ = 1 − Q (a suffix sum): −expm1(k·log1p(−λ))."""
+    return one_minus_pow1m(np.clip(lam, 0.0, 1.0), k)
+
+
+def _ratio_bits(p: np.ndarray, q: np.ndarray, q_has_zero: bool, out: np.ndarray) -> np.ndarray:
+    """r = p/q into ``out`` (q = 0 → +inf, −0.0 → +0.0), returned as its uint64 bit pattern,
+    which is monotone in r for r ≥ 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = p / q
-    if law.q_has_zero:
-        r = np.where(q > 0, r, np.inf)  # x/0 and 0/0 go last
-    # Buckets: the IEEE-754 bit pattern of a non-negative float is monotone in its value;
-    # dropping low bits so that about 2n buckets span the observed range keeps order.
+        r = np.divide(p, q, out=out)
+    if q_has_zero:
+        r[q == 0] = np.inf  # x/0 and 0/0 go last
     u = r.view(np.uint64)
-    lo, hi = int(u.min()), int(u.max())
-    shift = max(0, (hi - lo).bit_length() - max(10, (r.size // 2).bit_length()))
-    # (uint64 arithmetic: much faster than signed int64 here; the result is < 2^63)
-    bucket = ((u - np.uint64(lo)) >> np.uint64(shift)).view(np.int64)
-    nb = ((hi - lo) >> shift) + 1
+    if int(u.max()) >= 1 << 63:  # p = −0.0 entries: the same ratio as +0.0
+        r[r == 0] = 0.0
+    return u
+
+
+def iid_scan(p: np.ndarray, q: np.ndarray, k: int, q_has_zero: bool | None = None):
+    """min over the ratio-order prefixes S_j of P_j + 1 − Q_jᵏ, without a full sort.
+
+    One pass computes r = p/q and a bucket per token from the top bits of r's IEEE-754
+    bit pattern (monotone in r, so every bucket is a run of the ratio order and ties
+    share a bucket); two weighted ``bincount`` give p and q per bucket.  (★) is
+    evaluated at every bucket boundary, with 1 − Qᵏ from the suffix mass λ = q(Ω∖S)
+    (``−expm1(k·log1p(−λ))``: relative accuracy even when λ is tiny).  A prefix ending
+    inside bucket b is at least P(before b) + 1 − Q(through b)ᵏ; only buckets whose bound
+    reaches the best boundary value have their tokens sorted (the bound uses the bucket's
+    smallest ratio, so usually one or two buckets).  Tokens with r > k never end
+    a minimising prefix (adding such a token raises (★): p_i > k·q_i ≥ (Q + q_i)ᵏ − Qᵏ),
+    so they share one overflow bucket that is never opened.
+
+    Returns ``(value, subset)`` with ``subset()`` the token ids of a minimising prefix
+    (recomputed on demand from p and q, which must stay unchanged).  Cost: about ten
+    vectorised passes over the n tokens plus a sort of the candidate tokens (typically
+    a few per cent of them; all of them in the worst case, which is then O(n log n)).
+    """
+    n = p.size
+    if q_has_zero is None:
+        q_has_zero = bool(q.min() == 0.0)
+    r_buf, b_buf, m_buf = _scratch_arrays(n)
+    u = _ratio_bits(p, q, q_has_zero, r_buf)
+    r = r_buf
+    hi_all = int(u.max())
+    lo = int(u.min())
+    if lo == 0 and hi_all > 0:  # p = 0 tokens: range from the smallest positive ratio
+        lo = int(u[u != 0].min())
+    top = int(np.array(float(k)).view(np.uint64))  # bit pattern of the ratio k
+    hi = max(min(hi_all, top), lo)
+    shift = max(0, (hi - lo).bit_length() - _LOG2_BUCKETS)
+    base = lo >> shift
+    over = (hi >> shift) - base + 1  # overflow bucket: r above hi's bucket (r > k if hi = top)
+    bucket = np.right_shift(u, np.uint64(shift), out=b_buf.view(np.uint64)).view(np.int64)
+    bucket -= base
+    np.clip(bucket, 0, over, out=bucket)
+    nb = over + 1
     Pb = np.bincount(bucket, weights=p, minlength=nb)
     Qb = np.bincount(bucket, weights=q, minlength=nb)
-    cP = np.cumsum(Pb)
-    cQ = np.minimum(np.cumsum(Qb), 1.0)
-    cQk = _ipow(cQ, k)
-    h_b = cP + 1.0 - cQk
+    P_before = np.zeros(nb)  # p mass of the buckets before b
+    np.cumsum(Pb[:-1], out=P_before[1:])
+    P_through = P_before + Pb
+    lam_after = np.empty(nb)  # q mass of the buckets after b
+    lam_after[-1] = 0.0
+    np.cumsum(Qb[:0:-1], out=lam_after[-2::-1])
+    loss_after = _one_minus_pow(lam_after, k)  # 1 − Q(through b)ᵏ
+    h_b = P_through + loss_after
     b_star = int(np.argmin(h_b))
     best = float(h_b[b_star])
-    best_where: tuple = ("bucket", b_star)
+    # the prefix: u below a bit pattern (the end of a bucket), or a bucket start plus tokens
+    where: tuple = ("below", (b_star + base + 1) << shift if b_star < over else None)
     if best >= 1.0:
-        best, best_where = 1.0, ("empty",)
-    lower = (cP - Pb) + 1.0 - cQk
-    cand = lower < best
+        best, where = 1.0, ("empty",)
+    # A prefix ending inside bucket b takes q-mass x ∈ [0, Qb] from it at ratios ≥ r_lo(b):
+    # (★) ≥ P(before b) + r_lo·x + 1 − (Q(before b) + x)ᵏ, concave in x, so at least the
+    # smaller end value; x = 0 is the previous boundary, already evaluated.
+    r_lo = ((np.arange(nb, dtype=np.uint64) + np.uint64(base)) << np.uint64(shift)).view(np.float64)
+    r_lo[0] = 0.0  # bucket 0 also holds the ratios below lo (p = 0)
+    with np.errstate(invalid="ignore"):  # inf·0 = NaN (a bucket of q = 0 tokens): never opened
+        cand = P_before + r_lo * Qb + loss_after <= best * (1.0 + 4.0 * np.finfo(float).eps)
+    if hi == top:
+        cand[over] = False
     if cand.any():
-        idx = np.flatnonzero(cand[bucket])
+        idx = np.flatnonzero(np.take(cand, bucket, out=m_buf))
         o = idx[np.argsort(r[idx], kind="stable")]
         bb = bucket[o]
-        pp, qq = p[o], q[o]
-        cp, cq = np.cumsum(pp), np.cumsum(qq)
+        cp = np.cumsum(p[o])
+        rq = np.zeros(o.size + 1)  # rq[t] = q mass of candidates t, t+1, ...
+        np.cumsum(q[o][::-1], out=rq[-2::-1])
         first = np.ones(o.size, dtype=bool)
         first[1:] = bb[1:] != bb[:-1]
         starts = np.flatnonzero(first)
+        ends = np.append(starts[1:], o.size)
         group = np.cumsum(first) - 1
-        base_cp = np.concatenate([[0.0], cp])[starts][group]
-        base_cq = np.concatenate([[0.0], cq])[starts][group]
-        Pj = (cP[bb] - Pb[bb]) + (cp - base_cp)
-        Qj = np.minimum((cQ[bb] - Qb[bb]) + (cq - base_cq), 1.0)
-        h_t = Pj + 1.0 - _ipow(Qj, k)
+        # P_j = P(before the bucket) + candidates of the bucket up to j;
+        # λ_j = q(after the bucket) + candidates of the bucket after j (differences of
+        # sums over later candidates only, which all lie outside S_j: no cancellation).
+        Pj = P_before[bb] + (cp - np.concatenate([[0.0], cp])[starts][group])
+        lamj = lam_after[bb] + (rq[1:] - rq[ends][group])
+        h_t = Pj + _one_minus_pow(lamj, k)
         t_star = int(np.argmin(h_t))
         if h_t[t_star] < best:
             best = float(h_t[t_star])
-            best_where = ("token", o, t_star, int(bb[t_star]))
+            b_t = int(bb[t_star])
+            where = ("tokens", (b_t + base) << shift if b_t > 0 else 0, o[: t_star + 1][bb[: t_star + 1] == b_t])
 
     def subset() -> np.ndarray:
-        if best_where[0] == "empty":
+        if where[0] == "empty":
             return np.array([], dtype=np.int64)
-        if best_where[0] == "bucket":
-            return np.flatnonzero(bucket <= best_where[1])
-        _, o_, t_, b_ = best_where
-        head = np.flatnonzero(bucket < b_)
-        tail = o_[: t_ + 1]
-        return np.concatenate([head, tail[bucket[tail] == b_]])
+        if where[0] == "below":
+            if where[1] is None:
+                return np.arange(n)
+            bits = _ratio_bits(p, q, q_has_zero, np.empty(n))
+            return np.flatnonzero(bits < np.uint64(where[1]))
+        _, start, tail = where
+        bits = _ratio_bits(p, q, q_has_zero, np.empty(n))
+        return np.concatenate([np.flatnonzero(bits < np.uint64(start)), tail])
 
-    return AcceptanceResult(best, "sorted", law, subset_fn=subset)
+    return best, subset
+
+
+def iid_sorted(p: np.ndarray, law) -> AcceptanceResult:
+    """IID α* by :func:`iid_scan` (value and minimising prefix)."""
+    value, subset = iid_scan(p, law.q, law.k, law.q_has_zero)
+    return AcceptanceResult(value, "sorted", law, subset_fn=subset)
 
 
 def _exact_ratio_key(pi: Fraction, qi: Fraction, i: int):
@@ -149,9 +238,9 @@ def iid_prefix_float(
 
 def swor_sorted(p: np.ndarray, law) -> AcceptanceResult:
     order = ratio_order(p, law.q)
-    f = _swor.prefix_subset_probs(law.q[order], law.k)
+    comp = _swor.prefix_complements(law.q[order], law.k)  # 1 − D(S_j), summed directly
     P = np.concatenate([[0.0], np.cumsum(p[order])])
-    h = P + 1.0 - f
+    h = P + comp
     h[0] = 1.0
     j = int(np.argmin(h))
     return AcceptanceResult(float(h[j]), "sorted", law, subset_fn=lambda: order[:j])

@@ -1,4 +1,4 @@
-"""The primal transport LP over ordered tuples × tokens (MATH §2; SpecTr's optimal
+"""The primal transport LP over ordered tuples × tokens (docs/theory.md §2; SpecTr's optimal
 transport formulation, Hu et al.'s eq. (7)), modelled in cvxpy and solved by HiGHS.
 
     maximise Σ_{x̄, y ∈ set(x̄)} π(x̄, y)  s.t.  π ≥ 0, Σ_y π(x̄, y) = D(x̄), Σ_x̄ π(x̄, y) = p(y).

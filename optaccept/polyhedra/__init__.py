@@ -1,4 +1,4 @@
-"""Exact double-description checks of the K-draft condition (MATH §2.1, §4).
+"""Exact double-description checks of the K-draft condition (docs/theory.md §2.1, §4).
 
 ``check_k_draft_condition(n, k, drafts)`` builds the Farkas cone of the "α* = 1"
 transport system (Khisti et al., ICLR 2025, Appendix D), computes its extreme rays

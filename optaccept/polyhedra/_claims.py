@@ -135,7 +135,7 @@ CLAIMS: dict[str, Claim] = {
             "two_draft_condition",
             "k = 2 i.i.d. drafts: alpha* = 1 iff p(S) >= q(S)^2 for every S (the cone's "
             "non-trivial extreme rays are exactly these inequalities)",
-            "Khisti et al., ICLR 2025, Theorem 3",
+            "Khisti et al., ICLR 2025, Theorem 2",
             _two_draft,
         ),
         Claim(
@@ -147,20 +147,20 @@ CLAIMS: dict[str, Claim] = {
         Claim(
             "k_draft_without_replacement",
             "k drafts without replacement: alpha* = 1 iff p(S) >= P(first k draws in S) for every S",
-            "analogue of Remark 2 (MATH §2.2); Hu et al., ICLR 2025, §3 for the subset dual",
+            "analogue of Remark 2 (docs/theory.md §2.2); Hu et al., ICLR 2025, §3 for the subset dual",
             _swor,
         ),
         Claim(
             "k_draft_independent",
             "k independent drafts q1..qk: alpha* = 1 iff p(S) >= prod_i q_i(S) for every S",
-            "analogue of Remark 2 for Khisti et al.'s non-identical drafts (MATH §2.4)",
+            "analogue of Remark 2 for Khisti et al.'s non-identical drafts (docs/theory.md §2.4)",
             _independent,
         ),
         Claim(
             "sorted_prefixes_suffice",
             "min over S of p(S) + 1 - D(set in S) is attained at one of the n + 1 prefixes of "
             "the tokens sorted by p/q (so n + 1 checks decide alpha* = 1)",
-            "MATH §2.1 (reviewer question to Khisti et al.); Hu et al., ICLR 2025 (without replacement)",
+            "docs/theory.md §2.1 (reviewer question to Khisti et al.); Hu et al., ICLR 2025 (without replacement)",
             _prefixes,
         ),
     )

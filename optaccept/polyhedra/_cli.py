@@ -20,16 +20,16 @@ def register(subparsers: Any) -> None:
             "p(S) >= D(set of drafts in S), one per nonempty proper S (Khisti et al., Remark 2)."
         ),
     )
-    parser.add_argument("-n", type=int, default=3, help="vocabulary size (default 3)")
-    parser.add_argument("-k", type=int, default=3, help="number of drafts (default 3)")
-    parser.add_argument(
-        "--drafts", choices=("iid", "swor", "independent"), default="iid", help="draft law (default iid)"
-    )
+    from ..cli import positive_int
+
+    parser.add_argument("-n", type=positive_int, default=3, help="vocabulary size")
+    parser.add_argument("-k", type=positive_int, default=3, help="number of drafts")
+    parser.add_argument("--drafts", choices=("iid", "swor", "independent"), default="iid", help="draft law")
     cone = parser.add_mutually_exclusive_group()
     cone.add_argument(
-        "--reduced", dest="reduce", action="store_true", default=None, help="use the symmetry-reduced set cone"
+        "--reduced", dest="reduce", action="store_true", default=None, help="use the symmetry-reduced set cone (default: chosen by size)"
     )
-    cone.add_argument("--full", dest="reduce", action="store_false", help="use the full cone over ordered draft tuples")
+    cone.add_argument("--full", dest="reduce", action="store_false", help="use the full cone over ordered draft tuples (default: chosen by size)")
     parser.add_argument("--json", action="store_true", help="print the certificate as JSON")
     parser.add_argument("--no-rays", action="store_true", help="leave the rays out of the JSON")
     parser.set_defaults(func=_handler)

@@ -1,6 +1,6 @@
 r"""The Farkas cone of the K-draft condition and its extreme rays.
 
-MATH §4 (Khisti et al., *Multi-Draft Speculative Sampling*, ICLR 2025, Appendix D;
+docs/theory.md §4 (Khisti et al., *Multi-Draft Speculative Sampling*, ICLR 2025, Appendix D;
 their target is our ``p``, their draft our ``q``).  α*(p, D) = 1 exactly when
 the transport system
 
@@ -76,7 +76,7 @@ def require_cdd() -> Any:
 
 @dataclass(frozen=True)
 class FarkasCone:
-    """The cone ``C`` of MATH §4 in H-representation.
+    """The cone ``C`` of docs/theory.md §4 in H-representation.
 
     Coordinates are ``(u_cell for cell in cells) + (v_0, ..., v_{n-1})``.  A cell is an
     ordered draft tuple (full cone) or a frozenset of tokens (set cone, ``reduced``).

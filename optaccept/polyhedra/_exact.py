@@ -1,7 +1,7 @@
 r"""Exact (Fraction) evaluation of the draft laws and of α* by subset enumeration.
 
 Independent of :mod:`optaccept.optimal`: used to cross-check the cone's inequalities.
-MATH §2 (★): :math:`\alpha^* = \min_{S \subseteq \Omega} p(S) + 1 - D(\mathrm{set} \subseteq S)`
+docs/theory.md §2 (★): :math:`\alpha^* = \min_{S \subseteq \Omega} p(S) + 1 - D(\mathrm{set} \subseteq S)`
 (Hu et al., ICLR 2025, §3; max-flow/min-cut).
 """
 

@@ -1,6 +1,6 @@
-r"""Exhaustive exact check that the n + 1 sorted prefixes suffice (MATH §2.1, §2.2).
+r"""Exhaustive exact check that the n + 1 sorted prefixes suffice (docs/theory.md §2.1, §2.2).
 
-Claim (MATH §2.1, answering a reviewer of Khisti et al.; Hu et al., ICLR 2025, for
+Claim (docs/theory.md §2.1, answering a reviewer of Khisti et al.; Hu et al., ICLR 2025, for
 without replacement): the minimum over all S ⊆ Ω of
 
 .. math::  p(S) + 1 - D(\mathrm{set} \subseteq S)

@@ -6,7 +6,7 @@ that α* = 1 ⇔ p(S) ≥ q(S)² for every S, and conjecture in their Remark 2 t
 α* = 1 ⇔ p(S) ≥ q(S)ᵏ for every k, checked by double description for n = 3, k = 3.
 :func:`check_k_draft_condition` repeats that check exactly for any (n, k) and for
 three draft laws, and says whether the cone's non-trivial inequalities are *exactly*
-``{p(S) ≥ D(set ⊆ S)}`` over the nonempty proper S with ``D(set ⊆ S) ≢ 0`` (MATH §2.1, §4).
+``{p(S) ≥ D(set ⊆ S)}`` over the nonempty proper S with ``D(set ⊆ S) ≢ 0`` (docs/theory.md §2.1, §4).
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ def check_k_draft_condition(
     symmetry: bool = True,
     verify: bool = True,
 ) -> KDraftReport:
-    r"""Exact double-description check of the K-draft condition (MATH §2.1, §4).
+    r"""Exact double-description check of the K-draft condition (docs/theory.md §2.1, §4).
 
     Builds the Farkas cone ``C`` of the "α* = 1" transport system, computes all its
     extreme rays and its lineality space with cddlib in exact rational arithmetic,

@@ -1,6 +1,6 @@
 r"""Symbolic draft laws and the exact reading of a Farkas ray.
 
-A point ``(u, v)`` of the cone ``C`` (MATH §4) gives the inequality
+A point ``(u, v)`` of the cone ``C`` (docs/theory.md §4) gives the inequality
 
 .. math::
 
@@ -12,11 +12,11 @@ where a cell is an ordered tuple (weight ``D(x̄)``) or a draft set ``A`` (weigh
 applies the simplex constraints (``p_{n-1} = 1 - Σ_{y<n-1} p_y``, likewise for every
 ``q``) and decides *exactly*, in sympy's polynomial ring (or rational-function field,
 for drafting without replacement) over ℚ, whether ``E`` equals ``c·(p(S) - D(set ⊆ S))``
-with ``c > 0`` — a *subset* inequality (Khisti et al.'s Theorem 3 for k = 2, their
+with ``c > 0`` — a *subset* inequality (Khisti et al.'s Theorem 2 for k = 2, their
 Remark 2 conjecture for k > 2: ``p(S) >= q(S)^k``) — or is evidently non-negative
 (a non-negative combination of probabilities: *trivial*).
 
-Laws (MATH §1; Khisti et al. call the draft ``p`` and the target ``q``):
+Laws (docs/theory.md §1; Khisti et al. call the draft ``p`` and the target ``q``):
 
 * ``iid``: :math:`D(\bar x) = \prod_i q(x_i)`, :math:`D(\mathrm{set} \subseteq S) = q(S)^k`.
 * ``swor`` (successive sampling without replacement):
@@ -286,7 +286,7 @@ class SymbolicLaw:
         if left == 0:
             return sp.Integer(1)
         if self.k == 2 and left == 2 and not drawn:
-            # MATH §2.2: Σ_{i∈S} q_i (q(S) - q_i) / (1 - q_i)
+            # docs/theory.md §2.2: Σ_{i∈S} q_i (q(S) - q_i) / (1 - q_i)
             qS = sp.Add(*[self.q[y] for y in S])
             return sp.Add(*[self.q[i] * (qS - self.q[i]) / (1 - self.q[i]) for i in S])
         denom = 1 - sp.Add(*[self.q[y] for y in drawn])

@@ -48,7 +48,7 @@ from scipy.stats import binom
 from tqdm.auto import tqdm
 
 from .._errors import InputError
-from .._validation import as_distribution
+from .._validation import as_distribution_pair
 from ._markov import SequencePair, _as_rng
 from ._rejections import _check_pair, _check_runs
 from ._sampling import RejectionEstimate, RowSampler
@@ -111,8 +111,7 @@ def residual_chain(p: Any, q: Any, M: int) -> tuple[np.ndarray, np.ndarray]:
     tv : ndarray, shape (M + 1,)
         :math:`\mathrm{TV}(p^m, q)`, m = 1..M+1.
     """
-    p = as_distribution(p, "p")
-    q = as_distribution(q, "q", n=p.size)
+    p, q = as_distribution_pair(p, q)
     return _residuals(p, q, _check_m(M))
 
 

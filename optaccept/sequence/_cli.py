@@ -5,40 +5,41 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._errors import InputError
-
 __all__ = ["register"]
-
-
-def _floats(text: str, name: str) -> list[float]:
-    try:
-        return [float(v) for v in text.replace(",", " ").split()]
-    except ValueError:
-        raise InputError(f"{name}: expected comma-separated numbers, got {text!r}") from None
 
 
 def register(subparsers: Any) -> None:
     """Add the ``sequence`` command and its sub-commands to an argparse sub-parser set."""
+    from ..cli import add_vector_options, nonnegative_int, positive_float, positive_int
+
     parser = subparsers.add_parser(
         "sequence",
         help="sequence-level theory: rejections, batch SD, Pareto front",
         description="Sequence-level theory of speculative decoding (Yin et al., NeurIPS 2024).",
     )
-    sub = parser.add_subparsers(dest="sequence_command", required=True)
+    sub = parser.add_subparsers(dest="sequence_command", required=True, metavar="{rejections,pareto}")
 
     rej = sub.add_parser("rejections", help="expected rejections of (batch) SD on a random chain")
-    rej.add_argument("--states", type=int, default=7)
-    rej.add_argument("--horizon", type=int, default=50)
-    rej.add_argument("--seed", type=int, default=10)
-    rej.add_argument("--M", type=int, nargs="+", default=[1, 4], help="numbers of drafts")
-    rej.add_argument("--continuation", choices=["single", "matching"], default="single")
-    rej.add_argument("--runs", type=int, default=0, help="Monte Carlo runs (0: exact only)")
+    rej.add_argument("--states", type=positive_int, default=7, help="number of states (tokens) of the chain")
+    rej.add_argument("--horizon", type=positive_int, default=50, help="number of generated tokens T")
+    rej.add_argument("--seed", type=nonnegative_int, default=10, help="seed of the random chain")
+    rej.add_argument("--M", type=positive_int, nargs="+", default=[1, 4], help="numbers of drafts")
+    rej.add_argument(
+        "--concentration", type=positive_float, default=1.0, help="Dirichlet concentration of the chain's rows"
+    )
+    rej.add_argument(
+        "--continuation",
+        choices=["single", "matching"],
+        default="single",
+        help="which drafts stay candidates after an acceptance",
+    )
+    rej.add_argument("--runs", type=nonnegative_int, default=0, help="Monte Carlo runs (0: exact values only)")
     rej.set_defaults(func=_rejections)
 
     par = sub.add_parser("pareto", help="Pareto front and Decoding-OPT/UNO for two laws")
-    par.add_argument("--p", required=True, help="target law, comma-separated")
-    par.add_argument("--q", required=True, help="draft law, comma-separated")
-    par.add_argument("--eps", default="0,0.01,0.02,0.05,0.1", help="thresholds, comma-separated")
+    add_vector_options(par, aliases=True)
+    par.add_argument("--eps", default="0,0.01,0.02,0.05,0.1", help="thresholds ε >= 0, comma-separated")
+    par.add_argument("--json", action="store_true", help="print JSON instead of text")
     par.set_defaults(func=_pareto)
 
 
@@ -55,7 +56,10 @@ def _rejections(args: argparse.Namespace) -> int:
 
     for M in args.M:
         _check_m(M)
-    chain = MarkovPair.random(states=args.states, horizon=args.horizon, rng=np.random.default_rng(args.seed))
+    chain = MarkovPair.random(
+        states=args.states, horizon=args.horizon, concentration=args.concentration,
+        rng=np.random.default_rng(args.seed),
+    )
     print(
         f"MarkovPair.random(states={args.states}, horizon={args.horizon}, "
         f"rng=np.random.default_rng({args.seed})), continuation={args.continuation}"
@@ -74,12 +78,24 @@ def _rejections(args: argparse.Namespace) -> int:
 
 
 def _pareto(args: argparse.Namespace) -> int:
+    import json
+
+    from .._io import parse_numbers
+    from ..cli import load_pair
     from . import decoder_losses
 
-    p = _floats(args.p, "p")
-    q = _floats(args.q, "q")
-    eps = _floats(args.eps, "eps")
+    p, q = load_pair(args)
+    eps = parse_numbers(args.eps, "--eps")
     d = decoder_losses(p, q, eps)
+    if args.json:
+        print(json.dumps({
+            "tv": d.tv,
+            "eps": d.eps.tolist(),
+            "rejection": d.rejection.tolist(),
+            "loss_opt": d.loss_opt.tolist(),
+            "loss_uno": d.loss_uno.tolist(),
+        }, indent=2))
+        return 0
     print(f"TV(p, q) = {d.tv:.6f}")
     print("eps        P(reject)  loss OPT   loss UNO   P(reject)+loss OPT")
     for e, r, lo, lu in zip(d.eps, d.rejection, d.loss_opt, d.loss_uno):

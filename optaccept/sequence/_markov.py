@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._validation import SUM_TOL, as_distribution
+from .._validation import as_distribution, as_distribution_rows
 
 __all__ = ["MarkovPair", "PositionPair", "SequencePair"]
 
@@ -40,30 +40,14 @@ def _as_horizon(horizon: Any) -> int:
     return horizon
 
 
-def _as_stochastic(x: Any, name: str, *, tol: float) -> np.ndarray:
-    """Validate an array whose last axis holds probability vectors; return a read-only copy."""
-    try:
-        arr = np.array(x, dtype=np.float64, copy=True)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: entries must be real numbers") from None
-    if arr.ndim == 0 or arr.shape[-1] == 0 or arr.size == 0:
-        raise InputError(f"{name}: must be a non-empty array of probability vectors")
-    if not np.all(np.isfinite(arr)):
-        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
-        raise InputError(f"{name}: non-finite entry at index {idx}")
-    if arr.min() < 0:
-        idx = tuple(int(i) for i in np.argwhere(arr < 0)[0])
-        raise InputError(f"{name}: negative entry at index {idx} ({arr[idx]!r})")
-    sums = arr.sum(axis=-1)
-    bad = np.abs(sums - 1.0) > tol
-    if np.any(bad):
-        idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        where = f"row {idx}" if idx else "the vector"
-        raise InputError(
-            f"{name}: {where} sums to {float(sums[idx])!r}, not 1 (not a stochastic "
-            f"{'matrix' if arr.ndim > 1 else 'vector'})"
-        )
-    arr /= sums[..., None]
+def _as_stochastic(x: Any, name: str, *, tol: float | None = None) -> np.ndarray:
+    """Validate an array whose last axis holds probability vectors; return a read-only copy.
+
+    The sum rule is optaccept's single one (``optaccept._validation``); ``tol`` replaces its
+    tolerance when given."""
+    arr = as_distribution_rows(x, name, ndim=None, tol=tol)
+    if not isinstance(arr, np.ndarray):  # a torch tensor, checked in its own dtype
+        arr = _to_numpy(arr)
     arr.setflags(write=False)
     return arr
 
@@ -129,8 +113,9 @@ class MarkovPair(SequencePair):
         A 2-D array is a stationary chain and needs ``horizon``.
     horizon : int, optional
         T for stationary chains; if given with 3-D arrays it must equal their length.
-    tol : float
-        Tolerance on row sums (rows are then rescaled to sum exactly 1).
+    tol : float, optional
+        Tolerance on row sums (default: the library's sum rule, n·2⁻²³);
+        rows are then rescaled to sum exactly 1.
 
     Raises
     ------
@@ -148,7 +133,7 @@ class MarkovPair(SequencePair):
         draft: Any,
         *,
         horizon: int | None = None,
-        tol: float = SUM_TOL,
+        tol: float | None = None,
     ) -> None:
         p = _as_stochastic(target, "target", tol=tol)
         q = _as_stochastic(draft, "draft", tol=tol)
@@ -247,7 +232,7 @@ class MarkovPair(SequencePair):
         return cls(init, p, q, tol=1e-6)
 
     @staticmethod
-    def from_distributions(dists: Any, *, tol: float = 1e-4) -> PositionPair:
+    def from_distributions(dists: Any, *, tol: float | None = None) -> PositionPair:
         """Per-position pair from any object with ``.target`` and ``.draft`` arrays of shape
         (positions, vocab), e.g. the language-model ``Distributions``.
 
@@ -272,14 +257,14 @@ class PositionPair(SequencePair):
     ----------
     target, draft : array_like, shape (T, n)
         Row t is the law of token t.  Torch tensors on the CPU are accepted.
-    tol : float
-        Tolerance on row sums (default 1e-4, enough for float32 softmax output);
-        rows are then rescaled to sum exactly 1.
+    tol : float, optional
+        Tolerance on row sums (default: the library's sum rule, n·2⁻²³, which
+        covers float32 softmax output); rows are then rescaled to sum exactly 1.
     """
 
     _markov = False
 
-    def __init__(self, target: Any, draft: Any, *, tol: float = 1e-4) -> None:
+    def __init__(self, target: Any, draft: Any, *, tol: float | None = None) -> None:
         p = _as_stochastic(_to_numpy(target), "target", tol=tol)
         q = _as_stochastic(_to_numpy(draft), "draft", tol=tol)
         if p.ndim != 2:
@@ -302,7 +287,7 @@ class PositionPair(SequencePair):
         return self.target[t : t + 1], self.draft[t : t + 1]
 
     @classmethod
-    def from_distributions(cls, dists: Any, *, tol: float = 1e-4) -> PositionPair:
+    def from_distributions(cls, dists: Any, *, tol: float | None = None) -> PositionPair:
         """Build from any object with ``.target`` and ``.draft`` arrays of shape (positions, vocab)."""
         try:
             target, draft = dists.target, dists.draft

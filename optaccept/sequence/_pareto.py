@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._validation import as_distribution
+from .._validation import as_distribution, as_distribution_pair
 from ._markov import _as_stochastic
 
 __all__ = [
@@ -45,8 +45,7 @@ __all__ = [
 
 
 def _pq(p: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
-    p = as_distribution(p, "p")
-    q = as_distribution(q, "q", n=p.size)
+    p, q = as_distribution_pair(p, q)
     return p, q
 
 
@@ -217,8 +216,8 @@ def decoder_losses(p: Any, q: Any, eps: Any) -> DecoderLosses:
     eps : array_like
         Thresholds ε >= 0.
     """
-    P = _as_stochastic(p, "p", tol=1e-6)
-    Q = _as_stochastic(q, "q", tol=1e-6)
+    P = _as_stochastic(p, "p")
+    Q = _as_stochastic(q, "q")
     if P.ndim not in (1, 2):
         raise InputError(f"p: must have shape (n,) or (positions, n), got {P.shape}")
     if Q.shape != P.shape:

@@ -1,4 +1,4 @@
-"""Practical verification algorithms of (multi-draft) speculative decoding (MATH §5):
+"""Practical verification algorithms of (multi-draft) speculative decoding (docs/theory.md §5):
 exact acceptance, vectorised samplers, and their gap to the optimum α*.
 
 >>> import numpy as np, optaccept as oa
@@ -47,7 +47,7 @@ __all__ = [
     "CanonicalDecomposition",
 ]
 
-#: Every verifier, in the order of MATH §5.
+#: Every verifier, in the order of docs/theory.md §5.
 ALL: list[Verifier] = [
     SD(),
     NSS(),

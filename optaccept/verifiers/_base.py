@@ -2,7 +2,7 @@
 
 A *verifier* sees the ordered draft tuple x̄ (drawn from its own draft law, built
 from the draft distribution q and the number of drafts k) and outputs a token Y
-with law exactly p (lossless).  Two acceptance notions exist (MATH §5):
+with law exactly p (lossless).  Two acceptance notions exist (docs/theory.md §5):
 
 ``"output"``  P(Y ∈ set(x̄)) — the optimal-transport notion, bounded by α*;
 ``"rule"``    P(the rule itself accepts a draft) — what an implementation that does
@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._errors import InputError, MethodError
-from .._validation import as_distribution, check_k, check_rng, check_size
+from .._validation import as_distribution, as_distribution_pair, check_k, check_rng, check_size
 from ..drafts import DraftLaw
 
 __all__ = ["Verifier", "Draws", "NOTIONS"]
@@ -118,8 +118,7 @@ class Verifier:
         return k
 
     def _inputs(self, p: Any, q: Any, k: Any) -> tuple[np.ndarray, np.ndarray, int]:
-        pf = as_distribution(p, "p")
-        qf = as_distribution(q, "q", n=pf.size)
+        pf, qf = as_distribution_pair(p, q)
         return pf, qf, self._check_k(k)
 
     # -- public API ----------------------------------------------------------

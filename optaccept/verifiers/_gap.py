@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import InputError, MethodError
-from .._validation import as_distribution, check_k
+from .._validation import as_distribution_pair, check_k
 from ._base import Verifier
 
 __all__ = ["GapTable", "gap_table"]
@@ -70,6 +70,41 @@ class GapTable:
             rows.append(f"| {n} | " + " | ".join(cells) + " |")
         return "\n".join([head, sep, *rows])
 
+    def _long_rows(self) -> list[dict[str, Any]]:
+        return [
+            {"verifier": n, "k": k, "alpha": self.alpha[n][k], "alpha_star": self.alpha_star[n][k],
+             "gap": self.gap(n, k)}
+            for n in self.names
+            for k in self.ks
+        ]
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame in long format (verifier, k, alpha, alpha_star, gap); needs pandas."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("GapTable.to_pandas needs pandas (pip install pandas)") from None
+        return pd.DataFrame(self._long_rows())
+
+    def to_latex(self, caption: str = r"Exact acceptance $\alpha$ and $\alpha^*$ of each verifier's own draft law.") -> str:
+        """A LaTeX ``table`` (booktabs) with α / α* per cell; ``--`` where undefined."""
+        from .._display import latex_table
+
+        rows = [[n] + ["--" if self.alpha[n][k] is None else f"{self.alpha[n][k]:.4f} / {self.alpha_star[n][k]:.4f}"
+                       for k in self.ks] for n in self.names]
+        return latex_table(["verifier"] + [f"$k={k}$: $\\alpha$ / $\\alpha^*$" for k in self.ks], rows, caption)
+
+    def __repr__(self) -> str:
+        return f"GapTable({len(self.names)} verifiers, ks={list(self.ks)})"
+
+    def _repr_html_(self) -> str:
+        from .._display import html_table
+
+        rows = [[n] + ["—" if self.alpha[n][k] is None else f"{self.alpha[n][k]:.4f} / {self.alpha_star[n][k]:.4f}"
+                       for k in self.ks] for n in self.names]
+        return html_table(["verifier"] + [f"k={k}: α / α*" for k in self.ks], rows, title="Gap table",
+                          caption="α: the verifier's exact acceptance; α*: optimum of its own draft law.")
+
 
 def gap_table(p: Any, q: Any, ks: Iterable[int], verifiers: Sequence[Verifier] | None = None) -> GapTable:
     """Exact acceptance of each verifier and α* of its own draft law, for each k.
@@ -91,8 +126,7 @@ def gap_table(p: Any, q: Any, ks: Iterable[int], verifiers: Sequence[Verifier] |
     from ..optimal import optimal_acceptance
     from . import ALL
 
-    pf = as_distribution(p, "p")
-    qf = as_distribution(q, "q", n=pf.size)
+    pf, qf = as_distribution_pair(p, q)
     try:
         ks_t = tuple(check_k(k, "ks") for k in ks)
     except TypeError:

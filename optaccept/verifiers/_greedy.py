@@ -7,7 +7,7 @@ from r ∝ p on T and (p − q̃)₊ off T.  Output law p, and
 
 .. math:: \alpha = p(T) + \sum_{y \notin T} \min(p(y), \tilde q(y)) = \alpha^*(\text{Greedy})
 
-(MATH §2.3).  The residual on T outputs a drafted token by design, so the rule's
+(docs/theory.md §2.3).  The residual on T outputs a drafted token by design, so the rule's
 acceptance is the same as the output notion.
 """
 

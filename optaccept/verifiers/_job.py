@@ -96,6 +96,7 @@ def gap_ensemble(
                 out["rows"][name][k] = {
                     "mean_alpha": float(arr[:, 0].mean()),
                     "mean_gap_own": float(arr[:, 1].mean()),
+                    "sem_gap_own": float(arr[:, 1].std(ddof=1) / np.sqrt(len(arr))) if len(arr) > 1 else 0.0,
                     "max_gap_own": float(arr[:, 1].max()),
                     "mean_gap_iid": float(arr[:, 2].mean()),
                 }
@@ -107,86 +108,100 @@ def _r(x: float) -> float:
     return round(x, 4) + 0.0
 
 
-def _markdown(ens: dict[str, Any], fig: list[dict[str, Any]]) -> str:
-    ks = ens["ks"]
-    lines = [
-        "# Verifiers: gap to the optimum",
-        "",
-        f"Ensemble: {ens['size']} instances, n = {ens['n']}, p and q independent Dirichlet(1/2) "
-        f"(numpy default_rng({ens['seed']})).  Cell: mean α (mean α*(own law) − α; mean α*(iid) − α).",
-        "",
-        "| verifier | " + " | ".join(f"k={k}" for k in ks) + " |",
-        "|---|" + "---|" * len(ks),
-    ]
+def _label(name: str) -> str:
+    from ..plots import VERIFIER_LABELS
+
+    return VERIFIER_LABELS.get(name, name)
+
+
+def _gap_rows(ens: dict[str, Any]) -> list[list[str]]:
+    rows = []
     for name, row in ens["rows"].items():
-        cells = []
-        for k in ks:
+        cells = [_label(name)]
+        for k in ens["ks"]:
             c = row.get(k)
             cells.append(
-                "—"
-                if c is None
-                else f"{c['mean_alpha']:.4f} ({_r(c['mean_gap_own']):.4f}; {_r(c['mean_gap_iid']):+.4f})"
+                "n/a" if c is None
+                else f"{c['mean_alpha']:.4f} ({_r(c['mean_gap_own']):.4f} ± {_r(c['sem_gap_own']):.4f}; "
+                f"{_r(c['mean_gap_iid']):+.4f})"
             )
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "Khisti et al. Figure 2 (q uniform on 3 tokens, two i.i.d. drafts), plateau α* = 1 on the grid t = j/180:",
-    ]
-    for d in fig:
-        pl = d["plateau"]
-        lines.append(f"- target {d['label']}: " + ("none" if pl is None else f"t ∈ [{pl[0]}, {pl[1]}]"))
-    return "\n".join(lines) + "\n"
+        rows.append(cells)
+    return rows
 
 
 def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]:
-    """Write ``verifiers_khisti_fig2.png``, ``verifiers_gap.png``, ``verifiers_gap.md`` and
-    ``verifiers_gap.json`` into ``figures_dir``."""
+    """Write ``verifiers_khisti_fig2.{png,pdf}``, ``verifiers_gap.{png,pdf}``,
+    ``verifiers_gap.{md,csv,tex}`` and ``verifiers_gap.json`` into ``figures_dir``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from tqdm.auto import tqdm
 
-    from ._plots import plot_acceptance_curves, plot_gap_bars
+    from .._display import write_table
+    from ..plots import plot_acceptance_curves, plot_gap_heatmap, save_figure
 
     out = pathlib.Path(figures_dir)
     out.mkdir(parents=True, exist_ok=True)
     grid = 90 if quick else GRID
     figs = []
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for ax, first, label in zip(axes, (Fraction(1, 3), Fraction(1, 6)), ("(1/3, t, 2/3 − t)", "(1/6, t, 5/6 − t)")):
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.9), sharey=True)
+    targets = ((Fraction(1, 3), "(1/3, t, 2/3 − t)"), (Fraction(1, 6), "(1/6, t, 5/6 − t)"))
+    for ax, (first, label) in zip(axes, tqdm(targets, desc="verifiers: Khisti et al. Fig. 2 (exact)", leave=False)):
         d = figure2_data(first, grid)
         d["label"] = label
         figs.append(d)
-        plot_acceptance_curves(d["t"], {k: d[k] for k in ("optimal", "K-SEQ", "RRS")}, title=f"p = {label}", ax=ax)
-    fig.suptitle("Two i.i.d. drafts from the uniform q on 3 tokens (Khisti et al., Fig. 2)")
-    fig.tight_layout()
-    p1 = out / "verifiers_khisti_fig2.png"
-    fig.savefig(p1, dpi=130)
+        plot_acceptance_curves(d["t"], {k: d[k] for k in ("optimal", "K-SEQ", "RRS")},
+                               title=f"$p = {label.replace('−', '-')}$", ax=ax, legend=False)
+    axes[1].set_ylabel("")
+    fig.suptitle("Two i.i.d. drafts from the uniform $q$ on 3 tokens (Khisti et al., Fig. 2); "
+                 f"$\\alpha^*$ exact on the grid $t = j/{grid}$", fontsize=10)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncols=4, fontsize=8.5, frameon=False)
+    paths = save_figure(fig, out / "verifiers_khisti_fig2")
     plt.close(fig)
 
     ens = gap_ensemble(size=30 if quick else ENSEMBLE_SIZE)
-    fig, ax = plt.subplots(figsize=(8, 3.8))
-    plot_gap_bars(
+    fig, ax = plt.subplots(figsize=(7.2, 4.6))
+    plot_gap_heatmap(
         {n: {int(k): c["mean_gap_own"] for k, c in row.items()} for n, row in ens["rows"].items()},
-        title=f"mean gap to α* of each verifier's own draft law (n = {ens['n']}, {ens['size']} instances)",
+        {n: {int(k): c["sem_gap_own"] for k, c in row.items()} for n, row in ens["rows"].items()},
+        title=("Mean gap $\\alpha^*(\\mathrm{own\\ draft\\ law}) - \\alpha$ ± standard error\n"
+               f"{ens['size']} random pairs, $n = {ens['n']}$, $p, q \\sim$ Dirichlet(1/2) (seed {ens['seed']})"),
         ax=ax,
     )
     fig.tight_layout()
-    p2 = out / "verifiers_gap.png"
-    fig.savefig(p2, dpi=130)
+    paths += save_figure(fig, out / "verifiers_gap")
     plt.close(fig)
-    p3 = out / "verifiers_gap.md"
-    p3.write_text(_markdown(ens, figs))
+
+    notes = (
+        f"Ensemble: {ens['size']} instances, n = {ens['n']}, p and q independent Dirichlet(1/2) "
+        f"(numpy default_rng({ens['seed']})).  Cell: mean α (mean α*(own draft law) − α ± standard error; "
+        "mean α*(i.i.d. drafts) − α); n/a: the verifier is not defined for that k.  docs/theory.md §5.\n\n"
+        "Khisti et al. Figure 2 (q uniform on 3 tokens, two i.i.d. drafts), plateau α* = 1 on the grid "
+        f"t = j/{grid}:\n"
+        + "\n".join(f"- target {d['label']}: " + ("none" if d["plateau"] is None else
+                                                    f"t ∈ [{d['plateau'][0]}, {d['plateau'][1]}]") for d in figs)
+    )
+    paths += write_table(
+        out / "verifiers_gap", ["verifier"] + [f"k = {k}" for k in ens["ks"]], _gap_rows(ens),
+        title="Verifiers: gap to the optimum", notes=notes,
+        latex_header=["verifier"] + [f"$k = {k}$" for k in ens["ks"]],
+        caption=(f"Mean acceptance of each verifier over {ens['size']} random pairs (n = {ens['n']}); in brackets "
+                 "the mean gap to α* of its own draft law ± standard error, and the mean gap to α* of i.i.d. drafts."),
+    )
     p4 = out / "verifiers_gap.json"
     js = dict(ens)
     js["figure2"] = [
         {"target": d["label"], "plateau": None if d["plateau"] is None else [str(x) for x in d["plateau"]]}
         for d in figs
     ]
-    p4.write_text(json.dumps(js, indent=2))
+    p4.write_text(json.dumps(js, indent=2) + "\n")
+    paths.append(p4)
     for d in figs:
         pl = d["plateau"]
         print(f"   Figure 2, p = {d['label']}: α* = 1 for t in " + ("(none)" if pl is None else f"[{pl[0]}, {pl[1]}]"))
     for name, row in ens["rows"].items():
         print(f"   {name:12s} " + "  ".join(f"k={k}: gap {_r(c['mean_gap_own']):.4f}" for k, c in row.items()))
-    return [p1, p2, p3, p4]
+    return paths

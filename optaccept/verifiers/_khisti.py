@@ -2,7 +2,7 @@ r"""Importance-weighted selection with a truncated LP, then speculative sampling
 (Khisti et al., *Multi-Draft Speculative Sampling: Canonical Decomposition and
 Theoretical Limits*, ICLR 2025, §4; their target is q and their drafts p₁, p₂).
 
-Two steps (the canonical decomposition, MATH §3):
+Two steps (the canonical decomposition, docs/theory.md §3):
 
 1. *Selection.*  k i.i.d. drafts from q are reduced to one token by a pairwise
    tournament: stage m = 1..k−1 chooses between the current winner W (law πₘ, π₁ = q)

@@ -1,6 +1,6 @@
 r"""The optimal verifier: draw x̄, then Y from an optimal plan of ``optimal_acceptance``.
 
-With the compressed max-flow plan (MATH §2), flow[A, y] is the mass of draft set A
+With the compressed max-flow plan (docs/theory.md §2), flow[A, y] is the mass of draft set A
 matched to y ∈ A.  Unmatched set mass u(A) = D(A) − Σ_y flow[A, y] is coupled
 independently with unmatched target mass v(y) = p(y) − Σ_A flow[A, y], so
 

@@ -1,0 +1,787 @@
+"""Draft trees sampled from a real draft model, with target and draft distributions at every node.
+
+For each prompt, ``trees_per_prompt`` draft trees are grown from the draft model:
+``k`` chains of ``length`` tokens, ``drafts="iid"`` (each chain sampled
+independently, token by token, from the draft's warped distribution q) or
+``"swor"`` (the chains passing through a node draw distinct tokens there, without
+replacement, as in RRS-without-replacement trees; Jeon et al. 2024, arXiv
+2402.14160).  Chains that share a prefix share nodes, so the chains form a tree
+whose root is the prompt.
+
+The forward passes are tree-batched.  The prompt is run once per model and kept
+in a key/value cache; the draft then reads all new nodes of one depth (of every
+tree of the prompt) in one pass, and the target reads *every* node of every
+tree of the prompt in a single pass, each node seeing the prompt, its ancestors
+and itself through a tree attention mask (SpecInfer, Miao et al. 2024, arXiv
+2305.09781) and sitting at the position of its depth.  The distribution read at
+a node is therefore the model's next-token law given prompt + the node's path,
+as a separate forward pass of that chain would give (tested to 1e-5).
+
+:class:`DraftTrees` stores the trees (node parents, tokens, depths, the k chains
+as node indices) and the rows p, q of every node, compressed, with provenance
+and a SHA-256 checksum, like :class:`Distributions`.  :meth:`DraftTrees.models`
+replays one tree's rows as sequence models (prefix -> distribution), so that the
+tree computations run from a file, offline.  :class:`SequenceModel` is the live
+counterpart: a model and a prompt as a cached ``prefix -> distribution``
+callable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._errors import InputError
+from ._batched import resolve_device
+from ._extract import _encode, _prompt_seed
+from ._models import ModelPair, Warp, package_versions
+from ._prompts import Prompt, as_prompts
+from ._storage import Distributions, _checksum
+
+__all__ = ["DraftTrees", "extract_trees", "SequenceModel", "StoredModel", "sequence_models", "DRAFT_LAWS"]
+
+FORMAT = "optaccept.llm.DraftTrees/1"
+DRAFT_LAWS = ("iid", "swor")
+
+
+# ----------------------------------------------------------------------------- storage
+
+
+class DraftTrees:
+    """Draft trees with the target's and the draft's next-token distribution at every node.
+
+    Node arrays (one entry per node, trees one after another, each tree's nodes in
+    breadth-first order with its root first):
+
+    ``tree``, ``parent`` (global node index, -1 at a root), ``depth`` (0 at the root),
+    ``token`` (the token leading to the node, -1 at a root), and the rows
+    :attr:`target` (p) and :attr:`draft` (q): the next-token laws given prompt + the
+    node's path.  Tree arrays: ``prompt_index`` and ``chains``, shape
+    (trees, k, length): the node reached by each chain after each of its tokens, in
+    the order the chains were drafted.  ``meta`` holds the provenance.
+    """
+
+    def __init__(
+        self,
+        target: Any,
+        draft: Any,
+        *,
+        tree: Any,
+        parent: Any,
+        depth: Any,
+        token: Any,
+        prompt_index: Any,
+        chains: Any,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        rows = Distributions(target, draft)  # shape checks, float32
+        m = rows.n_positions
+        self._rows = rows
+        self.tree = self._ints(tree, (m,), "tree")
+        self.parent = self._ints(parent, (m,), "parent")
+        self.depth = self._ints(depth, (m,), "depth")
+        self.token = self._ints(token, (m,), "token")
+        self.prompt_index = np.array(prompt_index, dtype=np.int64).reshape(-1)
+        ch = np.array(chains, dtype=np.int64)
+        if ch.ndim != 3 or ch.shape[0] != self.prompt_index.size:
+            raise InputError(f"chains: must have shape (trees, k, length), got {ch.shape}")
+        self.chains_nodes = ch
+        self.meta = dict(meta or {})
+        n_trees = self.prompt_index.size
+        if m and (self.tree.min() < 0 or self.tree.max() >= n_trees):
+            raise InputError("tree: node tree indices out of range")
+        roots = np.flatnonzero(self.parent < 0)
+        if not np.array_equal(self.tree[roots], np.arange(n_trees)):
+            raise InputError("parent: every tree needs exactly one root, trees in order")
+        self._roots = roots
+        for a in (self.tree, self.parent, self.depth, self.token, self.prompt_index, self.chains_nodes):
+            a.setflags(write=False)
+        self._prefix_index: list[dict[tuple[int, ...], int]] | None = None
+
+    @staticmethod
+    def _ints(x: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
+        a = np.array(x, dtype=np.int64).reshape(-1)
+        if a.shape != shape:
+            raise InputError(f"{name}: must have one entry per node {shape}, got {a.shape}")
+        return a
+
+    # ------------------------------------------------------------------ access
+
+    @property
+    def target(self) -> np.ndarray:
+        """(nodes, vocab) float32 target distributions p (read-only)."""
+        return self._rows.target
+
+    @property
+    def draft(self) -> np.ndarray:
+        """(nodes, vocab) float32 draft distributions q (read-only)."""
+        return self._rows.draft
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.prompt_index.size)
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.tree.size)
+
+    @property
+    def vocab_size(self) -> int:
+        return self._rows.vocab_size
+
+    @property
+    def k(self) -> int:
+        return int(self.chains_nodes.shape[1])
+
+    @property
+    def length(self) -> int:
+        return int(self.chains_nodes.shape[2])
+
+    @property
+    def drafts(self) -> str:
+        return str(self.meta.get("drafts", "iid"))
+
+    def __len__(self) -> int:
+        return self.n_trees
+
+    def __repr__(self) -> str:
+        return (
+            f"DraftTrees({self.n_trees} trees, k={self.k}, length={self.length}, drafts={self.drafts!r}, "
+            f"{self.n_nodes} nodes, vocab {self.vocab_size})"
+        )
+
+    def _repr_html_(self) -> str:
+        m = self.meta
+        rows = [
+            ("trees", self.n_trees),
+            ("k chains × length", f"{self.k} × {self.length} ({self.drafts})"),
+            ("nodes", self.n_nodes),
+            ("vocabulary", self.vocab_size),
+            ("target", f"{m.get('target_model', '?')} {m.get('target_warp', '')}"),
+            ("draft", f"{m.get('draft_model', '?')} {m.get('draft_warp', '')}"),
+        ]
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(str(a))}</th>"
+                       f"<td style='text-align:left'>{html.escape(str(b))}</td></tr>" for a, b in rows)
+        return f"<table><caption>DraftTrees</caption>{body}</table>"
+
+    def nodes(self, i: int) -> np.ndarray:
+        """Global indices of tree ``i``'s nodes (root first, breadth-first)."""
+        i = self._tree_index(i)
+        return np.flatnonzero(self.tree == i)
+
+    def _tree_index(self, i: Any) -> int:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.n_trees:
+            raise InputError(f"i: must be a tree index in [0, {self.n_trees}), got {i!r}")
+        return int(i)
+
+    def path(self, node: int) -> tuple[int, ...]:
+        """The tokens from the root to ``node`` (the node's prefix after the prompt)."""
+        out = []
+        j = int(node)
+        while self.parent[j] >= 0:
+            out.append(int(self.token[j]))
+            j = int(self.parent[j])
+        return tuple(reversed(out))
+
+    def chains(self, i: int) -> list[tuple[int, ...]]:
+        """Tree ``i``'s k drafted chains as token tuples, in drafting order."""
+        i = self._tree_index(i)
+        return [tuple(int(self.token[j]) for j in row) for row in self.chains_nodes[i]]
+
+    def prefixes(self, i: int) -> dict[tuple[int, ...], int]:
+        """Tree ``i``'s node prefixes (token tuples after the prompt) -> global node index."""
+        i = self._tree_index(i)
+        if self._prefix_index is None:
+            index: list[dict[tuple[int, ...], int]] = [dict() for _ in range(self.n_trees)]
+            for j in range(self.n_nodes):
+                index[int(self.tree[j])][self.path(j)] = j
+            self._prefix_index = index
+        return self._prefix_index[i]
+
+    def rows(self, nodes: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of p and q at ``nodes`` (default all) as float64, renormalised."""
+        sel = slice(None) if nodes is None else np.asarray(nodes)
+        sub = Distributions(self.target[sel], self.draft[sel])
+        return sub.rows()
+
+    def models(self, i: int) -> tuple[StoredModel, StoredModel]:
+        """Tree ``i`` as (target, draft) sequence models replaying the stored rows.
+
+        Each is a callable ``prefix -> float64 distribution`` defined on the tree's
+        node prefixes (``()`` is the root); any other prefix raises ``KeyError``.
+        """
+        index = self.prefixes(i)
+        p, q = self.rows(list(index.values()))
+        keys = list(index)
+        where = f"tree {i}"
+        return (StoredModel(dict(zip(keys, p, strict=True)), "target", where),
+                StoredModel(dict(zip(keys, q, strict=True)), "draft", where))
+
+    def as_distributions(self, *, internal_only: bool = False) -> Distributions:
+        """The node rows as :class:`Distributions` (prompt index, depth as step, token),
+        e.g. for ``gap_table`` or :func:`draft_quality`; ``internal_only`` drops the leaves."""
+        sel = self.depth < self.length if internal_only else np.ones(self.n_nodes, bool)
+        return Distributions(
+            self.target[sel], self.draft[sel], prompt_index=self.prompt_index[self.tree[sel]],
+            step=self.depth[sel], token=self.token[sel], meta=self.meta,
+        )
+
+    def select(self, trees: Any) -> DraftTrees:
+        """The trees selected by ``trees`` (indices, a slice or a boolean mask), renumbered."""
+        idx = np.arange(self.n_trees)[trees]
+        idx = np.atleast_1d(idx)
+        keep = np.isin(self.tree, idx)
+        old = np.flatnonzero(keep)
+        new_of_old = np.full(self.n_nodes, -1, dtype=np.int64)
+        new_of_old[old] = np.arange(old.size)
+        new_tree = np.full(self.n_trees, -1, dtype=np.int64)
+        new_tree[idx] = np.arange(idx.size)
+        order = np.argsort(new_tree[self.tree[old]], kind="stable")
+        old = old[order]
+        new_of_old[old] = np.arange(old.size)
+        parent = np.where(self.parent[old] >= 0, new_of_old[np.maximum(self.parent[old], 0)], -1)
+        return DraftTrees(
+            self.target[old], self.draft[old], tree=new_tree[self.tree[old]], parent=parent,
+            depth=self.depth[old], token=self.token[old], prompt_index=self.prompt_index[idx],
+            chains=new_of_old[self.chains_nodes[idx]], meta=self.meta,
+        )
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[DraftTrees], meta: dict[str, Any] | None = None) -> DraftTrees:
+        """The trees of several parts, one after another (same vocabulary, k and length)."""
+        if not parts:
+            raise InputError("parts: nothing to concatenate")
+        shapes = {(p.vocab_size, p.k, p.length) for p in parts}
+        if len(shapes) != 1:
+            raise InputError(f"parts: (vocabulary, k, length) differ: {sorted(shapes)}")
+        node_off = np.cumsum([0] + [p.n_nodes for p in parts])
+        tree_off = np.cumsum([0] + [p.n_trees for p in parts])
+        return cls(
+            np.concatenate([p.target for p in parts]),
+            np.concatenate([p.draft for p in parts]),
+            tree=np.concatenate([p.tree + t for p, t in zip(parts, tree_off, strict=False)]),
+            parent=np.concatenate([np.where(p.parent >= 0, p.parent + o, -1)
+                                   for p, o in zip(parts, node_off, strict=False)]),
+            depth=np.concatenate([p.depth for p in parts]),
+            token=np.concatenate([p.token for p in parts]),
+            prompt_index=np.concatenate([p.prompt_index for p in parts]),
+            chains=np.concatenate([p.chains_nodes + o for p, o in zip(parts, node_off, strict=False)]),
+            meta=parts[0].meta if meta is None else meta,
+        )
+
+    # ----------------------------------------------------------------- storage
+
+    def _arrays(self, sparse: bool, dtype: str) -> dict[str, np.ndarray]:
+        out = self._rows._arrays(sparse)
+        for name in ("target", "draft", "target_values", "draft_values"):
+            if name in out:
+                out[name] = out[name].astype(dtype)
+        for name in ("prompt_index", "step", "token"):  # per-row fields of Distributions
+            out.pop(name, None)
+        out.update(
+            tree=self.tree, parent=self.parent, depth=self.depth, token=self.token,
+            prompt_index=self.prompt_index, chains=self.chains_nodes,
+        )
+        return out
+
+    def save(self, path: str | os.PathLike, *, sparse: bool | None = None, dtype: str = "float32") -> Path:
+        """Write a compressed ``.npz`` with provenance and a SHA-256 checksum.
+
+        ``sparse=None`` stores each node's union of supports when under half of the
+        entries are nonzero (truncated distributions), else dense rows.
+        ``dtype="float16"`` halves the size of dense rows at ~1e-3 relative
+        precision (rows are renormalised on use); the default keeps float32.
+        """
+        if dtype not in ("float32", "float16"):
+            raise InputError(f"dtype: must be 'float32' or 'float16', got {dtype!r}")
+        path = Path(path)
+        if sparse is None:
+            nnz = int(np.count_nonzero((self.target > 0) | (self.draft > 0)))
+            sparse = nnz < 0.5 * self.target.size
+        arrays = self._arrays(bool(sparse), dtype)
+        meta_json = json.dumps({"format": FORMAT, **self.meta, "row_dtype": dtype}, sort_keys=True)
+        checksum = _checksum(arrays, meta_json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as fh:
+            np.savez_compressed(fh, **arrays, meta=np.array(meta_json), checksum=np.array(checksum))
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, verify: bool = True) -> DraftTrees:
+        """Read a file written by :meth:`save`; checks the checksum unless told not to."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputError(f"path: {path} does not exist")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                data = {name: z[name] for name in z.files}
+        except (OSError, ValueError) as exc:
+            raise InputError(f"path: {path} is not a readable .npz file ({exc})") from None
+        if "meta" not in data or "checksum" not in data:
+            raise InputError(f"path: {path} is not an optaccept draft-tree file")
+        meta_json = str(data.pop("meta"))
+        checksum = str(data.pop("checksum"))
+        if verify and _checksum(data, meta_json) != checksum:
+            raise InputError(f"path: {path} fails its checksum (corrupted or edited)")
+        meta = json.loads(meta_json)
+        if meta.pop("format", None) != FORMAT:
+            raise InputError(f"path: {path} has an unknown format")
+        meta.pop("row_dtype", None)
+        if "indptr" in data:
+            m, n = (int(x) for x in data["shape"])
+            rows = np.repeat(np.arange(m), np.diff(data["indptr"]))
+            target = np.zeros((m, n), dtype=np.float32)
+            draft = np.zeros((m, n), dtype=np.float32)
+            target[rows, data["indices"]] = data["target_values"]
+            draft[rows, data["indices"]] = data["draft_values"]
+        else:
+            target, draft = data["target"], data["draft"]
+        return cls(
+            target, draft, tree=data["tree"], parent=data["parent"], depth=data["depth"],
+            token=data["token"], prompt_index=data["prompt_index"], chains=data["chains"], meta=meta,
+        )
+
+
+class StoredModel:
+    """A sequence model replaying stored rows: ``model(prefix)`` -> float64 distribution.
+
+    Defined only on the stored prefixes (token tuples after the prompt); any other
+    prefix raises ``KeyError`` naming it.
+    """
+
+    def __init__(self, rows: dict[tuple[int, ...], np.ndarray], side: str = "model", where: str = "") -> None:
+        self._rows = {tuple(int(t) for t in k): np.asarray(v, dtype=np.float64) for k, v in rows.items()}
+        for v in self._rows.values():
+            v.setflags(write=False)
+        self.side = side
+        self.where = where
+        self.vocab_size = len(next(iter(self._rows.values()))) if self._rows else 0
+
+    def __call__(self, prefix: Sequence[int]) -> np.ndarray:
+        key = tuple(int(t) for t in prefix)
+        try:
+            return self._rows[key]
+        except KeyError:
+            raise KeyError(
+                f"prefix {key}: not a node of the stored {self.side} rows ({self.where}); "
+                "stored models answer only at their tree's nodes"
+            ) from None
+
+    @property
+    def prefixes(self) -> list[tuple[int, ...]]:
+        return list(self._rows)
+
+    def __contains__(self, prefix: Sequence[int]) -> bool:
+        return tuple(int(t) for t in prefix) in self._rows
+
+    def __repr__(self) -> str:
+        return f"StoredModel({self.side}, {len(self._rows)} prefixes, vocab {self.vocab_size}, {self.where})"
+
+
+# ------------------------------------------------------------------- live models
+
+
+class SequenceModel:
+    """A language model after a fixed prompt, as ``model(prefix)`` -> float64 distribution.
+
+    ``prefix`` is a tuple of token ids following the prompt; the answer is the
+    warped next-token law (renormalised float64).  The prompt's keys and values are
+    computed once; answers are cached (least recently used, ``cache_size`` entries).
+    :meth:`batch` answers many prefixes in one tree-masked forward pass.
+
+    Parameters
+    ----------
+    model : transformers causal LM
+    prompt_ids : sequence of int
+        The prompt, already tokenised (chat template applied if wanted).
+    warp : Warp
+        Temperature and truncation.
+    device : str or torch.device
+        ``"auto"``: cuda when available, else cpu.
+    cache_size : int
+        Distributions kept (each is vocab × 8 bytes).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        prompt_ids: Sequence[int],
+        warp: Warp = Warp(),
+        *,
+        device: Any = "auto",
+        cache_size: int = 4096,
+        name: str = "model",
+    ) -> None:
+        if not isinstance(warp, Warp):
+            raise InputError("warp: must be a Warp")
+        ids = [int(t) for t in prompt_ids]
+        if not ids:
+            raise InputError("prompt_ids: empty prompt")
+        self.model = model
+        self.prompt_ids = tuple(ids)
+        self.warp = warp
+        self.device = resolve_device(device)
+        self.cache_size = int(cache_size)
+        self.name = name
+        self._cache: OrderedDict[tuple[int, ...], np.ndarray] = OrderedDict()
+        self.forward_passes = 0
+        self._runner: _TreeRunner | None = None
+
+    def _run(self) -> _TreeRunner:
+        if self._runner is None:
+            self.model.to(self.device)
+            self._runner = _TreeRunner(self.model, list(self.prompt_ids), self.device)
+            self.forward_passes += 1
+        return self._runner
+
+    def __call__(self, prefix: Sequence[int]) -> np.ndarray:
+        return self.batch([prefix])[0]
+
+    def batch(self, prefixes: Sequence[Sequence[int]]) -> np.ndarray:
+        """Distributions at several prefixes, shape (len(prefixes), vocab), one forward pass."""
+        keys = [tuple(int(t) for t in pr) for pr in prefixes]
+        missing = list(dict.fromkeys(k for k in keys if k not in self._cache and k))
+        if missing:
+            runner = self._run()
+            nodes, parents, tokens, depths = _trie(missing)
+            logits = runner.forest(parents, tokens, depths)
+            self.forward_passes += 1
+            probs = self.warp.probs(logits).double().cpu().numpy()
+            for j, key in enumerate(nodes):
+                self._store(key, probs[j])
+        if () in keys and () not in self._cache:
+            runner = self._run()
+            self._store((), self.warp.probs(runner.root_logits[None]).double().cpu().numpy()[0])
+        out = []
+        for key in keys:
+            row = self._cache[key]
+            self._cache.move_to_end(key)
+            out.append(row)
+        return np.stack(out)
+
+    def _store(self, key: tuple[int, ...], row: np.ndarray) -> None:
+        row = row / row.sum()
+        row.setflags(write=False)
+        self._cache[key] = row
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+
+    def __repr__(self) -> str:
+        return (f"SequenceModel({self.name!r}, prompt of {len(self.prompt_ids)} tokens, {self.warp}, "
+                f"{len(self._cache)} cached)")
+
+
+def _trie(prefixes: Sequence[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], list[int], list[int], list[int]]:
+    """All nonempty prefixes of ``prefixes`` as a forest in breadth-first order:
+    (keys, parent index or -1 for a child of the root, token, depth)."""
+    keys = sorted({pr[:d] for pr in prefixes for d in range(1, len(pr) + 1)}, key=lambda t: (len(t), t))
+    where = {k: j for j, k in enumerate(keys)}
+    parents = [where.get(k[:-1], -1) for k in keys]
+    return keys, parents, [k[-1] for k in keys], [len(k) for k in keys]
+
+
+def sequence_models(
+    pair: ModelPair, prompt: Any, *, chat: bool | None = None, device: Any = "auto", cache_size: int = 4096
+) -> tuple[SequenceModel, SequenceModel]:
+    """(target, draft) of a pair after a prompt, as cached sequence models.
+
+    ``prompt`` is a string, a :class:`Prompt` or a list of token ids; text is
+    wrapped in the tokenizer's chat template when it has one (``chat``).
+    """
+    if not isinstance(pair, ModelPair):
+        raise InputError("pair: must be a ModelPair")
+    if isinstance(prompt, (list, tuple)) and all(isinstance(t, (int, np.integer)) for t in prompt):
+        ids = [int(t) for t in prompt]
+    else:
+        ids = _encode(pair.tokenizer, as_prompts([prompt]), chat)[0]
+    draft_model = pair.target if pair.shared else pair.draft
+    return (
+        SequenceModel(pair.target, ids, pair.target_warp, device=device, cache_size=cache_size,
+                      name=pair.target_id),
+        SequenceModel(draft_model, ids, pair.draft_warp, device=device, cache_size=cache_size,
+                      name=pair.draft_id),
+    )
+
+
+# ------------------------------------------------------------------ forward passes
+
+
+class _TreeRunner:
+    """A model with a prompt in its key/value cache; runs forests of nodes on top of it."""
+
+    def __init__(self, model: Any, prompt_ids: list[int], device: torch.device) -> None:
+        self.model = model
+        self.device = device
+        self.P = len(prompt_ids)
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([prompt_ids], device=device), use_cache=True)
+        self.past = out.past_key_values
+        self.root_logits = out.logits[0, -1].float()
+        self.fed = 0  # nodes currently in the cache after the prompt
+        self._parents: list[int] = []  # parent (fed index, -1 = prompt) of each fed node
+
+    def reset(self) -> None:
+        if self.fed:
+            self.past.crop(self.P)
+            self.fed = 0
+            self._parents = []
+
+    @torch.no_grad()
+    def feed(self, parents: list[int], tokens: list[int], depths: list[int]) -> torch.Tensor:
+        """Append nodes (parent = index among all fed nodes, or -1 for a child of the root) to
+        the cache; returns their logits (new nodes, vocab), float32.  A node may have as
+        parent a node fed earlier or earlier in this call."""
+        n_old, n_new = self.fed, len(tokens)
+        total = n_old + n_new
+        anc = torch.zeros((n_new, total), dtype=torch.bool)
+        for j in range(n_new):
+            anc[j, n_old + j] = True
+            par = parents[j]
+            while par >= 0:
+                if par >= n_old:
+                    anc[j] |= anc[par - n_old]
+                    break
+                anc[j, par] = True
+                par = self._parents[par]
+        self._parents = self._parents[:n_old] + list(parents)
+        allowed = torch.cat([torch.ones((n_new, self.P), dtype=torch.bool), anc], dim=1)
+        dtype = self.model.dtype if self.model.dtype.is_floating_point else torch.float32
+        mask = torch.zeros(allowed.shape, dtype=dtype)
+        mask.masked_fill_(~allowed, torch.finfo(dtype).min)
+        pos = torch.tensor([self.P + d - 1 for d in depths], dtype=torch.long)
+        out = self.model(
+            input_ids=torch.tensor([tokens], device=self.device),
+            attention_mask=mask[None, None].to(self.device),
+            position_ids=pos[None].to(self.device),
+            past_key_values=self.past,
+            use_cache=True,
+        )
+        self.past = out.past_key_values
+        self.fed = total
+        return out.logits[0].float()
+
+    def forest(self, parents: list[int], tokens: list[int], depths: list[int]) -> torch.Tensor:
+        """Logits at every node of a forest in one pass (cache restored afterwards)."""
+        self.reset()
+        try:
+            return self.feed(parents, tokens, depths)
+        finally:
+            self.reset()
+
+
+# ---------------------------------------------------------------------- sampling
+
+
+def _sample_children(q: np.ndarray, m: int, drafts: str, rng: np.random.Generator) -> list[int]:
+    """m tokens at one node: i.i.d. from q, or m distinct ones without replacement."""
+    if drafts == "iid":
+        cdf = np.cumsum(q)
+        u = rng.random(m) * cdf[-1]
+        return [int(t) for t in np.minimum(np.searchsorted(cdf, u, side="right"), q.size - 1)]
+    support = int(np.count_nonzero(q))
+    if m > support:
+        raise InputError(f"k: {m} chains without replacement at a node whose draft support is {support}")
+    with np.errstate(divide="ignore"):
+        keys = rng.exponential(size=q.size) / q  # exponential races: the m first are a SWOR sample
+    return [int(t) for t in np.argsort(keys, kind="stable")[:m]]
+
+
+def _grow_trees(
+    pair: ModelPair,
+    prompt_ids: list[int],
+    *,
+    k: int,
+    length: int,
+    drafts: str,
+    n_trees: int,
+    rng: np.random.Generator,
+    device: torch.device,
+) -> dict[str, Any]:
+    """Sample ``n_trees`` trees after one prompt and read p and q at every node.
+
+    Nodes are numbered in creation order: the roots, then depth 1 of every tree,
+    depth 2, ...; the same order is the order in which the draft and the target
+    read them (parents before children)."""
+    draft_model = pair.target if pair.shared else pair.draft
+    d_run = _TreeRunner(draft_model, prompt_ids, device)
+    tree_of = list(range(n_trees))
+    parent = [-1] * n_trees
+    depth = [0] * n_trees
+    token = [-1] * n_trees
+    q_logits: list[torch.Tensor] = [d_run.root_logits] * n_trees
+    chains = np.zeros((n_trees, k, length), dtype=np.int64)
+    current = [[t] * k for t in range(n_trees)]  # node each chain has reached
+    for d in range(length):
+        first_new = len(tree_of)
+        for t in range(n_trees):
+            at: dict[int, list[int]] = {}
+            for c in range(k):
+                at.setdefault(current[t][c], []).append(c)
+            children: dict[int, int] = {}
+            for node, cs in at.items():
+                qrow = pair.draft_warp.probs(q_logits[node][None]).double().cpu().numpy()[0]
+                toks = _sample_children(qrow / qrow.sum(), len(cs), drafts, rng)
+                children.clear()
+                for c, tok in zip(cs, toks, strict=True):
+                    if tok not in children:
+                        children[tok] = len(tree_of)
+                        tree_of.append(t)
+                        parent.append(node)
+                        depth.append(d + 1)
+                        token.append(tok)
+                    chains[t, c, d] = current[t][c] = children[tok]
+        new = range(first_new, len(tree_of))
+        # fed index of node j is j - n_trees (roots are the prompt, not fed)
+        logits = d_run.feed([parent[j] - n_trees for j in new], [token[j] for j in new],
+                            [depth[j] for j in new])
+        q_logits.extend(logits[i] for i in range(len(new)))
+    if pair.shared:
+        t_logits = q_logits
+    else:  # the target reads every node of every tree of this prompt in one pass
+        t_run = _TreeRunner(pair.target, prompt_ids, device)
+        others = range(n_trees, len(tree_of))
+        logits = t_run.feed([parent[j] - n_trees for j in others], [token[j] for j in others],
+                            [depth[j] for j in others])
+        t_logits = [t_run.root_logits] * n_trees + [logits[i] for i in range(len(others))]
+    # Renumber: trees one after another, each breadth-first with its root first.
+    order = sorted(range(len(tree_of)), key=lambda j: (tree_of[j], depth[j], j))
+    new_of = np.empty(len(order), dtype=np.int64)
+    new_of[order] = np.arange(len(order))
+    p = pair.target_warp.probs(torch.stack([t_logits[j] for j in order])).cpu().numpy()
+    q = pair.draft_warp.probs(torch.stack([q_logits[j] for j in order])).cpu().numpy()
+    return {
+        "target": p,
+        "draft": q,
+        "tree": np.array([tree_of[j] for j in order]),
+        "parent": np.array([new_of[parent[j]] if parent[j] >= 0 else -1 for j in order]),
+        "depth": np.array([depth[j] for j in order]),
+        "token": np.array([token[j] for j in order]),
+        "chains": new_of[chains],
+    }
+
+
+def _check_int(name: str, v: Any, lo: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+        raise InputError(f"{name}: must be an integer >= {lo}, got {v!r}")
+    return int(v)
+
+
+def _meta(pair: ModelPair, prompts: list[Prompt], **settings: Any) -> dict[str, Any]:
+    texts = json.dumps([[p.id, p.text] for p in prompts])
+    meta = {
+        **pair.provenance(),
+        "prompt_ids": [p.id for p in prompts],
+        "prompts_sha256": hashlib.sha256(texts.encode()).hexdigest(),
+        **settings,
+        "packages": package_versions(),
+    }
+    config = {k: v for k, v in meta.items() if k not in ("packages", "device")}
+    meta["config_sha256"] = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+    return meta
+
+
+def extract_trees(
+    pair: ModelPair,
+    prompts: Any = None,
+    *,
+    k: int = 2,
+    length: int = 2,
+    drafts: str = "iid",
+    trees_per_prompt: int = 1,
+    device: Any = "auto",
+    seed: int = 0,
+    chat: bool | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    progress: bool = True,
+) -> DraftTrees:
+    """Sample draft trees from the pair's draft and read p and q at every node.
+
+    Parameters
+    ----------
+    pair : ModelPair
+        Target and draft (two models sharing a tokenizer, e.g.
+        :func:`smollm2_layerskip`, or one model at two temperatures).
+    prompts : list of Prompt or str, or a path to a prompt file, optional
+        Default: :func:`builtin_prompts`.
+    k, length : int
+        Chains per tree and tokens per chain.
+    drafts : {"iid", "swor"}
+        Chains drawn independently, or without replacement at every node.
+    trees_per_prompt : int
+        Independent trees after each prompt (run in the same forward passes).
+    device : str or torch.device
+        ``"auto"``: cuda when available, else cpu.
+    seed : int
+        Prompt i's trees use a ``numpy.random.Generator`` seeded from (seed, i),
+        so results do not depend on resuming.
+    chat : bool, optional
+        Wrap prompts in the tokenizer's chat template (default: when it has one).
+    checkpoint : path, optional
+        A folder receiving one shard per finished prompt; running again with the
+        same settings skips them (an interrupted extraction resumes).
+    progress : bool
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    DraftTrees
+        Trees in prompt order; ``meta`` holds the provenance and timings.
+    """
+    from tqdm.auto import tqdm
+
+    if not isinstance(pair, ModelPair):
+        raise InputError("pair: must be a ModelPair")
+    k = _check_int("k", k, 1)
+    length = _check_int("length", length, 1)
+    trees_per_prompt = _check_int("trees_per_prompt", trees_per_prompt, 1)
+    seed = _check_int("seed", seed, 0)
+    if drafts not in DRAFT_LAWS:
+        raise InputError(f"drafts: must be one of {DRAFT_LAWS}, got {drafts!r}")
+    prompts = as_prompts(prompts)
+    dev = resolve_device(device)
+    pair.to(dev)
+    meta = _meta(pair, prompts, k=k, length=length, drafts=drafts, trees_per_prompt=trees_per_prompt,
+                 seed=seed, chat=chat, device=str(dev))
+    folder = Path(checkpoint) if checkpoint is not None else None
+    done: dict[int, DraftTrees] = {}
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for shard in sorted(folder.glob("prompt-*.npz")):
+            part = DraftTrees.load(shard)
+            if part.meta.get("config_sha256") != meta["config_sha256"]:
+                raise InputError(f"checkpoint: {folder} holds shards made with other settings; "
+                                 "use another folder or delete it")
+            done[int(part.meta["prompt"])] = part
+    encoded = _encode(pair.tokenizer, prompts, chat)
+    start = time.perf_counter()
+    fresh_nodes = 0
+    with torch.no_grad():
+        for i in tqdm(range(len(prompts)), desc="trees", unit="prompt", disable=not progress):
+            if i in done:
+                continue
+            rng = np.random.default_rng(_prompt_seed(seed, i))
+            arr = _grow_trees(pair, encoded[i], k=k, length=length, drafts=drafts, n_trees=trees_per_prompt,
+                              rng=rng, device=dev)
+            part = DraftTrees(arr["target"], arr["draft"], tree=arr["tree"], parent=arr["parent"],
+                              depth=arr["depth"], token=arr["token"],
+                              prompt_index=np.full(trees_per_prompt, i), chains=arr["chains"],
+                              meta={**meta, "prompt": i})
+            fresh_nodes += part.n_nodes
+            if folder is not None:
+                part.save(folder / f"prompt-{i:05d}.npz", sparse=False)
+            done[i] = part
+    seconds = time.perf_counter() - start
+    out_meta = {**meta, "extraction": {"new_nodes": fresh_nodes, "seconds": round(seconds, 3)}}
+    return DraftTrees.concatenate([done[i] for i in sorted(done)], meta=out_meta)

@@ -1,0 +1,53 @@
+"""Every figure of optaccept, as public functions.
+
+Each plot function takes ``ax=None`` (a new figure when None) and returns the Axes; labels
+use the papers' notation (α*, p target, q draft, k drafts).  :func:`save_figure` writes a
+figure as PNG and PDF with reproducible bytes.  Theory: docs/theory.md.
+
+=============================  =====================================================
+core                           :func:`plot_alpha_vs_k`
+verifiers                      :func:`plot_acceptance_curves` (Khisti et al.'s Fig. 2),
+                               :func:`plot_gap_heatmap`, :func:`plot_gap_bars`
+sequence (Yin et al.)          :func:`plot_simulation`, :func:`plot_batch_rejections`,
+                               :func:`plot_batch_improvement`, :func:`plot_pareto_front`,
+                               :func:`plot_decoder_losses`
+real distributions (``llm``)   :func:`plot_gaps`, :func:`plot_position_gaps`
+helpers                        :func:`save_figure`, :func:`legend_below`,
+                               :func:`describe_pair`
+=============================  =====================================================
+"""
+
+from ._core import LAW_STYLES, alpha_curve, plot_alpha_vs_k
+from ._llm import describe_pair, legend_below, plot_gaps, plot_position_gaps
+from ._sequence import (
+    CONTINUATION_LABELS,
+    plot_batch_improvement,
+    plot_batch_rejections,
+    plot_decoder_losses,
+    plot_pareto_front,
+    plot_simulation,
+)
+from ._style import QUANTITY_LABELS, VERIFIER_LABELS, save_figure
+from ._verifiers import plot_acceptance_curves, plot_gap_bars, plot_gap_heatmap
+
+__all__ = [
+    "plot_alpha_vs_k",
+    "alpha_curve",
+    "plot_acceptance_curves",
+    "plot_gap_heatmap",
+    "plot_gap_bars",
+    "plot_simulation",
+    "plot_batch_rejections",
+    "plot_batch_improvement",
+    "plot_pareto_front",
+    "plot_decoder_losses",
+    "plot_gaps",
+    "plot_position_gaps",
+    "legend_below",
+    "describe_pair",
+    "save_figure",
+    "LAW_STYLES",
+    "VERIFIER_LABELS",
+    "QUANTITY_LABELS",
+    "CONTINUATION_LABELS",
+]

@@ -1,0 +1,77 @@
+"""α* against the number of drafts, per draft law."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._style import integer_ticks, new_axes
+
+__all__ = ["plot_alpha_vs_k", "alpha_curve", "LAW_STYLES"]
+
+#: law -> (legend label, marker, line style, marker size, filled).  Sizes differ so that
+#: coinciding curves stay visible (a smaller marker is drawn on top of a larger one).
+LAW_STYLES = {
+    "iid": ("i.i.d. drafts (with replacement)", "o", "-", 7.5, True),
+    "swor": ("drafts without replacement", "s", "--", 5.5, False),
+    "greedy": ("greedy drafts (Hu et al., §5)", "^", ":", 4.0, True),
+}
+
+
+def alpha_curve(p: Any, q: Any, ks: Iterable[int], law: str) -> tuple[list[int], list[float]]:
+    """α*(p, law(q, k)) for each k that the law admits (k ≤ |supp q| without replacement and greedy)."""
+    from ..drafts import IID, Greedy, WithoutReplacement
+    from ..optimal import optimal_acceptance
+
+    classes = {"iid": IID, "swor": WithoutReplacement, "greedy": Greedy}
+    supp = int(np.count_nonzero(np.asarray(q, dtype=float)))
+    xs, ys = [], []
+    for k in ks:
+        if law != "iid" and k > supp:
+            continue
+        xs.append(int(k))
+        ys.append(float(optimal_acceptance(p, classes[law](q, k)).value))
+    return xs, ys
+
+
+def plot_alpha_vs_k(
+    p: Any,
+    q: Any,
+    ks: Sequence[int] = tuple(range(1, 9)),
+    laws: Sequence[str] = ("iid", "swor", "greedy"),
+    ax: Any = None,
+    title: str | None = None,
+    legend: bool = True,
+) -> Any:
+    """α* against the number of drafts k, one curve per draft law.
+
+    At k = 1 every law gives Σ_y min(p(y), q(y)) = 1 − TV(p, q).  Drafting without
+    replacement and greedy drafting need k ≤ |supp q|; when ``ks`` goes beyond, the
+    curves stop there and the plot says so.  Returns the Axes.
+    """
+    ax = new_axes(ax)
+    ks = [int(k) for k in ks]
+    supp = int(np.count_nonzero(np.asarray(q, dtype=float)))
+    stopped = [law for law in laws if law != "iid" and max(ks) > supp]
+    for z, law in enumerate(laws):
+        label, marker, ls, ms, filled = LAW_STYLES[law]
+        xs, ys = alpha_curve(p, q, ks, law)
+        ax.plot(xs, ys, marker=marker, ls=ls, ms=ms, lw=1.3, label=label, zorder=2 + z,
+                mfc=None if filled else "white", color=f"C{z}")
+    ax.set_xlabel("number of drafts $k$")
+    ax.set_ylabel(r"optimal acceptance $\alpha^*$")
+    ax.set_ylim(top=1.005)
+    ax.set_xscale("log", base=2) if max(ks) > 10 else None
+    integer_ticks(ax.xaxis, ks if max(ks) > 10 else None)
+    ax.grid(alpha=0.3)
+    if stopped:
+        words = " and ".join({"swor": "without replacement", "greedy": "greedy"}[law] for law in stopped)
+        ax.text(0.98, 0.04, f"{words}: defined for $k \\leq |\\mathrm{{supp}}\\, q| = {supp}$",
+                transform=ax.transAxes, ha="right", va="bottom", fontsize=8, color="0.3")
+    if legend:
+        ax.legend(fontsize=8, loc="lower right", framealpha=0.9)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax

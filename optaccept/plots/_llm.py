@@ -1,0 +1,122 @@
+"""Figures of gap tables on real next-token distributions (``optaccept.llm``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._style import QUANTITY_LABELS, integer_ticks, new_axes
+
+__all__ = ["plot_gaps", "plot_position_gaps", "legend_below", "describe_pair"]
+
+# name -> (marker, line style, colour, marker size); optima solid, verifiers dashed, k = 2-only
+# verifiers as large unconnected markers.
+_STYLE = {
+    "alpha_swor": ("s", "-", "C0", 6),
+    "alpha_iid": ("o", "-", "C1", 5),
+    "alpha_greedy": ("^", "-", "C2", 5),
+    "kseq": ("D", "--", "C3", 4.5),
+    "rrs": ("o", "--", "C4", 4.5),
+    "greedy_verifier": ("v", "--", "C5", 4.5),
+    "nss": ("x", ":", "C7", 5),
+    "rrs_wor": ("*", "none", "C8", 11),
+    "spechub": ("P", "none", "C9", 9),
+}
+_DEFAULT = ("alpha_swor", "alpha_iid", "alpha_greedy", "kseq", "rrs", "greedy_verifier", "nss", "rrs_wor", "spechub")
+
+
+def describe_pair(meta: dict[str, Any]) -> str:
+    """'SmolLM2-135M-Instruct: target T = 1, top-p 0.95; draft T = 0.7, top-p 0.95' from a
+    Distributions / GapTable provenance record."""
+
+    def warp(w: dict[str, Any] | None) -> str:
+        if not w:
+            return "?"
+        s = f"T = {w.get('temperature', '?'):g}" if isinstance(w.get("temperature"), int | float) else "T = ?"
+        if w.get("top_k"):
+            s += f", top-{w['top_k']}"
+        if w.get("top_p") not in (None, 1, 1.0):
+            s += f", top-p {w['top_p']:g}"
+        return s
+
+    model = str(meta.get("target_model", "?")).rstrip("/").split("/")[-1]
+    model = model.removesuffix(".gguf").split(".Q")[0]
+    draft = str(meta.get("draft_model", model)).rstrip("/").split("/")[-1].removesuffix(".gguf").split(".Q")[0]
+    same = draft == model
+    return (f"{model}: target {warp(meta.get('target_warp'))}; draft "
+            + ("" if same else f"{draft} ") + warp(meta.get("draft_warp")))
+
+
+def plot_gaps(
+    table: Any,
+    draft_temperature: float | None = None,
+    ax: Any = None,
+    *,
+    names: Sequence[str] = _DEFAULT,
+    legend: bool = True,
+    title: str | None = None,
+) -> Any:
+    """Mean α* per draft law and mean α per verifier against k, at one draft temperature of an
+    ``optaccept.llm.GapTable``, with error bars of ± 1 standard error over positions.
+
+    Optima are solid lines, verifiers dashed; verifiers defined only at k = 2 (RRS without
+    replacement, SpecHub) are large unconnected markers; series are shifted slightly in k
+    so that equal values stay visible.  Returns the Axes.
+    """
+    temps = sorted({t for t, _, _ in table.values})
+    t = temps[0] if draft_temperature is None else draft_temperature
+    ax = new_axes(ax, figsize=(5.5, 4))
+    present = [n for n in names if any(tt == t and n == nn for tt, _, nn in table.values)]
+    width = 0.06
+    for i, name in enumerate(present):
+        ks = sorted(k for tt, k, n in table.values if tt == t and n == name)
+        means = np.array([table.values[(t, k, name)].mean() for k in ks])
+        sems = np.array([
+            table.values[(t, k, name)].std(ddof=1) / math.sqrt(table.values[(t, k, name)].size)
+            if table.values[(t, k, name)].size > 1 else 0.0
+            for k in ks
+        ])
+        marker, ls, color, ms = _STYLE.get(name, ("o", "-", None, 5))
+        x = np.array(ks, dtype=float) * (1 + width * (i - (len(present) - 1) / 2) / 4)
+        ax.errorbar(x, means, yerr=sems, marker=marker, ls=ls, color=color, ms=ms, capsize=2, lw=1.2,
+                    mfc="white" if name == "alpha_swor" else None, label=QUANTITY_LABELS.get(name, name))
+    all_ks = sorted({k for tt, k, _ in table.values if tt == t})
+    ax.set_xscale("log", base=2)
+    integer_ticks(ax.xaxis, all_ks)
+    ax.set_xlabel("number of drafts $k$")
+    ax.set_ylabel("mean acceptance over positions")
+    ax.grid(alpha=0.3)
+    ax.set_title(f"draft temperature {t:g}" if title is None else title, fontsize=10)
+    if legend:
+        ax.legend(fontsize=7, loc="lower right", framealpha=0.95)
+    return ax
+
+
+def plot_position_gaps(
+    table: Any, k: int, verifier: str = "rrs", draft_temperature: float | None = None, ax: Any = None
+) -> Any:
+    """One point per position: α* of i.i.d. drafts (x) against its gap α* − α to a verifier
+    (y), at k drafts.  Positions with α* = 1 (to 1e-9) are drawn in grey."""
+    temps = sorted({t for t, _, _ in table.values})
+    t = temps[0] if draft_temperature is None else draft_temperature
+    ax = new_axes(ax, figsize=(5.5, 3.8))
+    a = table.values[(t, k, "alpha_iid")]
+    r = table.values[(t, k, verifier)]
+    one = a >= 1 - 1e-9
+    ax.scatter(a[~one], (a - r)[~one], s=9, alpha=0.7, color="C3", label=fr"$\alpha^* < 1$ ({(~one).sum()} positions)")
+    ax.scatter(a[one], (a - r)[one], s=9, alpha=0.5, color="0.6", label=fr"$\alpha^* = 1$ ({one.sum()} positions)")
+    ax.set_xlabel(fr"$\alpha^*$, i.i.d. drafts, $k = {k}$")
+    ax.set_ylabel(r"gap $\alpha^* - \alpha$, " + QUANTITY_LABELS.get(verifier, verifier).split(", ", 1)[-1])
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def legend_below(fig: Any, ax: Any, ncols: int = 3) -> Any:
+    """One legend for the whole figure, below the axes (no legend over data)."""
+    handles, labels = ax.get_legend_handles_labels()
+    return fig.legend(handles, labels, loc="lower center", ncols=ncols, fontsize=8, frameon=False,
+                      bbox_to_anchor=(0.5, -0.02))

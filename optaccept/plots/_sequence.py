@@ -1,0 +1,152 @@
+"""Figures of the sequence-level theory (Yin et al., arXiv:2411.00841; docs/theory.md §6)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._style import integer_ticks, new_axes
+
+__all__ = [
+    "plot_simulation",
+    "plot_batch_rejections",
+    "plot_batch_improvement",
+    "plot_pareto_front",
+    "plot_decoder_losses",
+    "CONTINUATION_LABELS",
+]
+
+#: Legend words for the two batch algorithms (``continuation=`` of ``optaccept.sequence``).
+CONTINUATION_LABELS = {
+    "single": "Yin et al.'s batch SD (only the accepted draft continues)",
+    "matching": "token tree (every draft matching the accepted text continues)",
+}
+
+
+def plot_simulation(estimate: Any, exact: float, *, ax: Any = None) -> Any:
+    """Running mean of simulated rejections (Monte Carlo of speculative decoding) against the
+    exact value of Theorem 1, with the band exact ± 2σ/√runs."""
+    ax = new_axes(ax)
+    counts = np.asarray(estimate.counts, dtype=float)
+    k = np.arange(1, counts.size + 1)
+    sd = estimate.std
+    ax.fill_between(k, exact - 2 * sd / np.sqrt(k), exact + 2 * sd / np.sqrt(k), color="C0", alpha=0.18,
+                    lw=0, label=r"exact $\pm\, 2\sigma/\sqrt{\mathrm{runs}}$")
+    ax.plot(k, np.cumsum(counts) / k, lw=1, color="C0", label="Monte Carlo, running mean")
+    ax.axhline(exact, color="k", lw=1.2, label=f"exact (Theorem 1): {exact:.3f}")
+    ax.set_xscale("log")
+    ax.set_xlabel("number of simulated runs")
+    ax.set_ylabel("rejections per sequence")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_batch_rejections(
+    chain: Any,
+    Ms: Sequence[int],
+    *,
+    continuations: Sequence[str] = ("single", "matching"),
+    simulated: Mapping[tuple[str, int], Any] | None = None,
+    ax: Any = None,
+) -> Any:
+    """Exact expected rejections of batch speculative decoding against the number of draft
+    sequences M (log scale, integer ticks), one curve per algorithm, with their M → ∞ limits
+    (dashed) and Monte Carlo estimates ± 5 standard errors (crosses)."""
+    from ..sequence import batch_expected_rejections, batch_rejection_limit
+
+    ax = new_axes(ax, figsize=(6, 4))
+    Ms = [int(m) for m in Ms]
+    for i, cont in enumerate(continuations):
+        color = f"C{i}"
+        vals = [batch_expected_rejections(chain, M, continuation=cont) for M in Ms]
+        ax.plot(Ms, vals, "o-", ms=3.5, color=color, label=CONTINUATION_LABELS.get(cont, cont))
+        lim = batch_rejection_limit(chain, continuation=cont)
+        ax.axhline(lim, color=color, ls="--", lw=1, label=f"its limit as $M \\to \\infty$: {lim:.3f}")
+    first = True
+    for (cont, M), est in (simulated or {}).items():
+        i = list(continuations).index(cont) if cont in continuations else 0
+        ax.errorbar([M], [est.mean], yerr=[5 * est.stderr], fmt="x", ms=7, color=f"C{i}", mec="k", capsize=3,
+                    label=r"Monte Carlo $\pm\, 5$ s.e." if first else None, zorder=5)
+        first = False
+    ax.set_xscale("log", base=2)
+    integer_ticks(ax.xaxis, [m for m in Ms if m & (m - 1) == 0] or Ms)
+    ax.set_xlabel("number of draft sequences $M$")
+    ax.set_ylabel("expected rejections per sequence")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7.5, loc="upper right", framealpha=0.95)
+    return ax
+
+
+def plot_batch_improvement(Ms: Sequence[int], *, r: float = 4.0, u: float = 0.9, v: float = 0.3, ax: Any = None) -> Any:
+    """Yin et al.'s closed-form one-step batch improvements BI(M) for their two examples."""
+    from ..sequence import bernoulli_batch_improvement, uniform_batch_improvement
+
+    ax = new_axes(ax)
+    Ms = [int(m) for m in Ms]
+    ax.plot(Ms, [uniform_batch_improvement(r, M) for M in Ms], "o-", ms=3.5,
+            label=f"draft uniform on $V$, target uniform on $V'$, $|V|/|V'| = {r:g}$")
+    ax.plot(Ms, [bernoulli_batch_improvement(u, v, M) for M in Ms], "s-", ms=3.5,
+            label=f"draft Bernoulli({u:g}), target Bernoulli({v:g})")
+    integer_ticks(ax.xaxis)
+    ax.set_xlabel("number of drafts $M$")
+    ax.set_ylabel("one-step batch improvement BI")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7.5, loc="lower right")
+    return ax
+
+
+def plot_pareto_front(p: Any, q: Any, eps: Any = None, *, ax: Any = None) -> Any:
+    """Theorem 5's Pareto front P(reject) + bias = TV(p, q) with Decoding-OPT (on the front)
+    and Decoding-UNO (above it) over the over-acceptance thresholds ``eps``."""
+    from ..sequence import decoder_losses, pareto_front
+
+    ax = new_axes(ax)
+    front = np.asarray(pareto_front(p, q))
+    tv = front[0, 0]
+    grid = (
+        np.linspace(0, max(float(np.max(np.asarray(q) - np.asarray(p))), 1e-12), 25)
+        if eps is None
+        else np.asarray(eps, dtype=float)
+    )
+    d = decoder_losses(p, q, grid)
+    ax.fill_between([0, tv], [tv, 0], 0, color="0.88", label="unattainable (Theorem 5)")
+    ax.plot(front[:, 0], front[:, 1], "k-", lw=1.5, label=r"Pareto front: $P(\mathrm{reject}) + \mathrm{bias} = \mathrm{TV}(p, q)$")
+    ax.plot(d.rejection, d.loss_opt, "o", ms=4, label="Decoding-OPT (Theorem 4)")
+    ax.plot(d.rejection, d.loss_uno, "^", ms=4, label="Decoding-UNO (rejections drawn from $p$)")
+    ax.set_xlabel("rejection probability")
+    ax.set_ylabel(r"bias $\mathrm{TV}(\mathrm{output}, p)$")
+    ax.set_xlim(0, 1.05 * tv)
+    ax.set_ylim(0, None)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7.5, loc="upper right")
+    return ax
+
+
+def plot_decoder_losses(p: Any, q: Any, eps: Any, *, ax: Any = None, rejection: bool = True) -> Any:
+    """Bias of Decoding-OPT and Decoding-UNO against the over-acceptance threshold ε (left
+    axis); with ``rejection``, the rejection probability on its own right-hand axis.
+    Returns the left Axes (the right one is ``ax.right_axis``)."""
+    from ..sequence import decoder_losses
+
+    ax = new_axes(ax)
+    d = decoder_losses(p, q, eps)
+    h1 = ax.plot(d.eps, d.loss_opt, "o-", ms=3, color="C1", label="bias, Decoding-OPT")
+    h2 = ax.plot(d.eps, d.loss_uno, "^-", ms=3, color="C2", label="bias, Decoding-UNO")
+    ax.set_xlabel(r"over-acceptance threshold $\varepsilon$")
+    ax.set_ylabel(r"bias $\mathrm{TV}(\mathrm{output}, p)$")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    handles = h1 + h2
+    if rejection:
+        right = ax.twinx()
+        handles += right.plot(d.eps, d.rejection, "k:", lw=1.3, label="rejection probability (right axis)")
+        right.set_ylabel("rejection probability", color="0.25")
+        right.set_ylim(bottom=0)
+        ax.right_axis = right
+    ax.legend(handles=handles, fontsize=7.5, loc="center right")
+    return ax

@@ -1,0 +1,50 @@
+"""Accepted tokens per step for chains and trees of drafts (docs/trees.md).
+
+>>> from fractions import Fraction as F
+>>> from optaccept import tree
+>>> p = lambda prefix: [F(1, 3), F(2, 3)]          # target: prefix -> next-token law
+>>> q = lambda prefix: [F(2, 3), F(1, 3)]          # draft
+>>> tree.accepted_tokens(p, q, length=2, k=1, drafts="iid", verifier="block").value
+Fraction(11, 9)
+
+* :func:`accepted_tokens` — exact (enumeration of draft trees, recursion, LP) or
+  sampled, for verifiers ``"token"``, ``"block"``, ``"traversal"``,
+  ``"token_optimal"`` and ``"optimal"``.
+* :func:`sample_accepted_tokens` — Rao-Blackwellised estimate at vocabulary scale,
+  resumable from a checkpoint folder.
+* :func:`sweep` — temperatures × k × length × draft law × verifier, through joblib.
+* :func:`simulate` — Monte Carlo runs of each verification algorithm.
+* Sequence-model protocol: :class:`SequenceModel`, :func:`as_model`,
+  :func:`synthetic_pair`; trees: :class:`DraftTree`, :func:`enumerate_trees`,
+  :func:`sample_tree`; per-tree values: :func:`tree_value`.
+"""
+
+from ._api import VERIFIERS, accepted_tokens
+from ._draft import DRAFT_LAWS, DraftTree, enumerate_trees, sample_tree
+from ._models import Model, SequenceModel, as_model, model_pair, synthetic_pair, with_temperature
+from ._result import LPCertificate, TreeResult
+from ._sampling import sample_accepted_tokens, tree_value
+from ._simulate import simulate, simulate_step
+from ._sweep import sweep
+
+__all__ = [
+    "accepted_tokens",
+    "sample_accepted_tokens",
+    "sweep",
+    "simulate",
+    "simulate_step",
+    "tree_value",
+    "TreeResult",
+    "LPCertificate",
+    "VERIFIERS",
+    "DRAFT_LAWS",
+    "DraftTree",
+    "enumerate_trees",
+    "sample_tree",
+    "SequenceModel",
+    "Model",
+    "as_model",
+    "model_pair",
+    "with_temperature",
+    "synthetic_pair",
+]

@@ -1,0 +1,174 @@
+"""``tree.accepted_tokens``: expected accepted tokens per step for chains and trees of drafts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError, MethodError
+from ._draft import DRAFT_LAWS, _check, enumerate_trees
+from ._models import as_model, model_pair
+from ._result import TreeResult
+from ._verifiers import block_value, token_value, traversal_value
+
+__all__ = ["accepted_tokens", "VERIFIERS", "PER_TREE", "resolve_models", "check_verifier"]
+
+VERIFIERS = ("token", "block", "traversal", "optimal", "token_optimal")
+#: verifiers whose expected accepted length given one drafted tree is computed exactly
+PER_TREE = {"token": token_value, "block": block_value, "traversal": traversal_value}
+
+
+def check_verifier(verifier: Any, k: int, drafts: str) -> str:
+    if verifier not in VERIFIERS:
+        raise InputError(f"verifier: must be one of {VERIFIERS}, got {verifier!r}")
+    if verifier == "block" and k != 1:
+        raise MethodError(f"verifier 'block' verifies one chain (k = 1), got k = {k}; use 'traversal' or 'token'")
+    if verifier == "traversal" and drafts == "iid" and k > 1:
+        raise MethodError(
+            "verifier 'traversal' needs siblings drawn without replacement: use drafts='swor' (or k = 1)"
+        )
+    return verifier
+
+
+def resolve_models(target: Any, draft: Any, prompt: Any = None, temperature: float | None = None):
+    """(target Model, draft Model) from two sequence models or one Markov/position pair."""
+    from ..sequence import MarkovPair, PositionPair
+
+    if isinstance(target, (MarkovPair, PositionPair)):
+        if draft is not None:
+            raise InputError("draft: leave it out when target is a MarkovPair or PositionPair (it holds both)")
+        target, draft = model_pair(target, prompt=prompt)
+    elif draft is None:
+        raise InputError("draft: a draft sequence model is required")
+    return as_model(target, "target", temperature=temperature), as_model(draft, "draft", temperature=temperature)
+
+
+def accepted_tokens(
+    target: Any,
+    draft: Any = None,
+    length: int = 1,
+    k: int = 1,
+    drafts: str = "iid",
+    verifier: str = "token",
+    *,
+    prompt: int | None = None,
+    temperature: float | None = None,
+    samples: int | None = None,
+    rng: np.random.Generator | None = None,
+    progress: bool = False,
+    max_trees: int = 200_000,
+) -> TreeResult:
+    """Expected number of draft tokens accepted in one step (correction/bonus token not counted).
+
+    Parameters
+    ----------
+    target, draft : sequence models
+        Callables ``prefix -> next-token probabilities`` (prefix: tuple of token ids
+        after the prompt), objects with ``next_token_probs(prefix)``, or — as
+        ``target`` alone — an :class:`optaccept.sequence.MarkovPair` /
+        :class:`~optaccept.sequence.PositionPair`.
+    length : int
+        Tokens per drafted chain.
+    k : int
+        Number of chains (chains sharing a prefix form a tree).
+    drafts : {"iid", "swor"}
+        Independent chains, or distinct first tokens drawn without replacement.
+    verifier : {"token", "block", "traversal", "optimal", "token_optimal"}
+        See docs/trees.md.  ``"block"`` needs k = 1; ``"traversal"`` needs
+        drafts="swor" when k > 1.
+    prompt : int, optional
+        For a Markov pair: the state the step starts from (default: averaged over
+        the pair's initial law).
+    temperature : float, optional
+        Apply p ∝ p^(1/T) to both models.
+    samples : int, optional
+        Estimate by Rao-Blackwellised sampling of this many draft trees instead of
+        exact enumeration (needs ``rng``; see :func:`sample_accepted_tokens`).
+    rng : numpy.random.Generator
+        Randomness of the sampled estimate.
+    max_trees : int
+        Refuse exact enumeration above this many draft trees.
+
+    Returns
+    -------
+    TreeResult
+        ``value`` is a Fraction when the models return Fractions and the verifier
+        needs no LP (``"optimal"``, and ``"token_optimal"`` with k ≥ 2, are float).
+
+    Examples
+    --------
+    Sun et al.'s example (arXiv 2403.10444, §2): two context-free models on {a, b}.
+
+    >>> from fractions import Fraction as F
+    >>> from optaccept import tree
+    >>> p = lambda prefix: [F(1, 3), F(2, 3)]
+    >>> q = lambda prefix: [F(2, 3), F(1, 3)]
+    >>> tree.accepted_tokens(p, q, length=2, verifier="token").value
+    Fraction(10, 9)
+    >>> tree.accepted_tokens(p, q, length=2, verifier="block").value
+    Fraction(11, 9)
+    """
+    length, k, drafts = _check(length, k, drafts)
+    check_verifier(verifier, k, drafts)
+    from ..sequence import MarkovPair
+
+    if isinstance(target, MarkovPair) and prompt is None:
+        if draft is not None:
+            raise InputError("draft: leave it out when target is a MarkovPair (it holds both)")
+        parts = [
+            (float(w), accepted_tokens(target, None, length, k, drafts, verifier, prompt=s, temperature=temperature,
+                                       samples=samples, rng=rng, progress=progress, max_trees=max_trees))
+            for s, w in enumerate(target.initial) if w > 0
+        ]
+        value = sum(w * float(r.value) for w, r in parts)
+        err = None
+        if samples is not None:
+            err = float(np.sqrt(sum((w * r.std_err) ** 2 for w, r in parts)))
+        return TreeResult(value, verifier, drafts, length, k, method=parts[0][1].method, std_err=err,
+                          trees=sum(r.trees for _, r in parts), details={"by_prompt": parts})
+    P, Q = resolve_models(target, draft, prompt, temperature)
+    if samples is not None:
+        from ._sampling import sample_accepted_tokens
+
+        return sample_accepted_tokens(P, Q, length=length, k=k, drafts=drafts, verifiers=(verifier,),
+                                      trees=samples, rng=rng, progress=progress)[verifier]
+    return exact_accepted_tokens(P, Q, length, k, drafts, verifier, max_trees=max_trees)
+
+
+def exact_accepted_tokens(P, Q, length: int, k: int, drafts: str, verifier: str, *, max_trees: int) -> TreeResult:
+    Pc, Qc = P.cached(), Q.cached()
+    Pc(())
+    Qc(())
+    if P.n != Q.n:
+        raise InputError(f"draft: vocabulary of {Q.n} tokens, target has {P.n}")
+    if verifier == "token_optimal":
+        from ._token_optimal import token_optimal_value
+
+        v = token_optimal_value(Pc, Qc, length, k, drafts)
+        return TreeResult(_plain(v), verifier, drafts, length, k, method="exact" if k == 1 else "lp")
+    trees = enumerate_trees(Qc, length, k, drafts, max_trees=max_trees)
+    if verifier == "optimal":
+        from ._optimal_lp import optimal_lp
+
+        v, cert, details = optimal_lp(trees, Pc, P.n, length)
+        return TreeResult(v, verifier, drafts, length, k, method="lp", trees=len(trees), certificate=cert,
+                          details=details)
+    fn = PER_TREE[verifier]
+    total = 0
+    for t, pr in trees:
+        total = total + pr * fn(t, Pc, Qc)
+    return TreeResult(_plain(total), verifier, drafts, length, k, method="exact", trees=len(trees))
+
+
+def _plain(v: Any) -> Any:
+    from fractions import Fraction
+
+    if isinstance(v, Fraction):
+        return v
+    if isinstance(v, int):
+        return Fraction(v)
+    return float(v)
+
+
+_ = DRAFT_LAWS

@@ -1,0 +1,187 @@
+"""Draft trees: k chains of ``length`` tokens and their laws (docs/trees.md §1).
+
+``drafts="iid"``
+    k chains drawn independently from the draft model.  Chains sharing a prefix
+    share the tree's nodes; the children drawn at a node u, in chain order, are
+    i.i.d. from q(·|u) given the number of chains through u.
+``drafts="swor"``
+    The k first tokens are drawn without replacement from q(·|root) (k distinct
+    children of the root, as in recursive rejection sampling without replacement,
+    Jeon et al., arXiv 2402.14160); every node below the root carries one chain,
+    continued from the draft model.  When q(·|root) has fewer than k tokens, the
+    tree has one chain per token of its support.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError, MethodError
+
+__all__ = ["DraftTree", "DRAFT_LAWS", "enumerate_trees", "sample_tree", "count_trees"]
+
+DRAFT_LAWS = ("iid", "swor")
+Prefix = tuple[int, ...]
+
+
+class DraftTree:
+    """One drafted tree: ``chains[j]`` is the j-th chain (tuple of ``length`` tokens).
+
+    ``draws(u)`` lists the next tokens of the chains through node u in chain order
+    (duplicates kept: they are separate draws), ``children(u)`` the distinct ones in
+    order of first appearance.
+    """
+
+    __slots__ = ("chains", "length", "drafts", "_draws")
+
+    def __init__(self, chains: tuple[Prefix, ...], length: int, drafts: str) -> None:
+        self.chains = chains
+        self.length = length
+        self.drafts = drafts
+        draws: dict[Prefix, list[int]] = {}
+        for c in chains:
+            for d in range(length):
+                draws.setdefault(c[:d], []).append(c[d])
+        self._draws = draws
+
+    @property
+    def k(self) -> int:
+        return len(self.chains)
+
+    def draws(self, u: Prefix) -> list[int]:
+        return self._draws.get(u, [])
+
+    def children(self, u: Prefix) -> list[int]:
+        return list(dict.fromkeys(self._draws.get(u, [])))
+
+    def internal_nodes(self) -> list[Prefix]:
+        """Nodes with children (depth < length), root first."""
+        return list(self._draws)
+
+    def nodes(self) -> frozenset[Prefix]:
+        """All nodes, the root ``()`` included."""
+        return frozenset(c[:d] for c in self.chains for d in range(self.length + 1))
+
+    def __repr__(self) -> str:
+        return f"DraftTree(chains={self.chains}, drafts={self.drafts!r})"
+
+
+def _check(length: Any, k: Any, drafts: Any) -> tuple[int, int, str]:
+    for name, v in (("length", length), ("k", k)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise InputError(f"{name}: must be an integer >= 1, got {v!r}")
+    if drafts not in DRAFT_LAWS:
+        raise InputError(f"drafts: must be one of {DRAFT_LAWS}, got {drafts!r}")
+    return int(length), int(k), drafts
+
+
+def _chains(q: Callable[[Prefix], np.ndarray], start: Prefix, steps: int) -> Iterator[tuple[Prefix, Any]]:
+    """All continuations of ``steps`` tokens after ``start`` with positive draft probability."""
+    if steps == 0:
+        yield (), 1
+        return
+    law = q(start)
+    for x in np.flatnonzero(law != 0):
+        x = int(x)
+        for rest, pr in _chains(q, start + (x,), steps - 1):
+            yield (x,) + rest, law[x] * pr
+
+
+def _swor_orders(law: np.ndarray, m: int) -> Iterator[tuple[Prefix, Any]]:
+    """Ordered draws of m distinct tokens without replacement, with their probabilities."""
+    support = [int(x) for x in np.flatnonzero(law != 0)]
+    m = min(m, len(support))
+    for order in itertools.permutations(support, m):
+        pr = law[support[0]] * 0 + 1  # 1 of the law's number type
+        left = set(support)
+        for x in order:
+            # remaining mass summed afresh (1 - drawn mass would cancel catastrophically)
+            pr = pr * law[x] / sum(law[y] for y in left)
+            left.discard(x)
+        yield order, pr
+
+
+def count_trees(q: Callable[[Prefix], np.ndarray], length: int, k: int, drafts: str) -> int:
+    """Number of ordered trees with positive probability (an upper bound for iid)."""
+    support0 = int(np.count_nonzero(q(())))
+    n = q(()).size
+    if drafts == "iid":
+        return n ** (length * k)
+    m = min(k, support0)
+    return int(np.prod(range(support0 - m + 1, support0 + 1))) * n ** ((length - 1) * m)
+
+
+def enumerate_trees(
+    q: Callable[[Prefix], np.ndarray], length: int, k: int, drafts: str, *, max_trees: int = 200_000
+) -> list[tuple[DraftTree, Any]]:
+    """Every draft tree of positive probability, as ordered chains, with its probability.
+
+    Raises
+    ------
+    MethodError
+        More than ``max_trees`` trees (use the sampled estimate).
+    """
+    length, k, drafts = _check(length, k, drafts)
+    bound = count_trees(q, length, k, drafts)
+    if bound > max_trees:
+        raise MethodError(
+            f"exact enumeration: up to {bound} draft trees (more than max_trees={max_trees}); "
+            "use tree.sample_accepted_tokens (Rao-Blackwellised sampling) instead"
+        )
+    out: list[tuple[DraftTree, Any]] = []
+    if drafts == "iid":
+        chains = list(_chains(q, (), length))
+        for combo in itertools.product(chains, repeat=k):
+            pr = combo[0][1]
+            for c in combo[1:]:
+                pr = pr * c[1]
+            out.append((DraftTree(tuple(c[0] for c in combo), length, drafts), pr))
+        return out
+    for order, pr0 in _swor_orders(q(()), k):
+        tails = [list(_chains(q, (x,), length - 1)) for x in order]
+        for combo in itertools.product(*tails):
+            pr = pr0
+            for _, pt in combo:
+                pr = pr * pt
+            chains = tuple((x,) + t for x, (t, _) in zip(order, combo))
+            out.append((DraftTree(chains, length, drafts), pr))
+    return out
+
+
+def _draw(law: np.ndarray, rng: np.random.Generator) -> int:
+    v = np.asarray(law, dtype=np.float64)
+    c = np.cumsum(v)
+    # first index whose cumulative mass exceeds u·total: always a token of positive mass
+    return min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), v.size - 1)
+
+
+def sample_tree(
+    q: Callable[[Prefix], np.ndarray], length: int, k: int, drafts: str, rng: np.random.Generator
+) -> DraftTree:
+    """Draw one draft tree from the draft model (autoregressively, chain by chain)."""
+    if drafts == "iid":
+        firsts = [_draw(q(()), rng) for _ in range(k)]
+    else:
+        law = np.asarray(q(()), dtype=np.float64)
+        m = min(k, int(np.count_nonzero(law)))
+        # sequential draws without replacement == Gumbel top-m
+        g = np.full(law.size, -np.inf)
+        pos = law > 0
+        g[pos] = np.log(law[pos]) + rng.gumbel(size=int(pos.sum()))
+        firsts = [int(x) for x in np.argsort(-g, kind="stable")[:m]]
+    chains = []
+    for x in firsts:
+        c = (x,)
+        for _ in range(length - 1):
+            c = c + (_draw(q(c), rng),)
+        chains.append(c)
+    return DraftTree(tuple(chains), length, drafts)
+
+
+def is_exact_value(v: Any) -> bool:
+    return isinstance(v, (Fraction, int)) and not isinstance(v, bool)

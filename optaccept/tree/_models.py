@@ -1,0 +1,208 @@
+"""Sequence models: the one protocol every tree computation reads its laws through.
+
+A *sequence model* maps a prefix — a tuple of token ids generated after the
+prompt, ``()`` for the first token — to the law of the next token.  Accepted forms:
+
+* a callable ``prefix -> probabilities`` (numpy array, list, tuple, torch tensor;
+  Fractions give the exact path);
+* an object with a ``next_token_probs(prefix)`` method (or ``probs(prefix)``),
+  e.g. a language-model wrapper or a cache of stored trees;
+* :class:`optaccept.sequence.MarkovPair` and :class:`optaccept.sequence.PositionPair`
+  (both models at once, see :func:`model_pair`).
+
+Every law is checked once (non-negative, sums to 1 under the house rule of
+``optaccept._validation``) and then cached per prefix by :class:`Model.cached`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .._errors import InputError
+from .._validation import as_distribution, as_exact_distribution, is_exact_input
+
+__all__ = ["SequenceModel", "Model", "as_model", "model_pair", "with_temperature"]
+
+Prefix = tuple[int, ...]
+
+
+@runtime_checkable
+class SequenceModel(Protocol):
+    """Anything called with a prefix (tuple of token ids) that returns the next-token law."""
+
+    def __call__(self, prefix: Prefix) -> Any: ...
+
+
+class Model:
+    """A validated sequence model (see the module docstring).
+
+    Attributes
+    ----------
+    n : int or None
+        Vocabulary size (known after the first call).
+    exact : bool or None
+        True when the model returns Fractions (known after the first call).
+    name : str
+        Argument name used in error messages.
+    """
+
+    def __init__(self, fn: Callable[[Prefix], Any], name: str, *, temperature: float | None = None) -> None:
+        self._fn = fn
+        self.name = name
+        self.n: int | None = None
+        self.exact: bool | None = None
+        self.temperature = temperature
+
+    def __call__(self, prefix: Prefix) -> np.ndarray:
+        """Next-token law after ``prefix``: float64 array, or object array of Fractions."""
+        prefix = tuple(int(t) for t in prefix)
+        try:
+            raw = self._fn(prefix)
+        except InputError:
+            raise
+        except (KeyError, IndexError) as exc:
+            raise InputError(f"{self.name}: no next-token law for prefix {prefix} ({exc})") from None
+        where = f"{self.name}{list(prefix)}"
+        if is_exact_input(raw):
+            vec = np.array(as_exact_distribution(raw, where), dtype=object)
+            exact = True
+        else:
+            vec = as_distribution(raw, where)
+            exact = False
+        if self.temperature is not None and self.temperature != 1:
+            vec = _tempered(vec, self.temperature)
+        if self.n is None:
+            self.n, self.exact = vec.size, exact
+        elif vec.size != self.n:
+            raise InputError(f"{where}: has {vec.size} tokens, earlier laws had {self.n}")
+        elif exact != self.exact:
+            raise InputError(f"{where}: mixes Fractions and floats across prefixes")
+        return vec
+
+    def cached(self) -> Callable[[Prefix], np.ndarray]:
+        """The model with a private per-prefix cache (drop it to free the memory)."""
+        memo: dict[Prefix, np.ndarray] = {}
+
+        def get(prefix: Prefix) -> np.ndarray:
+            out = memo.get(prefix)
+            if out is None:
+                out = memo[prefix] = self(prefix)
+            return out
+
+        return get
+
+    def __repr__(self) -> str:
+        return f"Model({self.name}, n={self.n})"
+
+
+def _tempered(vec: np.ndarray, temperature: float) -> np.ndarray:
+    """p^(1/T), renormalised (float; zeros stay zeros)."""
+    v = np.asarray(vec, dtype=np.float64)
+    out = np.zeros_like(v)
+    pos = v > 0
+    logv = np.log(v[pos]) / temperature
+    out[pos] = np.exp(logv - logv.max())
+    return out / out.sum()
+
+
+def as_model(obj: Any, name: str, *, temperature: float | None = None) -> Model:
+    """Wrap a sequence model (callable, or object with ``next_token_probs``/``probs``)."""
+    if isinstance(obj, Model):
+        if temperature is None or temperature == obj.temperature:
+            return obj
+        return Model(obj._fn, obj.name, temperature=temperature)
+    if temperature is not None:
+        if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature > 0:
+            raise InputError(f"temperature: must be a positive number, got {temperature!r}")
+    for meth in ("next_token_probs", "probs"):
+        fn = getattr(obj, meth, None)
+        if callable(fn):
+            return Model(fn, name, temperature=temperature)
+    if callable(obj):
+        return Model(obj, name, temperature=temperature)
+    raise InputError(
+        f"{name}: must be a sequence model (a callable prefix -> probabilities, or an object "
+        f"with next_token_probs(prefix)), got {type(obj).__name__}"
+    )
+
+
+def model_pair(pair: Any, *, prompt: int | None = None) -> tuple[Callable, Callable]:
+    """(target, draft) callables of a :class:`~optaccept.sequence.MarkovPair` or
+    :class:`~optaccept.sequence.PositionPair`.
+
+    For a Markov pair the step starts after the prompt token ``prompt`` (a state);
+    the law of token t + 1 of the step is ``target[t][last token]``.  For a position
+    pair token t of the step has law ``target[t]`` whatever came before.
+    """
+    from ..sequence import MarkovPair, PositionPair
+
+    if isinstance(pair, MarkovPair):
+        if prompt is None:
+            raise InputError("prompt: a Markov pair needs the prompt state (an integer) the step starts from")
+        s = int(prompt)
+        if not 0 <= s < pair.n:
+            raise InputError(f"prompt: must be a state in 0..{pair.n - 1}, got {prompt!r}")
+
+        def law(arr: np.ndarray) -> Callable:
+            def f(prefix: Prefix) -> np.ndarray:
+                t = len(prefix)
+                if t >= pair.horizon:
+                    raise InputError(f"length: the Markov pair has only {pair.horizon} steps")
+                last = prefix[-1] if prefix else s
+                return arr[t][last]
+
+            return f
+
+        return law(pair.target), law(pair.draft)
+    if isinstance(pair, PositionPair):
+
+        def plaw(arr: np.ndarray) -> Callable:
+            def f(prefix: Prefix) -> np.ndarray:
+                if len(prefix) >= pair.horizon:
+                    raise InputError(f"length: the position pair has only {pair.horizon} positions")
+                return arr[len(prefix)]
+
+            return f
+
+        return plaw(pair.target), plaw(pair.draft)
+    raise InputError(f"pair: must be a MarkovPair or a PositionPair, got {type(pair).__name__}")
+
+
+def with_temperature(model: Any, temperature: float, name: str = "model") -> Model:
+    """``model`` with its laws raised to 1/temperature and renormalised."""
+    return as_model(model, name, temperature=temperature)
+
+
+def is_fraction_vector(v: np.ndarray) -> bool:
+    return v.dtype == object and v.size > 0 and isinstance(v.flat[0], Fraction)
+
+
+class _Synthetic:
+    """Picklable random sequence model: the logits after a prefix are a deterministic
+    function of (seed, prefix); the draft adds ``noise`` × independent normals."""
+
+    def __init__(self, n: int, seed: int, scale: float, noise: float, role: int) -> None:
+        self.n, self.seed, self.scale, self.noise, self.role = n, seed, scale, noise, role
+
+    def __call__(self, prefix: Prefix) -> np.ndarray:
+        base = np.random.default_rng([self.seed, 0, len(prefix), *prefix]).standard_normal(self.n) * self.scale
+        if self.role == 1:
+            base = base + self.noise * np.random.default_rng([self.seed, 1, len(prefix), *prefix]).standard_normal(
+                self.n
+            )
+        base = np.exp(base - base.max())
+        return base / base.sum()
+
+
+def synthetic_pair(n: int, *, seed: int = 0, scale: float = 2.0, noise: float = 1.0) -> tuple[Callable, Callable]:
+    """A random (target, draft) pair of sequence models over ``n`` tokens, for tests and
+    benchmarks: target logits ~ scale·N(0, 1) i.i.d. per prefix, draft logits = target's
+    + noise·N(0, 1).  Deterministic in (seed, prefix); picklable (works with joblib)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InputError(f"n: must be an integer >= 1, got {n!r}")
+    return _Synthetic(int(n), seed, scale, noise, 0), _Synthetic(int(n), seed, scale, noise, 1)

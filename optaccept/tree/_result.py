@@ -1,0 +1,110 @@
+"""The one result type of the tree computations."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+__all__ = ["TreeResult", "LPCertificate"]
+
+
+@dataclass(frozen=True)
+class LPCertificate:
+    """Evidence for the sequence-level LP (verifier ``"optimal"``), re-checked by the library.
+
+    primal_value : objective of the solver's plan (a lower bound once feasible).
+    max_violation : largest violation of the plan's constraints (equalities and signs).
+    upper_bound : b·λ + Σ_j (c - Aᵀλ)_j⁺ · ub_j for the solver's dual λ — a valid upper
+        bound on the LP optimum for *any* λ, since every variable lies in [0, ub_j].
+    duality_gap : upper_bound - primal_value.
+    variables, constraints : LP size.
+    """
+
+    primal_value: float
+    max_violation: float
+    upper_bound: float
+    duality_gap: float
+    variables: int
+    constraints: int
+    tol: float = 1e-7
+
+    @property
+    def ok(self) -> bool:
+        return self.max_violation <= self.tol and abs(self.duality_gap) <= self.tol
+
+
+@dataclass(frozen=True)
+class TreeResult:
+    """Expected number of draft tokens accepted in one step (the correction or bonus
+    token not counted).
+
+    Attributes
+    ----------
+    value : float or Fraction
+        Exact value (Fraction when the models return Fractions and the verifier needs
+        no LP), or the Rao-Blackwellised sample mean.
+    verifier, drafts : str
+    length, k : int
+    std_err : float or None
+        Standard error of a sampled estimate (None when exact).
+    trees : int
+        Draft trees enumerated (exact) or sampled.
+    certificate : LPCertificate or None
+        For ``verifier="optimal"``.
+    method : str
+        ``"exact"`` (enumeration / recursion), ``"lp"`` or ``"sampled"``.
+    details : dict
+        Anything else (per-tree values of a sampled run, solver statistics).
+    """
+
+    value: Any
+    verifier: str
+    drafts: str
+    length: int
+    k: int
+    method: str = "exact"
+    std_err: float | None = None
+    trees: int = 0
+    certificate: LPCertificate | None = None
+    details: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def exact(self) -> bool:
+        return isinstance(self.value, Fraction)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def _shown(self) -> str:
+        if self.exact:
+            return f"{self.value} ≈ {float(self.value):.6g}"
+        if self.std_err is not None:
+            return f"{float(self.value):.6g} ± {self.std_err:.2g}"
+        return f"{float(self.value):.10g}"
+
+    def __repr__(self) -> str:
+        cert = "" if self.certificate is None else f", certified={self.certificate.ok}"
+        return (
+            f"TreeResult({self.verifier}: {self._shown()} accepted tokens/step, k={self.k}, "
+            f"length={self.length}, drafts={self.drafts!r}, method={self.method!r}{cert})"
+        )
+
+    def _repr_html_(self) -> str:
+        rows = [("verifier", self.verifier), ("accepted tokens / step", self._shown()),
+                ("k × length", f"{self.k} × {self.length}"), ("drafts", self.drafts),
+                ("method", self.method), ("trees", str(self.trees))]
+        if self.certificate is not None:
+            c = self.certificate
+            rows.append(("certificate", f"gap {c.duality_gap:.2e}, violation {c.max_violation:.2e}, ok={c.ok}"))
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(a)}</th><td>{html.escape(b)}</td></tr>"
+                       for a, b in rows)
+        return f"<table>{body}</table>"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verifier": self.verifier, "drafts": self.drafts, "length": self.length, "k": self.k,
+            "value": str(self.value) if self.exact else float(self.value), "std_err": self.std_err,
+            "method": self.method, "trees": self.trees,
+        }

@@ -1,0 +1,161 @@
+"""Rao-Blackwellised estimates at vocabulary scale (docs/trees.md §5).
+
+Draft trees are sampled from the draft model; for each tree the verifier's expected
+accepted length *given the tree* is computed exactly (its own coin flips summed out,
+:mod:`optaccept.tree._verifiers`), and the estimate is the mean over trees with its
+standard error.  Conditioning can only lower the variance against running the
+verifier once per tree.  For k = 1 the block value of each chain is Sun et al.'s exact
+E[τ | chain].
+
+A run with ``checkpoint=folder`` writes one shard per finished chunk of trees;
+running again with the same settings skips the finished chunks, so an interrupted
+run resumes without losing or repeating trees (chunk c always uses the generator
+``default_rng([seed, c])``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError, MethodError
+from ._api import PER_TREE, check_verifier, resolve_models
+from ._draft import DraftTree, _check, sample_tree
+from ._result import TreeResult
+
+__all__ = ["sample_accepted_tokens", "tree_value"]
+
+
+def tree_value(tree: DraftTree, target: Any, draft: Any, verifier: str = "token") -> Any:
+    """Expected accepted length of ``verifier`` on one given tree (its coin flips summed
+    out).  ``target`` and ``draft`` are sequence models or the other engineer's cached
+    laws of a stored tree (any callable prefix -> probabilities)."""
+    from ._models import as_model
+
+    if verifier not in PER_TREE:
+        raise MethodError(f"verifier {verifier!r} has no per-tree value; per-tree verifiers: {tuple(PER_TREE)}")
+    check_verifier(verifier, tree.k, tree.drafts)
+    P = as_model(target, "target").cached()
+    Q = as_model(draft, "draft").cached()
+    return PER_TREE[verifier](tree, P, Q)
+
+
+def _seed_of(rng: Any) -> int:
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(2**63 - 1))
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
+        return int(rng)
+    raise InputError("rng: must be a numpy.random.Generator or a non-negative integer seed")
+
+
+def sample_accepted_tokens(
+    target: Any,
+    draft: Any = None,
+    *,
+    length: int,
+    k: int = 1,
+    drafts: str = "iid",
+    verifiers: tuple[str, ...] | None = None,
+    trees: int = 1000,
+    rng: Any,
+    chunk: int = 100,
+    checkpoint: str | os.PathLike | None = None,
+    progress: bool = True,
+    prompt: int | None = None,
+    temperature: float | None = None,
+) -> dict[str, TreeResult]:
+    """Rao-Blackwellised estimate of the accepted tokens per step, one result per verifier.
+
+    Parameters
+    ----------
+    target, draft : sequence models (see :func:`accepted_tokens`).
+    length, k, drafts : the draft-tree law.
+    verifiers : tuple of str, optional
+        Among ``"token"``, ``"block"`` (k = 1), ``"traversal"`` (swor or k = 1).
+        Default: all that apply.
+    trees : int
+        Number of sampled draft trees.
+    rng : numpy.random.Generator or int
+        Randomness; an integer seed makes a checkpointed run resumable.
+    chunk : int
+        Trees per checkpoint shard.
+    checkpoint : path, optional
+        Folder of shards (see the module docstring).
+    progress : bool
+        tqdm progress bar.
+
+    Returns
+    -------
+    dict
+        verifier -> :class:`TreeResult` with ``std_err``; ``details["values"]`` holds
+        the per-tree values.
+    """
+    from tqdm.auto import tqdm
+
+    length, k, drafts = _check(length, k, drafts)
+    for name, v in (("trees", trees), ("chunk", chunk)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 2 - (name == "chunk"):
+            raise InputError(f"{name}: must be an integer >= {2 - (name == 'chunk')}, got {v!r}")
+    if verifiers is None:
+        verifiers = tuple(v for v in PER_TREE if not (v == "block" and k != 1)
+                          and not (v == "traversal" and drafts == "iid" and k > 1))
+    verifiers = tuple(verifiers)
+    for v in verifiers:
+        if v not in PER_TREE:
+            raise MethodError(
+                f"verifier {v!r}: sampled estimates exist for {tuple(PER_TREE)}; "
+                "'optimal' and 'token_optimal' need exact laws (small vocabularies, method exact)"
+            )
+        check_verifier(v, k, drafts)
+    P, Q = resolve_models(target, draft, prompt, temperature)
+    seed = _seed_of(rng)
+    config = {"length": length, "k": k, "drafts": drafts, "verifiers": list(verifiers), "seed": seed,
+              "chunk": int(chunk), "temperature": temperature, "prompt": prompt}
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+    n_chunks = -(-int(trees) // int(chunk))
+    done: dict[int, np.ndarray] = {}
+    folder = Path(checkpoint) if checkpoint is not None else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for shard in sorted(folder.glob("trees-*.npz")):
+            with np.load(shard) as z:
+                if str(z["config_sha256"]) != digest:
+                    raise InputError(
+                        f"checkpoint: {folder} holds shards made with other settings; use another folder or delete it"
+                    )
+                c = int(z["chunk_index"])
+                if c < n_chunks:
+                    done[c] = z["values"]
+    bar = tqdm(total=int(trees), desc="trees", unit="tree", disable=not progress)
+    bar.update(sum(min(int(chunk), int(trees) - c * int(chunk)) for c in done))
+    for c in range(n_chunks):
+        if c in done:
+            continue
+        gen = np.random.default_rng([seed, c])
+        size = min(int(chunk), int(trees) - c * int(chunk))
+        vals = np.empty((size, len(verifiers)))
+        for i in range(size):
+            Pc, Qc = P.cached(), Q.cached()  # per-tree caches: memory stays O(tree)
+            t = sample_tree(Qc, length, k, drafts, gen)
+            for j, v in enumerate(verifiers):
+                vals[i, j] = float(PER_TREE[v](t, Pc, Qc))
+            bar.update(1)
+        if folder is not None:
+            tmp = folder / f"partial-{c:06d}.npz"
+            np.savez(tmp, values=vals, chunk_index=c, config_sha256=digest, config=json.dumps(config))
+            os.replace(tmp, folder / f"trees-{c:06d}.npz")
+        done[c] = vals
+    bar.close()
+    allv = np.concatenate([done[c] for c in range(n_chunks)], axis=0)[: int(trees)]
+    out = {}
+    for j, v in enumerate(verifiers):
+        x = allv[:, j]
+        out[v] = TreeResult(float(x.mean()), v, drafts, length, k, method="sampled",
+                            std_err=float(x.std(ddof=1) / np.sqrt(x.size)), trees=int(x.size),
+                            details={"values": x, "seed": seed})
+    return out

@@ -1,0 +1,162 @@
+"""Monte Carlo simulators: each verifier run step by step with real coin flips.
+
+Written independently of the exact per-tree formulas (``_verifiers.py``) so that
+the two check each other: a simulator draws a tree from the draft model, runs the
+verification algorithm with a :class:`numpy.random.Generator`, and returns the
+accepted tokens and the emitted (correction or bonus) token.  The test-suite
+compares the mean accepted length with the exact value (5σ) and the law of the
+generated text with the target's (losslessness).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError, MethodError
+from .._validation import check_rng
+from ._draft import DraftTree, sample_tree
+
+__all__ = ["simulate_step", "simulate"]
+
+Prefix = tuple[int, ...]
+
+
+def _f(v: np.ndarray) -> np.ndarray:
+    return np.asarray(v, dtype=np.float64)
+
+
+def _sample(law: np.ndarray, rng: np.random.Generator) -> int:
+    law = _f(law)
+    return int(rng.choice(law.size, p=law / law.sum()))
+
+
+def _residual(p: np.ndarray, q: np.ndarray) -> np.ndarray | None:
+    r = np.maximum(p - q, 0.0)
+    s = r.sum()
+    return None if s <= 0 else r / s
+
+
+def _run_token(tree: DraftTree, P, Q, rng) -> tuple[Prefix, int]:
+    u: Prefix = ()
+    while True:
+        draws = tree.draws(u)
+        p, q = _f(P(u)), _f(Q(u))
+        nxt = None
+        for x in draws:
+            if rng.random() < min(1.0, p[x] / q[x]):
+                nxt = x
+                break
+            r = _residual(p, q)
+            if r is None:  # p == q: a rejection has probability 0
+                break
+            p = r
+            if tree.drafts == "swor":
+                q = q.copy()
+                q[x] = 0.0
+                if q.sum() <= 0:
+                    break
+                q = q / q.sum()
+        if nxt is None:
+            return u, _sample(p, rng)
+        u = u + (nxt,)
+
+
+def _run_block(tree: DraftTree, P, Q, rng) -> tuple[Prefix, int]:
+    """Sun et al. Algorithm 2, as written: weights p_i, stopping rates h_i, then
+    τ = max{i : η_i = 1} and the token from the residual at τ (bonus at γ)."""
+    (chain,) = tree.chains
+    gamma = len(chain)
+    ps = [1.0]
+    hs = [1.0]
+    for i in range(1, gamma + 1):
+        u = chain[: i - 1]
+        ps.append(min(1.0, ps[-1] * _f(P(u))[chain[i - 1]] / _f(Q(u))[chain[i - 1]]))
+        if i < gamma:
+            v = chain[:i]
+            s = np.maximum(ps[i] * _f(P(v)) - _f(Q(v)), 0.0).sum()
+            hs.append(1.0 if s + 1 - ps[i] <= 0 else s / (s + 1 - ps[i]))
+        else:
+            hs.append(ps[gamma])
+    eta = [True] + [rng.random() < hs[i] for i in range(1, gamma + 1)]
+    tau = max(i for i in range(gamma + 1) if eta[i])
+    v = chain[:tau]
+    if tau == gamma:
+        return v, _sample(P(v), rng)
+    r = _residual(ps[tau] * _f(P(v)), _f(Q(v)))
+    return v, _sample(P(v) if r is None else r, rng)
+
+
+def _run_traversal(tree: DraftTree, P, Q, rng) -> tuple[Prefix, int]:
+    """Weng et al.: visit the first leaf of the live tree in post-order, accept the
+    whole path with its sequence-level rate, else delete the leaf and update the
+    parent (residual target, rate, draft law without the leaf's token)."""
+    if tree.drafts == "iid" and tree.k > 1:
+        raise MethodError("verifier 'traversal' needs drafts='swor' or k = 1")
+    live = {u: tree.children(u) for u in tree.internal_nodes()}
+    mb = {u: _f(P(u)) for u in live}
+    ms = {u: _f(Q(u)) for u in live}
+    rate = {(): 1.0}
+
+    def refresh(u: Prefix) -> None:
+        for x in live.get(u, ()):
+            rate[u + (x,)] = min(1.0, rate[u] * mb[u][x] / ms[u][x])
+            refresh(u + (x,))
+
+    refresh(())
+    while True:
+        c: Prefix = ()
+        while live.get(c):
+            c = c + (live[c][0],)
+        if c == () or rng.random() < rate[c]:
+            return c, _sample(mb[c] if c in mb else P(c), rng)
+        u, x = c[:-1], c[-1]
+        live[u].remove(x)
+        r = np.maximum(rate[u] * mb[u] - ms[u], 0.0)
+        s = r.sum()
+        if s > 0:
+            mb[u] = r / s
+        rate[u] = 1.0 if s + 1 - rate[u] <= 0 else s / (s + 1 - rate[u])
+        if tree.drafts == "swor":
+            m = ms[u].copy()
+            m[x] = 0.0
+            if m.sum() <= 0:
+                live[u] = []
+            else:
+                ms[u] = m / m.sum()
+        refresh(u)
+
+
+_RUNNERS = {"token": _run_token, "block": _run_block, "traversal": _run_traversal}
+
+
+def simulate_step(tree: DraftTree, P: Callable, Q: Callable, verifier: str, rng: Any) -> tuple[Prefix, int]:
+    """Run ``verifier`` once on ``tree``: (accepted tokens, emitted token)."""
+    if verifier not in _RUNNERS:
+        raise InputError(f"verifier: simulators exist for {tuple(_RUNNERS)}, got {verifier!r}")
+    if verifier == "block" and tree.k != 1:
+        raise MethodError("verifier 'block' verifies one chain (k = 1)")
+    return _RUNNERS[verifier](tree, P, Q, check_rng(rng))
+
+
+def simulate(
+    target: Any, draft: Any, *, length: int, k: int = 1, drafts: str = "iid", verifier: str = "token",
+    steps: int = 10_000, rng: np.random.Generator,
+) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """Draft and verify ``steps`` times: the accepted lengths, and the generated texts
+    (accepted tokens + emitted token, before the target continues)."""
+    from ._models import as_model
+
+    P = as_model(target, "target").cached()
+    Q = as_model(draft, "draft").cached()
+    gen = check_rng(rng)
+    lengths = np.empty(steps, dtype=np.int64)
+    texts = []
+    for i in range(steps):
+        tree = sample_tree(Q, length, k, drafts, gen)
+        acc, y = simulate_step(tree, P, Q, verifier, gen)
+        lengths[i] = len(acc)
+        texts.append(acc + (y,))
+    return lengths, texts

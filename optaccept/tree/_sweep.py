@@ -1,0 +1,133 @@
+"""Sweeps over temperatures × k × length × draft law × verifier, run through joblib.
+
+Each grid point is one independent task handed to :class:`joblib.Parallel`, so the
+sweep runs wherever joblib's active backend runs it: processes on this machine by
+default (``n_jobs``), or a Dask or Ray cluster with no code change::
+
+    import joblib
+    from dask.distributed import Client          # or: from ray.util.joblib import register_ray
+    client = Client("scheduler-address:8786")    #     register_ray()
+    with joblib.parallel_backend("dask"):        #     joblib.parallel_backend("ray")
+        rows = tree.sweep(sources, ks=(1, 2, 4), lengths=(1, 2, 3), samples=10_000, seed=0)
+
+Sources are loaded inside the task (a file path travels, not its arrays).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError, MethodError
+
+__all__ = ["sweep", "load_source"]
+
+
+def load_source(source: Any, *, start: int = 0, positions: int | None = None) -> Any:
+    """A sweep source as something :func:`accepted_tokens` takes as ``target`` (with
+    ``draft``): a (target, draft) pair of sequence models, a Markov/position pair, or a
+    path to a distribution file (``optaccept.llm`` ``.npz``), read as a
+    :class:`~optaccept.sequence.PositionPair` over rows ``start`` .. ``start + positions``."""
+    if isinstance(source, (str, os.PathLike)):
+        from ..llm._storage import Distributions
+        from ..sequence import PositionPair
+
+        d = Distributions.load(Path(source))
+        stop = None if positions is None else start + positions
+        return (PositionPair(np.asarray(d.target)[start:stop], np.asarray(d.draft)[start:stop]), None)
+    if isinstance(source, tuple) and len(source) == 2:
+        return source
+    return (source, None)
+
+
+def _task(name: str, source: Any, loader: Callable | None, point: dict[str, Any], samples: int | None,
+          seed: int, max_trees: int) -> dict[str, Any]:
+    from ._api import accepted_tokens
+
+    row = {"source": name, **point}
+    try:
+        positions = point["length"] + 1
+        target, draft = (loader or load_source)(source, positions=positions) if isinstance(
+            source, (str, os.PathLike)) else load_source(source)
+        rng = None if samples is None else np.random.default_rng([seed, *_key(row)])
+        r = accepted_tokens(target, draft, point["length"], point["k"], point["drafts"], point["verifier"],
+                            temperature=point["temperature"], samples=samples, rng=rng, max_trees=max_trees)
+    except MethodError as exc:
+        return {**row, "value": None, "std_err": None, "method": None, "skipped": str(exc)}
+    return {**row, "value": float(r.value), "std_err": r.std_err, "method": r.method, "skipped": None}
+
+
+def _key(row: dict[str, Any]) -> list[int]:
+    """Stable integers identifying a grid point (seeds its sampler)."""
+    import hashlib
+
+    text = repr(sorted((k, str(v)) for k, v in row.items()))
+    return [int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)]
+
+
+def sweep(
+    sources: Any,
+    *,
+    temperatures: tuple[float, ...] = (1.0,),
+    ks: tuple[int, ...] = (1,),
+    lengths: tuple[int, ...] = (1,),
+    drafts: tuple[str, ...] = ("iid",),
+    verifiers: tuple[str, ...] = ("token",),
+    samples: int | None = None,
+    seed: int = 0,
+    n_jobs: int | None = None,
+    loader: Callable | None = None,
+    max_trees: int = 200_000,
+    progress: bool = False,
+) -> list[dict[str, Any]]:
+    """Accepted tokens per step over a grid, one row (dict) per grid point.
+
+    Parameters
+    ----------
+    sources : source or mapping name -> source, or list of sources
+        A source is a (target, draft) pair of sequence models, a MarkovPair /
+        PositionPair, or a path to a distribution file (see :func:`load_source`;
+        ``loader(path, positions=...)`` replaces the file reader).  Sources must be
+        picklable for process backends (module-level functions and classes, not
+        lambdas, when the backend is not cloudpickle-based).
+    temperatures, ks, lengths, drafts, verifiers : tuples
+        The grid.  Combinations a verifier does not cover (block with k > 1,
+        traversal on iid trees with k > 1) give a row with ``skipped`` set.
+    samples : int, optional
+        Rao-Blackwellised estimate with this many trees per point (else exact).
+    seed : int
+        Point i's sampler is seeded by (seed, hash of the point): results do not
+        depend on the backend or the order in which points run.
+    n_jobs : int, optional
+        Passed to :class:`joblib.Parallel`; None uses the active backend's default
+        (one job, or what ``joblib.parallel_backend`` sets).
+
+    Returns
+    -------
+    list of dict
+        Keys: source, temperature, k, length, drafts, verifier, value, std_err,
+        method, skipped.
+    """
+    import joblib
+
+    if isinstance(sources, Mapping):
+        named = list(sources.items())
+    elif isinstance(sources, list):
+        named = [(str(s) if isinstance(s, (str, os.PathLike)) else f"source{i}", s) for i, s in enumerate(sources)]
+    else:
+        named = [(str(sources) if isinstance(sources, (str, os.PathLike)) else "source0", sources)]
+    if not named:
+        raise InputError("sources: at least one source is required")
+    grid = [
+        {"temperature": float(t), "k": int(k), "length": int(L), "drafts": d, "verifier": v}
+        for t, k, L, d, v in itertools.product(temperatures, ks, lengths, drafts, verifiers)
+    ]
+    tasks = [joblib.delayed(_task)(name, src, loader, point, samples, seed, max_trees)
+             for name, src in named for point in grid]
+    par = joblib.Parallel(n_jobs=n_jobs, verbose=10 if progress else 0)
+    return list(par(tasks))
