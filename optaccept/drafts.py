@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import _swor
+from . import _stable, _swor
 from ._errors import InputError, MethodError
 from ._subsets import as_mask, colex_rank, subset_sums, subset_sums_exact, zeta_transform
 from ._validation import as_distribution, as_exact_distribution, check_k, check_rng, check_size, is_exact_input
@@ -153,12 +153,33 @@ def _aggregate_sets(tuples: np.ndarray, probs: Any, exact: bool) -> SetLaw:
     return SetLaw(sets, tuple(vals) if exact else np.array(vals, dtype=np.float64))
 
 
-def _check_enum(count: int, limit: int, what: str) -> None:
+def _check_enum(count: int, limit: int, what: str, advice: str | None = None) -> None:
+    """Refuse an enumeration of ``count`` items above ``limit`` (``count`` may be capped at
+    limit + 1 by :func:`capped_sum` — it is never formatted in full)."""
     if count > limit:
         raise MethodError(
-            f"{what}: {count} items to enumerate exceeds the limit {limit}; "
-            "use a method that does not enumerate (e.g. method='sorted') or a smaller vocabulary"
+            f"{what}: more than {limit} items to enumerate; "
+            + (advice or "use method='sorted' (IID, WithoutReplacement, Greedy, SpecHub) or a smaller vocabulary")
         )
+
+
+def capped_pow(base: int, k: int, cap: int) -> int:
+    """base**k, or cap + 1 once it exceeds cap (no huge integers are built)."""
+    if base <= 1:
+        return base
+    if k * math.log(base) > math.log(cap) + 1.0:
+        return cap + 1
+    return min(base**k, cap + 1)
+
+
+def capped_sum(terms: Any, cap: int) -> int:
+    """Σ terms, stopping (and returning cap + 1) as soon as the partial sum exceeds cap."""
+    tot = 0
+    for t in terms:
+        tot += t
+        if tot > cap:
+            return cap + 1
+    return tot
 
 
 class IID(DraftLaw):
@@ -195,7 +216,7 @@ class IID(DraftLaw):
 
     def tuple_law(self, *, max_tuples: int = MAX_ENUMERATION) -> tuple[np.ndarray, Any]:
         supp = np.flatnonzero(self.q > 0)
-        _check_enum(supp.size**self.k, max_tuples, "IID tuple law")
+        _check_enum(capped_pow(supp.size, self.k, max_tuples), max_tuples, "IID tuple law")
         grids = np.stack(np.meshgrid(*([supp] * self.k), indexing="ij"), axis=-1)
         tuples = grids.reshape(-1, self.k)
         if self._exact is not None:
@@ -208,7 +229,7 @@ class IID(DraftLaw):
         """Möbius inversion of q(S)ᵏ: P(set = A) = Σ_{B⊆A} (−1)^{|A∖B|} q(B)ᵏ, |A| ≤ k."""
         supp = np.flatnonzero(self.q > 0).tolist()
         sizes = range(1, min(self.k, len(supp)) + 1)
-        _check_enum(sum(math.comb(len(supp), m) for m in sizes), max_sets, "IID set law")
+        _check_enum(capped_sum((math.comb(len(supp), m) for m in sizes), max_sets), max_sets, "IID set law")
         sets: list[tuple[int, ...]] = []
         probs: list[Any] = []
         for m in sizes:
@@ -279,7 +300,13 @@ class WithoutReplacement(DraftLaw):
 
     def tuple_law(self, *, max_tuples: int = MAX_ENUMERATION) -> tuple[np.ndarray, Any]:
         supp = np.flatnonzero(self.q > 0)
-        _check_enum(math.perm(supp.size, self.k), max_tuples, "without-replacement tuple law")
+        _check_enum(
+            capped_sum((math.perm(supp.size, m) for m in range(self.k, self.k + 1)), max_tuples)
+            if self.k * math.log(max(supp.size, 1)) <= math.log(max_tuples) + 50
+            else max_tuples + 1,
+            max_tuples,
+            "without-replacement tuple law",
+        )
         tuples = np.array(list(itertools.permutations(supp.tolist(), self.k)), dtype=np.int64)
         tuples = tuples.reshape(-1, self.k)
         if self._exact is not None:
@@ -296,9 +323,10 @@ class WithoutReplacement(DraftLaw):
         used = np.zeros((m, self.n), dtype=bool)
         probs = np.ones(m)
         rows = np.arange(m)
+        qs, _ = _stable.rescale_tiny(self.q)  # (ratios are scale-free; keeps subnormals exact)
         for i in range(self.k):
-            remaining = np.where(used, 0.0, self.q).sum(axis=1)
-            probs *= self.q[tuples[:, i]] / remaining
+            remaining = np.where(used, 0.0, qs).sum(axis=1)
+            probs *= qs[tuples[:, i]] / remaining
             used[rows, tuples[:, i]] = True
         return tuples, probs
 
@@ -307,7 +335,7 @@ class WithoutReplacement(DraftLaw):
         g(B) = Σ_{i∈B} g(B∖i) qᵢ / (1 − q(B∖i)) (probability that the first |B| draws are B)."""
         supp = np.flatnonzero(self.q > 0)
         s, k = supp.size, self.k
-        _check_enum(sum(math.comb(s, m) for m in range(k + 1)), max_sets, "without-replacement set law")
+        _check_enum(capped_sum((math.comb(s, m) for m in range(k + 1)), max_sets), max_sets, "without-replacement set law")
         if self._exact is not None:
             qx = [self._exact[i] for i in supp.tolist()]
             g: dict[tuple[int, ...], Fraction] = {(): Fraction(1)}
@@ -320,7 +348,8 @@ class WithoutReplacement(DraftLaw):
                     g[A] = tot
             sets = [tuple(supp[list(A)].tolist()) for A in itertools.combinations(range(s), k)]
             return SetLaw(tuple(sets), tuple(g[A] for A in itertools.combinations(range(s), k)))
-        qv = self.q[supp]
+        # exact power-of-two rescaling: subnormal masses would lose their few bits in g · q_i
+        qv, _ = _stable.rescale_tiny(self.q[supp])
         g_prev = np.ones(1)  # layer 0: the empty set
         for m in range(1, k + 1):
             combos = np.array(list(itertools.combinations(range(s), m)), dtype=np.int64).reshape(-1, m)
@@ -332,7 +361,7 @@ class WithoutReplacement(DraftLaw):
                 B = np.delete(combos, pos, axis=1)
                 gB = g_prev[colex_rank(B)] if m > 1 else np.ones(combos.shape[0])
                 # 1 − q(B) = q(Ω∖A) + q(A∖B): both summed without cancellation
-                tot += gB * qv[combos[:, pos]] / (outside + qv[combos[:, pos]])
+                tot += gB * (qv[combos[:, pos]] / (outside + qv[combos[:, pos]]))
             # order g by colex rank so the next layer can index it
             g_layer = np.empty(combos.shape[0])
             g_layer[colex_rank(combos)] = tot
@@ -546,7 +575,15 @@ class Independent(DraftLaw):
 
     def tuple_law(self, *, max_tuples: int = MAX_ENUMERATION) -> tuple[np.ndarray, Any]:
         supps = [np.flatnonzero(r > 0) for r in self.qs]
-        _check_enum(math.prod(s.size for s in supps), max_tuples, "independent tuple law")
+        _check_enum(
+            max_tuples + 1
+            if sum(math.log(max(s.size, 1)) for s in supps) > math.log(max_tuples) + 1
+            else math.prod(s.size for s in supps),
+            max_tuples,
+            "independent tuple law",
+            "no enumeration-free method exists for independent drafts: use method='subsets' (n <= 20) "
+            "or a smaller vocabulary or k",
+        )
         grids = np.stack(np.meshgrid(*supps, indexing="ij"), axis=-1)
         tuples = grids.reshape(-1, self.k)
         if self._exact is not None:

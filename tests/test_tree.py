@@ -84,7 +84,7 @@ def test_one_token_equals_core(drafts, k):
         alpha = oa.optimal_acceptance(p, law).value
         ver = oa.verifiers.RRS() if drafts == "iid" else oa.verifiers.RRSWithoutReplacement()
         rrs = ver.acceptance(p, q, k=k)
-        P, Q = (lambda u: p), (lambda u: q)
+        P, Q = (lambda u, p=p: p), (lambda u, q=q: q)
         assert float(tree.accepted_tokens(P, Q, 1, k, drafts, "token").value) == pytest.approx(rrs, abs=1e-12)
         assert float(tree.accepted_tokens(P, Q, 1, k, drafts, "token_optimal").value) == pytest.approx(alpha, abs=1e-8)
         assert float(tree.accepted_tokens(P, Q, 1, k, drafts, "optimal").value) == pytest.approx(alpha, abs=1e-8)
@@ -312,3 +312,64 @@ def test_sweep_default_backend():
     sampled = tree.sweep([(target, draft)], ks=(2,), lengths=(2,), verifiers=("token",), samples=50, seed=1)
     again = tree.sweep([(target, draft)], ks=(2,), lengths=(2,), verifiers=("token",), samples=50, seed=1)
     assert sampled[0]["value"] == again[0]["value"] and sampled[0]["std_err"] > 0
+
+
+def test_rao_blackwell_over_given_trees():
+    """Averaging stored trees: exact weights of every enumerated tree, repeated in
+    proportion, reproduce the exact value."""
+    rng = np.random.default_rng(9)
+    P, Q = table(2, 2, rng, zeros=0.0), table(2, 2, rng, zeros=0.0)
+    trees = tree.enumerate_trees(Q.__getitem__, 2, 1, "iid")
+    sample = [(t, P.__getitem__, Q.__getitem__) for t, _ in trees]
+    out = tree.rao_blackwell(sample, verifiers=("token", "block"))
+    for v in ("token", "block"):
+        want = np.mean([float(tree.tree_value(t, P.__getitem__, Q.__getitem__, v)) for t, _ in trees])
+        assert out[v].value == pytest.approx(want, abs=1e-12) and out[v].trees == 4
+    with pytest.raises(InputError, match="items"):
+        tree.rao_blackwell([("x", None, None)])
+
+
+class _Batched:
+    """A model with a batched reader, counting its calls."""
+
+    def __init__(self, fn):
+        self.fn, self.single, self.batches = fn, 0, 0
+
+    def next_token_probs(self, prefix):
+        self.single += 1
+        return self.fn(prefix)
+
+    def batch_next_token_probs(self, prefixes):
+        self.batches += 1
+        return np.stack([self.fn(u) for u in prefixes])
+
+
+def test_batched_target_reads_each_tree_once():
+    target, draft = tree.synthetic_pair(50, seed=3)
+    bt = _Batched(target)
+    out = tree.sample_accepted_tokens(bt, draft, length=3, k=2, drafts="swor", trees=20, rng=5, progress=False)
+    ref = tree.sample_accepted_tokens(target, draft, length=3, k=2, drafts="swor", trees=20, rng=5, progress=False)
+    assert bt.batches == 20 and bt.single == 0
+    np.testing.assert_array_equal(out["token"].details["values"], ref["token"].details["values"])
+
+
+def test_sweep_over_distribution_files(tmp_path):
+    """Files travel to the workers as paths; rows agree with the position pair read directly."""
+    from optaccept.llm._storage import Distributions
+
+    rng = np.random.default_rng(12)
+    paths = []
+    for i in range(2):
+        t, d = rng.dirichlet(np.ones(4), size=3), rng.dirichlet(np.ones(4), size=3)
+        paths.append(Distributions(t, d, meta={"i": i}).save(tmp_path / f"d{i}.npz"))
+    rows = tree.sweep(paths, ks=(2,), lengths=(2,), drafts=("swor",), verifiers=("token", "traversal", "optimal"),
+                      n_jobs=2)
+    assert len(rows) == 6 and all(r["skipped"] is None for r in rows)
+    for r in rows:
+        d = Distributions.load(r["source"])
+        pair = PositionPair(np.asarray(d.target)[:3], np.asarray(d.draft)[:3])
+        want = tree.accepted_tokens(pair, None, 2, 2, "swor", r["verifier"])
+        assert r["value"] == pytest.approx(float(want.value), abs=1e-9)
+    sampled = tree.sweep(paths[:1], ks=(2,), lengths=(2,), drafts=("swor",), verifiers=("token", "optimal"),
+                         samples=20, seed=0)
+    assert sampled[0]["std_err"] > 0 and "exact" in sampled[1]["skipped"]

@@ -17,7 +17,10 @@ Methods
 ``"sorted"``      sorted-prefix algorithm: IID O(n log n); WithoutReplacement (any k);
                   Greedy/SpecHub by their closed form
 ``"closed_form"`` Khisti et al.'s two-draft expression (IID, k = 2)
-``"auto"``        the fastest exact method for the law
+``"auto"``        the fastest method that accepts the law, its size and its arithmetic
+
+Every method estimates its size first (subsets, sets × tokens, tuples × tokens) and
+refuses with :class:`MethodError` naming a method that works — before any allocation.
 """
 
 from __future__ import annotations
@@ -31,6 +34,15 @@ from .._errors import InputError, MethodError
 from .._validation import as_distribution, as_exact_distribution, is_exact_input
 from ..drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, WithoutReplacement
 from . import _exhaustive, _sorted
+from ._advice import (
+    MAX_LP_VARIABLES,
+    MAX_TRANSPORT_VARIABLES,
+    _zeta_ok,
+    lp_variables,
+    refusal_advice,
+    transport_variables,
+    working_method,
+)
 from ._result import AcceptanceResult, FlowPlan, TransportPlan, Verification
 
 __all__ = [
@@ -62,15 +74,15 @@ def _clean_p(p: Any, law: DraftLaw, normalize: bool) -> tuple[np.ndarray, tuple[
 
 
 def _auto_method(law: DraftLaw, exact: bool) -> str:
+    """The fastest method that accepts the law, its size and its arithmetic."""
     if isinstance(law, (Greedy, IID)):
         return "sorted"
-    if isinstance(law, WithoutReplacement):
-        if exact:
-            return "subsets" if law.n <= _exhaustive.MAX_N_EXACT else "lp"
+    if isinstance(law, WithoutReplacement) and not exact:
         return "sorted"
-    if exact:
-        return "subsets"
-    return "lp"
+    choice = working_method(law, exact)
+    if choice is None:
+        raise MethodError(f"method 'auto': {refusal_advice(law, exact, 'auto')}")
+    return choice
 
 
 def optimal_acceptance(
@@ -149,29 +161,52 @@ def optimal_acceptance(
             if exact:
                 raise MethodError(
                     "method 'sorted': exact arithmetic is not available for WithoutReplacement "
-                    "(its prefix probabilities are integrals); use method='subsets' or float input"
+                    f"(its prefix probabilities are integrals); {refusal_advice(law, True, 'sorted')}"
                 )
             return _sorted.swor_sorted(pf, law)
         raise MethodError(
             f"method 'sorted': no sorted-prefix algorithm is known for {type(law).__name__} drafts; "
-            "use method='lp' or 'subsets'"
+            + refusal_advice(law, exact, "sorted")
         )
     if method == "closed_form":
         if not (isinstance(law, IID) and law.k == 2):
-            raise MethodError(f"method 'closed_form': only for IID drafts with k = 2, got {law!r}")
+            raise MethodError(
+                f"method 'closed_form': only for IID drafts with k = 2, got {law!r}; "
+                + refusal_advice(law, exact, "closed_form")
+            )
         if exact:
             return _sorted.iid_sorted_exact(px, law._exact, 2, law, method="closed_form", two_draft_form=True)
         return _sorted.iid_prefix_float(pf, law.q, 2, law, "closed_form", two_draft_form=True)
     if method == "subsets":
+        limit = _exhaustive.MAX_N_EXACT if exact else _exhaustive.MAX_N_FLOAT
+        if law.n > limit or not _zeta_ok(law, exact):
+            raise MethodError(
+                f"method 'subsets': n = {law.n} exceeds the limit {limit} for {'exact' if exact else 'float'} "
+                f"enumeration of all 2^n subsets; {refusal_advice(law, exact, 'subsets')}"
+            )
         return _exhaustive.exhaustive(px if exact else pf, law, exact)
     if exact:
-        raise MethodError(f"method {method!r}: the LP methods work in floats; pass float input or use 'subsets'")
+        raise MethodError(
+            f"method {method!r}: the LP methods work in floats; pass float input or "
+            + refusal_advice(law, True, method)
+        )
     if method == "lp":
         from ._flow import max_flow_lp
 
+        limit = MAX_LP_VARIABLES if max_sets <= MAX_ENUMERATION else max_sets
+        if lp_variables(law, limit) > limit:
+            raise MethodError(
+                f"method 'lp': {law!r} needs more flow variables (draft sets × tokens) than the limit {limit}; "
+                + refusal_advice(law, False, "lp")
+            )
         return max_flow_lp(pf, law, max_sets=max_sets)
     from ._transport import transport_lp
 
+    if transport_variables(law) > MAX_TRANSPORT_VARIABLES:
+        raise MethodError(
+            f"method 'transport': {law!r} needs more variables than the limit {MAX_TRANSPORT_VARIABLES} "
+            f"(ordered tuples × tokens); {refusal_advice(law, False, 'transport')}"
+        )
     return transport_lp(pf, law)
 
 

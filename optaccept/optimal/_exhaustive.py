@@ -26,7 +26,7 @@ def exhaustive(p, law, exact: bool) -> AcceptanceResult:
     if n > limit:
         raise MethodError(
             f"method 'subsets': n = {n} exceeds the limit {limit} for {'exact' if exact else 'float'} "
-            "enumeration of all 2^n subsets; use method='lp' or 'sorted'"
+            "enumeration of all 2^n subsets; use a smaller vocabulary"
         )
     D = law.all_subset_probs()
     if exact:

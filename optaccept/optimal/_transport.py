@@ -12,13 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import MethodError, MissingDependencyError, SolverError
+from ._advice import MAX_TRANSPORT_VARIABLES
 from ._flow import _certified
 from ._result import TransportPlan
 
 __all__ = ["transport_lp", "MAX_TRANSPORT_VARIABLES"]
-
-#: Largest number of variables (tuples × tokens) the transport LP accepts.
-MAX_TRANSPORT_VARIABLES = 4_000_000
 
 
 def transport_lp(p: np.ndarray, law):

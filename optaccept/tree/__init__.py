@@ -11,7 +11,8 @@ Fraction(11, 9)
   sampled, for verifiers ``"token"``, ``"block"``, ``"traversal"``,
   ``"token_optimal"`` and ``"optimal"``.
 * :func:`sample_accepted_tokens` — Rao-Blackwellised estimate at vocabulary scale,
-  resumable from a checkpoint folder.
+  resumable from a checkpoint folder; :func:`rao_blackwell` averages given (e.g.
+  stored) trees.
 * :func:`sweep` — temperatures × k × length × draft law × verifier, through joblib.
 * :func:`simulate` — Monte Carlo runs of each verification algorithm.
 * Sequence-model protocol: :class:`SequenceModel`, :func:`as_model`,
@@ -23,7 +24,7 @@ from ._api import VERIFIERS, accepted_tokens
 from ._draft import DRAFT_LAWS, DraftTree, enumerate_trees, sample_tree
 from ._models import Model, SequenceModel, as_model, model_pair, synthetic_pair, with_temperature
 from ._result import LPCertificate, TreeResult
-from ._sampling import sample_accepted_tokens, tree_value
+from ._sampling import rao_blackwell, sample_accepted_tokens, tree_value
 from ._simulate import simulate, simulate_step
 from ._sweep import sweep
 
@@ -34,6 +35,7 @@ __all__ = [
     "simulate",
     "simulate_step",
     "tree_value",
+    "rao_blackwell",
     "TreeResult",
     "LPCertificate",
     "VERIFIERS",

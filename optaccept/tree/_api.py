@@ -19,6 +19,15 @@ VERIFIERS = ("token", "block", "traversal", "optimal", "token_optimal")
 PER_TREE = {"token": token_value, "block": block_value, "traversal": traversal_value}
 
 
+def _is_pair(obj: Any) -> bool:
+    """A MarkovPair / PositionPair (checked without importing optaccept.sequence)."""
+    if not type(obj).__module__.startswith("optaccept.sequence"):
+        return False
+    from ..sequence import MarkovPair, PositionPair
+
+    return isinstance(obj, (MarkovPair, PositionPair))
+
+
 def check_verifier(verifier: Any, k: int, drafts: str) -> str:
     if verifier not in VERIFIERS:
         raise InputError(f"verifier: must be one of {VERIFIERS}, got {verifier!r}")
@@ -33,9 +42,7 @@ def check_verifier(verifier: Any, k: int, drafts: str) -> str:
 
 def resolve_models(target: Any, draft: Any, prompt: Any = None, temperature: float | None = None):
     """(target Model, draft Model) from two sequence models or one Markov/position pair."""
-    from ..sequence import MarkovPair, PositionPair
-
-    if isinstance(target, (MarkovPair, PositionPair)):
+    if _is_pair(target):
         if draft is not None:
             raise InputError("draft: leave it out when target is a MarkovPair or PositionPair (it holds both)")
         target, draft = model_pair(target, prompt=prompt)
@@ -111,9 +118,7 @@ def accepted_tokens(
     """
     length, k, drafts = _check(length, k, drafts)
     check_verifier(verifier, k, drafts)
-    from ..sequence import MarkovPair
-
-    if isinstance(target, MarkovPair) and prompt is None:
+    if _is_pair(target) and type(target).__name__ == "MarkovPair" and prompt is None:
         if draft is not None:
             raise InputError("draft: leave it out when target is a MarkovPair (it holds both)")
         parts = [

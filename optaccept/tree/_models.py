@@ -6,7 +6,9 @@ prompt, ``()`` for the first token — to the law of the next token.  Accepted f
 * a callable ``prefix -> probabilities`` (numpy array, list, tuple, torch tensor;
   Fractions give the exact path);
 * an object with a ``next_token_probs(prefix)`` method (or ``probs(prefix)``),
-  e.g. a language-model wrapper or a cache of stored trees;
+  e.g. a language-model wrapper or a cache of stored trees; if it also has
+  ``batch_next_token_probs(prefixes) -> (len(prefixes), n)`` the target's laws at all
+  internal nodes of a sampled tree are read in one call (a tree-attention pass);
 * :class:`optaccept.sequence.MarkovPair` and :class:`optaccept.sequence.PositionPair`
   (both models at once, see :func:`model_pair`).
 
@@ -51,8 +53,11 @@ class Model:
         Argument name used in error messages.
     """
 
-    def __init__(self, fn: Callable[[Prefix], Any], name: str, *, temperature: float | None = None) -> None:
+    def __init__(
+        self, fn: Callable[[Prefix], Any], name: str, *, temperature: float | None = None, batch: Callable | None = None
+    ) -> None:
         self._fn = fn
+        self._batch = batch
         self.name = name
         self.n: int | None = None
         self.exact: bool | None = None
@@ -67,6 +72,9 @@ class Model:
             raise
         except (KeyError, IndexError) as exc:
             raise InputError(f"{self.name}: no next-token law for prefix {prefix} ({exc})") from None
+        return self._check(raw, prefix)
+
+    def _check(self, raw: Any, prefix: Prefix) -> np.ndarray:
         where = f"{self.name}{list(prefix)}"
         if is_exact_input(raw):
             vec = np.array(as_exact_distribution(raw, where), dtype=object)
@@ -84,20 +92,49 @@ class Model:
             raise InputError(f"{where}: mixes Fractions and floats across prefixes")
         return vec
 
-    def cached(self) -> Callable[[Prefix], np.ndarray]:
+    def cached(self) -> _Cached:
         """The model with a private per-prefix cache (drop it to free the memory)."""
-        memo: dict[Prefix, np.ndarray] = {}
+        return _Cached(self)
 
-        def get(prefix: Prefix) -> np.ndarray:
-            out = memo.get(prefix)
-            if out is None:
-                out = memo[prefix] = self(prefix)
-            return out
-
-        return get
+    def prefetch_into(self, memo: dict[Prefix, np.ndarray], prefixes: list[Prefix]) -> None:
+        """Fill ``memo`` for ``prefixes`` with one ``batch_next_token_probs`` call when the
+        wrapped object has that method (e.g. one forward pass with a tree attention mask)."""
+        todo = [tuple(int(t) for t in u) for u in prefixes]
+        todo = [u for u in dict.fromkeys(todo) if u not in memo]
+        if not todo:
+            return
+        if self._batch is None:
+            for u in todo:
+                memo[u] = self(u)
+            return
+        rows = self._batch(todo)
+        if len(rows) != len(todo):
+            raise InputError(f"{self.name}: batch_next_token_probs returned {len(rows)} laws for {len(todo)} prefixes")
+        for u, row in zip(todo, rows):
+            memo[u] = self._check(row, u)
 
     def __repr__(self) -> str:
         return f"Model({self.name}, n={self.n})"
+
+
+class _Cached:
+    """A :class:`Model` with a private per-prefix cache; call it with a prefix."""
+
+    __slots__ = ("model", "memo")
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.memo: dict[Prefix, np.ndarray] = {}
+
+    def __call__(self, prefix: Prefix) -> np.ndarray:
+        out = self.memo.get(prefix)
+        if out is None:
+            out = self.memo[prefix] = self.model(prefix)
+        return out
+
+    def prefetch(self, prefixes: list[Prefix]) -> None:
+        """Read the laws of ``prefixes`` at once (one batched call when the model has one)."""
+        self.model.prefetch_into(self.memo, prefixes)
 
 
 def _tempered(vec: np.ndarray, temperature: float) -> np.ndarray:
@@ -115,16 +152,18 @@ def as_model(obj: Any, name: str, *, temperature: float | None = None) -> Model:
     if isinstance(obj, Model):
         if temperature is None or temperature == obj.temperature:
             return obj
-        return Model(obj._fn, obj.name, temperature=temperature)
+        return Model(obj._fn, obj.name, temperature=temperature, batch=obj._batch)
     if temperature is not None:
         if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature > 0:
             raise InputError(f"temperature: must be a positive number, got {temperature!r}")
+    batch = getattr(obj, "batch_next_token_probs", None)
+    batch = batch if callable(batch) else None
     for meth in ("next_token_probs", "probs"):
         fn = getattr(obj, meth, None)
         if callable(fn):
-            return Model(fn, name, temperature=temperature)
+            return Model(fn, name, temperature=temperature, batch=batch)
     if callable(obj):
-        return Model(obj, name, temperature=temperature)
+        return Model(obj, name, temperature=temperature, batch=batch)
     raise InputError(
         f"{name}: must be a sequence model (a callable prefix -> probabilities, or an object "
         f"with next_token_probs(prefix)), got {type(obj).__name__}"

@@ -28,7 +28,7 @@ from ._api import PER_TREE, check_verifier, resolve_models
 from ._draft import DraftTree, _check, sample_tree
 from ._result import TreeResult
 
-__all__ = ["sample_accepted_tokens", "tree_value"]
+__all__ = ["sample_accepted_tokens", "tree_value", "rao_blackwell"]
 
 
 def tree_value(tree: DraftTree, target: Any, draft: Any, verifier: str = "token") -> Any:
@@ -142,6 +142,7 @@ def sample_accepted_tokens(
         for i in range(size):
             Pc, Qc = P.cached(), Q.cached()  # per-tree caches: memory stays O(tree)
             t = sample_tree(Qc, length, k, drafts, gen)
+            Pc.prefetch(t.internal_nodes())
             for j, v in enumerate(verifiers):
                 vals[i, j] = float(PER_TREE[v](t, Pc, Qc))
             bar.update(1)
@@ -158,4 +159,41 @@ def sample_accepted_tokens(
         out[v] = TreeResult(float(x.mean()), v, drafts, length, k, method="sampled",
                             std_err=float(x.std(ddof=1) / np.sqrt(x.size)), trees=int(x.size),
                             details={"values": x, "seed": seed})
+    return out
+
+
+def rao_blackwell(
+    items: Any, *, verifiers: tuple[str, ...] = ("token",), progress: bool = False, total: int | None = None
+) -> dict[str, TreeResult]:
+    """Average per-tree values over given trees, e.g. trees stored with their laws.
+
+    ``items`` yields ``(tree, target, draft)``: a :class:`DraftTree` drawn from the
+    draft model and two sequence models answering at least its internal nodes (e.g.
+    lookups into a stored tree's laws).  Returns verifier -> :class:`TreeResult` with
+    the mean and its standard error, as :func:`sample_accepted_tokens`.
+    """
+    from tqdm.auto import tqdm
+
+    from ._models import as_model
+
+    vals: dict[str, list[float]] = {v: [] for v in verifiers}
+    meta = None
+    for tree, target, draft in tqdm(items, total=total, desc="trees", unit="tree", disable=not progress):
+        if not isinstance(tree, DraftTree):
+            raise InputError(f"items: each item must be (DraftTree, target, draft), got {type(tree).__name__}")
+        meta = meta or (tree.drafts, tree.length, tree.k)
+        P, Q = as_model(target, "target").cached(), as_model(draft, "draft").cached()
+        for v in verifiers:
+            if v not in PER_TREE:
+                raise MethodError(f"verifier {v!r} has no per-tree value; per-tree verifiers: {tuple(PER_TREE)}")
+            check_verifier(v, tree.k, tree.drafts)
+            vals[v].append(float(PER_TREE[v](tree, P, Q)))
+    if meta is None or len(next(iter(vals.values()))) < 2:
+        raise InputError("items: at least two trees are needed for a standard error")
+    drafts, length, k = meta
+    out = {}
+    for v, xs in vals.items():
+        x = np.asarray(xs)
+        out[v] = TreeResult(float(x.mean()), v, drafts, length, k, method="sampled",
+                            std_err=float(x.std(ddof=1) / np.sqrt(x.size)), trees=int(x.size), details={"values": x})
     return out

@@ -149,12 +149,12 @@ def simulate(
     (accepted tokens + emitted token, before the target continues)."""
     from ._models import as_model
 
-    P = as_model(target, "target").cached()
-    Q = as_model(draft, "draft").cached()
+    Pm, Qm = as_model(target, "target"), as_model(draft, "draft")
     gen = check_rng(rng)
     lengths = np.empty(steps, dtype=np.int64)
     texts = []
     for i in range(steps):
+        P, Q = Pm.cached(), Qm.cached()  # per-step caches: memory stays O(tree)
         tree = sample_tree(Q, length, k, drafts, gen)
         acc, y = simulate_step(tree, P, Q, verifier, gen)
         lengths[i] = len(acc)

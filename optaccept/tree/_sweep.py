@@ -1,6 +1,7 @@
 """Sweeps over temperatures × k × length × draft law × verifier, run through joblib.
 
-Each grid point is one independent task handed to :class:`joblib.Parallel`, so the
+Each grid point (all verifiers of one source, temperature, k, length and draft law)
+is one independent task handed to :class:`joblib.Parallel`, so the
 sweep runs wherever joblib's active backend runs it: processes on this machine by
 default (``n_jobs``), or a Dask or Ray cluster with no code change::
 
@@ -45,21 +46,41 @@ def load_source(source: Any, *, start: int = 0, positions: int | None = None) ->
     return (source, None)
 
 
-def _task(name: str, source: Any, loader: Callable | None, point: dict[str, Any], samples: int | None,
-          seed: int, max_trees: int) -> dict[str, Any]:
-    from ._api import accepted_tokens
+def _task(name: str, source: Any, loader: Callable | None, point: dict[str, Any], verifiers: tuple[str, ...],
+          samples: int | None, seed: int, max_trees: int) -> list[dict[str, Any]]:
+    """One grid point, every verifier (sampled verifiers share the same trees)."""
+    from ._api import PER_TREE, accepted_tokens, check_verifier
+    from ._sampling import sample_accepted_tokens
 
-    row = {"source": name, **point}
-    try:
-        positions = point["length"] + 1
-        target, draft = (loader or load_source)(source, positions=positions) if isinstance(
-            source, (str, os.PathLike)) else load_source(source)
-        rng = None if samples is None else np.random.default_rng([seed, *_key(row)])
-        r = accepted_tokens(target, draft, point["length"], point["k"], point["drafts"], point["verifier"],
-                            temperature=point["temperature"], samples=samples, rng=rng, max_trees=max_trees)
-    except MethodError as exc:
-        return {**row, "value": None, "std_err": None, "method": None, "skipped": str(exc)}
-    return {**row, "value": float(r.value), "std_err": r.std_err, "method": r.method, "skipped": None}
+    if isinstance(source, (str, os.PathLike)):
+        target, draft = (loader or load_source)(source, positions=point["length"] + 1)
+    else:
+        target, draft = load_source(source)
+    rows: dict[str, dict[str, Any]] = {}
+    todo = []
+    for v in verifiers:
+        row = {"source": name, **point, "verifier": v}
+        try:
+            check_verifier(v, point["k"], point["drafts"])
+            if samples is not None and v not in PER_TREE:
+                raise MethodError(f"verifier {v!r} has no sampled estimate (exact laws only)")
+        except MethodError as exc:
+            rows[v] = {**row, "value": None, "std_err": None, "method": None, "skipped": str(exc)}
+            continue
+        todo.append(v)
+        rows[v] = row
+    if samples is None:
+        for v in todo:
+            r = accepted_tokens(target, draft, point["length"], point["k"], point["drafts"], v,
+                                temperature=point["temperature"], max_trees=max_trees)
+            rows[v].update(value=float(r.value), std_err=None, method=r.method, skipped=None)
+    elif todo:
+        out = sample_accepted_tokens(target, draft, length=point["length"], k=point["k"], drafts=point["drafts"],
+                                     verifiers=tuple(todo), trees=samples, rng=np.random.default_rng([seed, *_key(point)]),
+                                     temperature=point["temperature"], progress=False)
+        for v in todo:
+            rows[v].update(value=float(out[v].value), std_err=out[v].std_err, method="sampled", skipped=None)
+    return [rows[v] for v in verifiers]
 
 
 def _key(row: dict[str, Any]) -> list[int]:
@@ -101,8 +122,9 @@ def sweep(
     samples : int, optional
         Rao-Blackwellised estimate with this many trees per point (else exact).
     seed : int
-        Point i's sampler is seeded by (seed, hash of the point): results do not
-        depend on the backend or the order in which points run.
+        A grid point's sampler is seeded by (seed, hash of the point), and its sampled
+        verifiers share the same trees: results do not depend on the backend or the
+        order in which points run.
     n_jobs : int, optional
         Passed to :class:`joblib.Parallel`; None uses the active backend's default
         (one job, or what ``joblib.parallel_backend`` sets).
@@ -124,10 +146,10 @@ def sweep(
     if not named:
         raise InputError("sources: at least one source is required")
     grid = [
-        {"temperature": float(t), "k": int(k), "length": int(L), "drafts": d, "verifier": v}
-        for t, k, L, d, v in itertools.product(temperatures, ks, lengths, drafts, verifiers)
+        {"temperature": float(t), "k": int(k), "length": int(L), "drafts": d}
+        for t, k, L, d in itertools.product(temperatures, ks, lengths, drafts)
     ]
-    tasks = [joblib.delayed(_task)(name, src, loader, point, samples, seed, max_trees)
+    tasks = [joblib.delayed(_task)(name, src, loader, point, tuple(verifiers), samples, seed, max_trees)
              for name, src in named for point in grid]
     par = joblib.Parallel(n_jobs=n_jobs, verbose=10 if progress else 0)
-    return list(par(tasks))
+    return [row for rows in par(tasks) for row in rows]

@@ -55,8 +55,8 @@ def _outcomes(q: np.ndarray, m: int, drafts: str) -> list[tuple[dict[int, int], 
 
 
 def _transport(outcomes, p: np.ndarray, weight: Callable[[int, int], float], tol: float = 1e-7) -> float:
-    from scipy.optimize import linprog
     import scipy.sparse as sp
+    from scipy.optimize import linprog
 
     cols_set, cols_tok, c = [], [], []
     for a, (cnt, _) in enumerate(outcomes):

@@ -33,7 +33,9 @@ Law = Callable[[Prefix], np.ndarray]
 
 def pos(v: np.ndarray) -> np.ndarray:
     """Positive part, for float and Fraction (object) arrays alike."""
-    return np.where(v > 0, v, 0 * v)
+    if v.dtype == object:
+        return np.where(v > 0, v, 0 * v)
+    return np.maximum(v, 0.0)
 
 
 def _renorm_without(q: np.ndarray, x: int) -> np.ndarray | None:

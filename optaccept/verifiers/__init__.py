@@ -14,6 +14,8 @@ notion="output" | "rule")`` and ``sample(p, q, k, rng, size) -> (y, accepted)``.
 """
 
 from ._base import NOTIONS, Draws, Verifier
+from ._batched import VERIFIERS as BATCHED_VERIFIERS
+from ._batched import batched_acceptance
 from ._canonical import CanonicalDecomposition, canonical_decomposition
 from ._gap import GapTable, gap_table
 from ._greedy import HuGreedy
@@ -26,6 +28,8 @@ from ._spechub import SpecHubVerifier
 
 __all__ = [
     "ALL",
+    "batched_acceptance",
+    "BATCHED_VERIFIERS",
     "Verifier",
     "Draws",
     "NOTIONS",

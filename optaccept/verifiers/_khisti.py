@@ -31,7 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linprog
-from scipy.sparse import lil_matrix
+from scipy.sparse import csr_matrix, lil_matrix
+from scipy.sparse import vstack as sp_vstack
 
 from .._errors import InputError, MethodError, SolverError
 from ..drafts import IID, DraftLaw
@@ -41,6 +42,11 @@ __all__ = ["KhistiIS", "MAX_TUPLES"]
 
 #: Largest number of ordered draft tuples enumerated for the output notion.
 MAX_TUPLES = 2_000_000
+#: Largest number of tournament stages (k − 1), each one (two) small LP solves.
+MAX_STAGES = 2_000
+#: Slack on the stage LP's optimum when the tie-breaking objective picks among optima.
+_LEX_TOL = 1e-13
+_HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
 
 @dataclass(frozen=True)
@@ -104,9 +110,27 @@ def _stage(p: np.ndarray, pi: np.ndarray, q: np.ndarray, s: int) -> tuple[_Stage
         for y in range(s):
             A[y, len(pairs) + y] = 1.0
         bounds = [(0.0, 1.0)] * len(pairs) + [(0.0, float(p[top[y]])) for y in range(s)]
-        res = linprog(c, A_ub=A.tocsr(), b_ub=b, bounds=bounds, method="highs")
+        A = A.tocsr()
+        res = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs", options=_HIGHS)
         if res.status != 0:
             raise SolverError(f"truncated LP failed: {res.message}")
+        # The stage LP has many optimal w in general (HiGHS versions and platforms return
+        # different vertices, and later stages depend on which).  Take a canonical one:
+        # among the optima, the w closest (in a rank-weighted L1 sense) to the fixed
+        # tournament "the higher-ranked token wins", i.e. maximise Σ_{a<b} c_ab w(a,b) −
+        # Σ_{a>b} c_ab w(a,b) with distinct positive c_ab that depend only on the ranks.
+        # This deviates from the ranking only as far as optimality needs, and depends on
+        # nothing but the ranks — so permuting the tokens permutes the answer.
+        opt = -float(res.fun)
+        tie = np.zeros(nv)
+        for v, (a, bb) in enumerate(pairs):
+            weight = 1.0 + (a * s + bb) / (s * s)  # distinct, rank-based
+            tie[v] = -weight if a < bb else weight
+        A2 = sp_vstack([A, csr_matrix(c[None, :])]).tocsr()
+        b2 = np.concatenate([b, [-(opt - _LEX_TOL * max(1.0, opt))]])
+        res2 = linprog(tie, A_ub=A2, b_ub=b2, bounds=bounds, method="highs", options=_HIGHS)
+        if res2.status == 0:
+            res = res2
         for v, (a, bb) in enumerate(pairs):
             W[a, bb] = min(1.0, max(0.0, res.x[v]))
         lp_part = b.copy()
@@ -119,6 +143,14 @@ def _stage(p: np.ndarray, pi: np.ndarray, q: np.ndarray, s: int) -> tuple[_Stage
         new = new.copy()
     new = np.clip(new, 0.0, None)
     return _Stage(rank, top, pos, W), new / new.sum()
+
+
+def _check_stages(k: int) -> None:
+    if k - 1 > MAX_STAGES:
+        raise MethodError(
+            f"khisti_is: k = {k} needs {k - 1} tournament stages (two LPs each), above the limit "
+            f"{MAX_STAGES}; use the KSeq or RRS verifier, or optimal_acceptance(p, IID(q, k)) for α*"
+        )
 
 
 class KhistiIS(Verifier):
@@ -146,7 +178,14 @@ class KhistiIS(Verifier):
         return IID(q, k)
 
     def plan(self, p: np.ndarray, q: np.ndarray, k: int) -> tuple[list[_Stage], np.ndarray]:
-        """The k − 1 tournament stages and the law π_k of the selected token."""
+        """The k − 1 tournament stages and the law π_k of the selected token.
+
+        Each stage solves its truncated LP twice (lexicographically): first the acceptance
+        objective, then, among its optima, the weights closest to the plain ranking
+        tournament (see :func:`_stage`), so the plan is the same on every run and machine
+        and permuting the tokens permutes it.
+        """
+        _check_stages(k)
         pi = q.copy()
         stages = []
         for _ in range(k - 1):
@@ -155,6 +194,12 @@ class KhistiIS(Verifier):
         return stages, pi
 
     def _acceptance(self, p, q, k, notion):
+        _check_stages(k)
+        if notion == "output" and k * np.log(max(int(np.count_nonzero(q)), 1)) > np.log(MAX_TUPLES):
+            raise MethodError(
+                f"khisti_is output-notion acceptance enumerates |supp q|^k draft tuples (k = {k}), above "
+                f"the limit {MAX_TUPLES}; use notion='rule' or a smaller vocabulary"
+            )
         stages, pi = self.plan(p, q, k)
         rule = float(np.minimum(p, pi).sum())
         if notion == "rule":

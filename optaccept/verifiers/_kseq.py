@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _stable
 from ..drafts import IID, DraftLaw
 from ._base import Verifier, sample_from
 
@@ -37,9 +38,14 @@ def _beta(p: np.ndarray, q: np.ndarray, rho: float) -> float:
     return float(np.minimum(q, p / rho).sum())
 
 
+def _one_minus_beta(p: np.ndarray, q: np.ndarray, rho: float) -> float:
+    """1 − β(ρ) = Σ (q − p/ρ)₊, summed directly (1.0 - β cancels when β ≈ 1)."""
+    return float(np.clip(q - p / rho, 0.0, None).sum())
+
+
 def _h(p: np.ndarray, q: np.ndarray, k: int, rho: float) -> float:
     b = _beta(p, q, rho)
-    return rho * b - (1.0 - (1.0 - b) ** k)
+    return rho * b - (1.0 - _one_minus_beta(p, q, rho) ** k)
 
 
 def kseq_rho(p: np.ndarray, q: np.ndarray, k: int, xtol: float = RHO_XTOL) -> float:
@@ -72,7 +78,7 @@ class KSeq(Verifier):
     def _params(p, q, k):
         rho = kseq_rho(p, q, k)
         beta = _beta(p, q, rho)
-        pacc = 1.0 - (1.0 - beta) ** k
+        pacc = 1.0 - _one_minus_beta(p, q, rho) ** k
         gamma = pacc / beta if beta > 0 else 0.0
         residual = np.clip(p - gamma * np.minimum(q, p / rho), 0.0, None)
         return rho, beta, pacc, gamma, residual
@@ -81,8 +87,9 @@ class KSeq(Verifier):
         rho, beta, pacc, gamma, residual = self._params(p, q, k)
         if notion == "rule" or beta >= 1.0:
             return pacc
-        s = np.clip(q - p / rho, 0.0, None) / (1.0 - beta)
-        return pacc + float((residual * (1.0 - (1.0 - s) ** k)).sum())
+        rest = np.clip(q - p / rho, 0.0, None)
+        s = rest / rest.sum()  # the law of a rejected draft; its total is 1 − β, summed directly
+        return pacc + float((residual * _stable.one_minus_pow1m(s, k)).sum())
 
     def _simulate(self, p, q, k, law, drafts, rng):
         rho, beta, pacc, gamma, residual = self._params(p, q, k)

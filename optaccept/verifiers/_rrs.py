@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _stable
 from .._errors import MethodError
 from ..drafts import IID, DraftLaw, WithoutReplacement
 from ._base import Verifier, normalised, sample_from, sample_rows
@@ -115,8 +116,10 @@ class RRSWithoutReplacement(Verifier):
         for m in range(1, k + 1):
             nxt = []
             for prob, r, Q, mask in states:
-                c = 1.0 / (1.0 - Q)
-                qm = np.where(mask, 0.0, q * c)
+                # 1 − Q(drafted) as the sum over the undrafted tokens: no cancellation
+                q_un = np.where(mask, 0.0, q)
+                rest = float(q_un.sum())
+                qm = q_un / rest
                 acc = float(np.minimum(r, qm).sum())
                 total += prob * acc
                 if m == k or acc >= 1.0:
@@ -127,7 +130,7 @@ class RRSWithoutReplacement(Verifier):
                 xs = np.flatnonzero(rej > 0)
                 if m + 1 == k:  # last level: sum children in closed form
                     f = _min_sum_curve(rnew, q)
-                    cs = 1.0 / (1.0 - Q - q[xs])
+                    cs = 1.0 / _stable.others_sum(q_un)[xs]  # 1/(1 − Q − q_x), summed directly
                     total += prob * float((rej[xs] * f(cs)).sum())
                     continue
                 expanded += xs.size
@@ -152,26 +155,27 @@ class RRSWithoutReplacement(Verifier):
             d = drafts[lo : lo + step]
             rows = d.shape[0]
             r = np.tile(p, (rows, 1))
-            Q = np.zeros(rows)
             alive = np.ones(rows, dtype=bool)
             yy = np.full(rows, -1, dtype=np.int64)
             aa = np.zeros(rows, dtype=bool)
             ar = np.arange(rows)
             for m in range(k):
                 x = d[:, m]
-                qx = q[x] / (1.0 - Q)
+                # 1 − Q(drafted) as the sum over the undrafted tokens (no cancellation)
+                q_un = np.tile(q, (rows, 1))
+                q_un[ar[:, None], d[:, :m]] = 0.0
+                rest = q_un.sum(axis=1)
+                qx = q[x] / rest
                 ok = alive & (rng.random(rows) * qx < r[ar, x])
                 yy[ok] = x[ok]
                 aa[ok] = True
                 alive &= ~ok
                 # residual update for the rows still alive: (r - q_m)_+ with q_m = q / (1 - Q) off drafted
-                qm = q[None, :] / (1.0 - Q)[:, None]
-                qm[ar[:, None], d[:, :m]] = 0.0
+                qm = q_un / rest[:, None]
                 newr = np.clip(r - qm, 0.0, None)
                 s = newr.sum(axis=1)
                 upd = alive & (s > 0)
                 r[upd] = newr[upd] / s[upd, None]
-                Q = Q + np.where(alive, q[x], 0.0)
             idx = np.flatnonzero(alive)
             yy[idx] = sample_rows(rng, r[idx])
             y[lo : lo + step] = yy

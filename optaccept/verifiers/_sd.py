@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _stable
 from ..drafts import IID, DraftLaw
 from ._base import Verifier, sample_from
 
@@ -62,7 +63,7 @@ class NSS(Verifier):
         return IID(q, k)
 
     def _acceptance(self, p: np.ndarray, q: np.ndarray, k: int, notion: str) -> float:
-        return float((p * (1.0 - (1.0 - q) ** k)).sum())
+        return float((p * _stable.one_minus_pow1m(q, k)).sum())  # −expm1(k·log1p(−q)): exact for tiny q
 
     def _simulate(self, p, q, k, law, drafts, rng):
         y = sample_from(rng, p, drafts.shape[0])
@@ -87,7 +88,7 @@ class NaiveTree(Verifier):
         base = float(np.minimum(p, q).sum())
         if notion == "rule":
             return base
-        return base + float((np.clip(p - q, 0.0, None) * (1.0 - (1.0 - q) ** (k - 1))).sum())
+        return base + float((np.clip(p - q, 0.0, None) * _stable.one_minus_pow1m(q, k - 1)).sum())
 
     def _simulate(self, p, q, k, law, drafts, rng):
         return sd_step(p, q, drafts[:, 0], rng)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _stable
 from ..drafts import DraftLaw, SpecHub
 from ._base import Verifier, sample_from
 
@@ -39,7 +40,9 @@ def _stages(p: np.ndarray, q: np.ndarray, a: int):
     others = np.arange(n) != a
     qa = q[a]
     Q_ia = np.where(others, q, 0.0)
-    Q_ai = np.where(others, qa * q / (1.0 - qa), 0.0)
+    # 1 − q_a summed over the other tokens (1.0 - qa cancels when q is near one-hot)
+    rest = float(_stable.others_sum(q)[a])
+    Q_ai = np.where(others, qa * (q / rest), 0.0) if rest > 0 else np.zeros(n)
     p1 = np.where(others, np.clip(p - Q_ia, 0.0, None), 0.0)
     Qr_ia = np.clip(Q_ia - np.where(others, p, 0.0), 0.0, None)
     p2 = np.clip(p1 - Q_ai, 0.0, None)

@@ -1,0 +1,107 @@
+"""Size estimates of every method, and which method to name when one refuses.
+
+Each method's size is estimated *before* any allocation or loop (sets, tuples, digits),
+with capped sums so that no huge integer is built, and a refusal names a method that
+accepts the law, its size and its arithmetic (floats or Fractions) — never itself, and
+never one that would refuse in turn.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, Independent, Joint, WithoutReplacement, capped_sum
+
+__all__ = ["MAX_LP_VARIABLES", "lp_variables", "transport_variables", "working_method", "refusal_advice"]
+
+#: Largest number of flow variables Σ_A |A| the compressed LP accepts (HiGHS takes ~10 s there).
+MAX_LP_VARIABLES = 400_000
+#: Largest number of variables (tuples × tokens) the transport LP accepts.
+MAX_TRANSPORT_VARIABLES = 4_000_000
+
+
+def _supp(law: DraftLaw) -> int:
+    q = getattr(law, "q", None)
+    return int(np.count_nonzero(q)) if q is not None else law.n
+
+
+def lp_variables(law: DraftLaw, cap: int = MAX_LP_VARIABLES) -> int:
+    """Flow variables of the compressed LP (Σ over draft sets A of |A|), capped at cap + 1."""
+    k = law.k
+    if isinstance(law, Greedy):
+        return min(cap + 1, (law.n - k + 1) * k)
+    if isinstance(law, WithoutReplacement):
+        s = _supp(law)
+        return capped_sum((math.comb(s, m) * m for m in range(1, k + 1)), cap)
+    if isinstance(law, IID):
+        s = _supp(law)
+        return capped_sum((math.comb(s, m) * m for m in range(1, min(k, s) + 1)), cap)
+    if isinstance(law, Independent):
+        logs = sum(math.log(max(int(np.count_nonzero(r)), 1)) for r in law.qs)
+        return cap + 1 if logs + math.log(k) > math.log(cap) + 1 else min(cap + 1, math.exp(logs) * k)
+    if isinstance(law, Joint):
+        return min(cap + 1, law.tuples.size)
+    return 0
+
+
+def transport_variables(law: DraftLaw, cap: int = MAX_TRANSPORT_VARIABLES) -> int:
+    """Variables of the transport LP (ordered tuples × tokens), capped at cap + 1."""
+    n, k = law.n, law.k
+    if isinstance(law, (IID, WithoutReplacement)):
+        s = _supp(law)
+        if k * math.log(max(s, 1)) + math.log(n) > math.log(cap) + 1:
+            return cap + 1
+        count = s**k if isinstance(law, IID) else math.perm(s, k)
+        return min(cap + 1, count * n)
+    if isinstance(law, Greedy):
+        return min(cap + 1, 2 * (n - k + 1) * n)
+    if isinstance(law, Independent):
+        logs = sum(math.log(max(int(np.count_nonzero(r)), 1)) for r in law.qs)
+        return cap + 1 if logs + math.log(n) > math.log(cap) + 1 else min(cap + 1, int(math.exp(logs) * n) + 1)
+    if isinstance(law, Joint):
+        return min(cap + 1, law.tuples.shape[0] * n)
+    return 0
+
+
+def working_method(law: DraftLaw, exact: bool, exclude: tuple[str, ...] = ()) -> str | None:
+    """The first method, in order of speed, that accepts this law at this size in this
+    arithmetic (``None`` if there is none)."""
+    from ._exhaustive import MAX_N_EXACT, MAX_N_FLOAT
+
+    cands = []
+    if isinstance(law, (IID, Greedy)) or (isinstance(law, WithoutReplacement) and not exact):
+        cands.append("sorted")
+    if law.n <= (MAX_N_EXACT if exact else MAX_N_FLOAT) and _zeta_ok(law, exact):
+        cands.append("subsets")
+    if not exact:
+        if lp_variables(law) <= MAX_LP_VARIABLES:
+            cands.append("lp")
+        if transport_variables(law) <= MAX_TRANSPORT_VARIABLES:
+            cands.append("transport")
+    for c in cands:
+        if c not in exclude:
+            return c
+    return None
+
+
+def _zeta_ok(law: DraftLaw, exact: bool) -> bool:
+    """The exhaustive dual needs D(set ⊆ S) for all 2^n S: by formula, or from the set law."""
+    if isinstance(law, (IID, Greedy, Independent)):
+        return True
+    if isinstance(law, WithoutReplacement):
+        return lp_variables(law, MAX_ENUMERATION) <= MAX_ENUMERATION
+    return True
+
+
+def refusal_advice(law: DraftLaw, exact: bool, method: str) -> str:
+    """"use method='X'" naming a method that works, or why none does."""
+    other = working_method(law, exact, exclude=(method,))
+    if other is not None:
+        return f"use method={other!r}"
+    if exact:
+        alt = working_method(law, False)
+        tail = f" (float input works with method={alt!r})" if alt else ""
+        return f"no exact method handles {law!r} at this size{tail}"
+    return f"no method of optaccept handles {law!r} at this size: use a smaller vocabulary or fewer drafts"

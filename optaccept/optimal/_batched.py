@@ -1,0 +1,313 @@
+r"""Optimal acceptance α* for a batch of (target, draft) rows, numpy or torch.
+
+:func:`batched_optimal_acceptance` takes rows ``p`` and ``q`` of shape (B, n) — numpy
+arrays (torch is then never imported) or torch tensors on any device — and returns the
+B values of
+
+.. math::
+
+    α^* = \min_{S ⊆ Ω}\; p(S) + 1 - D(\mathrm{set}(\bar x) ⊆ S)
+
+(Hu et al., *Towards Optimal Multi-draft Speculative Decoding*, ICLR 2025, the
+subset-selection dual; their n is our k).  The formulas are the numpy core's, in one
+place each:
+
+* ``"iid"`` — on a CPU every row goes through :func:`optaccept.optimal._sorted.iid_scan`,
+  the core's bucketed prefix scan (no full sort); on a GPU the rows are sorted by p/q and
+  ``P_j + 1 − Q_jᵏ`` is minimised over the n + 1 prefixes, with 1 − Q_jᵏ from the suffix
+  mass λ_j (:func:`optaccept._stable.one_minus_pow1m`) in both cases.
+* ``"swor"`` — the same prefixes with 1 − D(S_j) from
+  :func:`optaccept._swor.prefix_complements` (closed forms for k = 1, 2; the
+  exponential-clock integral for k ≥ 3, accurate to ~1e-13 for k up to the support),
+  k = 2 batched through :func:`optaccept._stable.swor2_prefix_complement` on any device.
+  For k ≥ 3 only prefixes up to the last one whose with-replacement lower bound
+  ``P_j + 1 − Q_jᵏ`` (D_swor(S) ≤ q(S)ᵏ) is below an upper bound of the minimum are
+  integrated; the tokens after it enter as one merged token (D(S_j) depends only on the
+  masses inside S_j and on λ_j).  GPU rows are integrated on the CPU.
+* ``"greedy"`` — Hu et al.'s greedy drafts (§5): p(T) + Σ_{y∉T} min(p(y), q̃(y)), T the
+  k − 1 most likely draft tokens (ties by lower index), q̃ = q off T renormalised; one
+  expression for numpy and torch.
+
+``return_subset=True`` also returns a boolean (B, n) mask of a minimising S per row, the
+certificate (re-check it with :func:`optaccept.verify`, row by row).
+
+Letters: p is the target, q the draft, k the number of drafts, n the vocabulary.
+Khisti et al. and Yin et al. call the target q and the draft p.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _stable, _swor
+from .._errors import InputError
+from .._rows import as_rows, check_k, row_min, sorted_by_ratio, take_rows, top_mask
+from .._stable import array_namespace, is_torch, one_minus_pow1m
+from ._sorted import iid_scan
+
+__all__ = ["DRAFT_LAWS", "batched_optimal_acceptance"]
+
+#: Draft laws accepted by :func:`batched_optimal_acceptance`.
+DRAFT_LAWS = ("iid", "swor", "greedy")
+
+
+def _default_batch(device_is_cpu: bool) -> int:
+    return 64 if device_is_cpu else 4096
+
+
+def _numpy_rows(x: Any) -> np.ndarray:
+    """A float64 numpy view (CPU tensors share memory) or copy (GPU tensors) of rows."""
+    if is_torch(x):
+        x = x.detach().cpu().numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
+def _prefix_mask(order: Any, j: Any, n: int) -> np.ndarray:
+    """Mask of the first j[b] tokens of order[b] for every row."""
+    order = order.cpu().numpy() if is_torch(order) else np.asarray(order)
+    j = j.cpu().numpy() if is_torch(j) else np.asarray(j)
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(n)[None, :].repeat(order.shape[0], 0), axis=1)
+    return rank < j[:, None]
+
+
+# --------------------------------------------------------------------------- IID
+
+
+def _iid_cpu(p: np.ndarray, q: np.ndarray, k: int, want_subset: bool) -> tuple[np.ndarray, Any]:
+    vals = np.empty(p.shape[0])
+    masks = np.zeros(p.shape, dtype=bool) if want_subset else None
+    for b in range(p.shape[0]):
+        vals[b], subset = iid_scan(p[b], q[b], k)
+        if want_subset:
+            masks[b, subset()] = True
+    return vals, masks
+
+
+def _iid_sorted_rows(p: Any, q: Any, k: int, want_subset: bool) -> tuple[Any, Any]:
+    """The full prefix scan on rows sorted by p/q (any namespace; used on GPUs)."""
+    order, ps, qs = sorted_by_ratio(p, q)
+    h = _stable.prefix_sums(ps, axis=1) + one_minus_pow1m(_clip01(_stable.suffix_sums(qs, axis=1)), k)
+    val, j = row_min(h)
+    xp = array_namespace(val)
+    val = xp.minimum(val, xp.ones_like(val))
+    return val, (_prefix_mask(order, j, p.shape[1]) if want_subset else None)
+
+
+def _clip01(x: Any) -> Any:
+    return x.clamp(0.0, 1.0) if is_torch(x) else np.clip(x, 0.0, 1.0)
+
+
+# --------------------------------------------------------------------------- without replacement
+
+
+def _check_support(q: Any, k: int) -> None:
+    support = (q > 0).sum(1)
+    low = int(support.min())
+    if low < k:
+        row = int(support.argmin())
+        raise InputError(
+            f"k: drawing k={k} tokens without replacement needs k <= |supp q|, "
+            f"but row {row} of q has {low} positive entries"
+        )
+
+
+def _swor_k2_rows(p: Any, q: Any, want_subset: bool) -> tuple[Any, Any]:
+    order, ps, qs = sorted_by_ratio(p, q)
+    h = _stable.prefix_sums(ps, axis=1) + _stable.swor2_prefix_complement(qs, axis=1)
+    val, j = row_min(h)
+    xp = array_namespace(val)
+    val = xp.minimum(val, xp.ones_like(val))
+    return val, (_prefix_mask(order, j, p.shape[1]) if want_subset else None)
+
+
+def _swor_upper_bound(P: np.ndarray, Q: np.ndarray, cmax: np.ndarray, k: int) -> float:
+    """An upper bound of min_j P_j + 1 − D(S_j): D(S) ≥ Π_{m<k} (q(S) − m·c)₊/(1 − m·c),
+    c = the largest mass in S (each draw removes at most c from S and from the total)."""
+    low_d = np.ones_like(Q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for m in range(k):
+            den = 1.0 - m * cmax
+            fac = np.where(den > 0, np.clip(Q - m * cmax, 0.0, None) / np.where(den > 0, den, 1.0), 0.0)
+            low_d *= np.clip(fac, 0.0, 1.0)
+    return float(np.min(P + (1.0 - low_d)))
+
+
+def _swor_row(p: np.ndarray, q: np.ndarray, k: int) -> tuple[float, np.ndarray, int]:
+    """(α*, order, j*) of one row, k ≥ 3."""
+    order = np.argsort(_ratio(p, q), kind="stable")
+    ps, qs = p[order], q[order]
+    n = p.size
+    P = _stable.prefix_sums(ps)
+    lam = np.clip(_stable.suffix_sums(qs), 0.0, 1.0)
+    lower = P + one_minus_pow1m(lam, k)  # ≤ P_j + 1 − D_swor(S_j)
+    cmax = np.concatenate([[0.0], np.maximum.accumulate(qs)])
+    upper = min(1.0, _swor_upper_bound(P, 1.0 - lam, cmax, k))
+    keep = np.flatnonzero(lower <= upper + 1e-12)
+    j_hi = int(keep[-1]) if keep.size else 0
+    if j_hi == 0:
+        return 1.0, order, 0
+    head = qs[:j_hi]
+    tail = float(lam[j_hi])
+    if (head > 0).sum() < k:  # fewer than k support tokens up to j_hi: D = 0 there
+        return 1.0, order, 0
+    q_cut = np.append(head, tail) if tail > 0 and j_hi < n else head
+    comp = _swor.prefix_complements(q_cut, k)[: j_hi + 1]
+    h = P[: j_hi + 1] + comp
+    h[0] = 1.0
+    j = int(np.argmin(h))
+    return float(min(1.0, h[j])), order, j
+
+
+def _ratio(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = p / q
+    return np.where(q > 0, r + 0.0, np.inf)
+
+
+def _swor_cpu(p: np.ndarray, q: np.ndarray, k: int, want_subset: bool) -> tuple[np.ndarray, Any]:
+    vals = np.empty(p.shape[0])
+    masks = np.zeros(p.shape, dtype=bool) if want_subset else None
+    for b in range(p.shape[0]):
+        vals[b], order, j = _swor_row(p[b], q[b], k)
+        if want_subset:
+            masks[b, order[:j]] = True
+    return vals, masks
+
+
+# --------------------------------------------------------------------------- greedy
+
+
+def _greedy_rows(p: Any, q: Any, k: int, want_subset: bool) -> tuple[Any, Any]:
+    xp = array_namespace(p)
+    n = q.shape[1]
+    if k == 1:
+        val = xp.minimum(p, q).sum(1)
+        return val, ((p < q) if want_subset else None)
+    if k > n:
+        raise InputError(f"k: Greedy needs k <= n, got k={k}, n={n}")
+    in_t = top_mask(q, k - 1)
+    zero = xp.zeros_like(q)
+    rest = xp.where(in_t, zero, q)
+    mass = rest.sum(1)
+    if bool((mass <= 0).any()):
+        row = int(mass.argmin())
+        raise InputError(
+            f"q: row {row} puts all its mass on its k-1 = {k - 1} most likely tokens; Greedy needs mass outside them"
+        )
+    q_tilde = rest / mass[:, None]
+    val = xp.where(in_t, p, zero).sum(1) + xp.where(in_t, zero, xp.minimum(p, q_tilde)).sum(1)
+    val = xp.minimum(val, xp.ones_like(val))
+    return val, ((in_t | (~in_t & (p < q_tilde))) if want_subset else None)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def batched_optimal_acceptance(
+    p: Any,
+    q: Any,
+    k: int,
+    drafts: str = "iid",
+    *,
+    device: Any = None,
+    batch_size: int | None = None,
+    return_subset: bool = False,
+) -> Any:
+    r"""Optimal acceptance α*(p, D) for a batch of (target, draft) rows.
+
+    Parameters
+    ----------
+    p, q : array_like or torch.Tensor, shape (B, n)
+        Target and draft rows, each summing to 1 (the library's sum rule; a 1-D pair is
+        one row).  numpy input is computed in numpy (torch is not needed).
+    k : int
+        Number of drafts.
+    drafts : {"iid", "swor", "greedy"}
+        i.i.d. drafts from q; k drafts without replacement (k ≤ |supp q| in every row);
+        Hu et al.'s greedy drafts.  See the module docstring for the formulas.
+    device : str or torch.device, optional
+        Compute on this torch device (``"auto"``: cuda when available); numpy input then
+        goes through torch and comes back as numpy.  Default: where the input is.
+    batch_size : int, optional
+        Rows per chunk (default 64 on a CPU, 4096 on a GPU).
+    return_subset : bool
+        Also return a boolean mask (B, n) of a minimising subset S per row.
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor, shape (B,)
+        α* per row — numpy for numpy input, a tensor on the compute device for tensor
+        input; float32 only when both inputs are float32 tensors or arrays.  With
+        ``return_subset``: ``(values, mask)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import batched_optimal_acceptance
+    >>> p = np.array([[.40, .25, .15, .12, .08]]); q = np.array([[.30, .10, .35, .05, .20]])
+    >>> batched_optimal_acceptance(p, q, 2).round(6)
+    array([0.9075])
+    """
+    k = check_k(k)
+    if drafts not in DRAFT_LAWS:
+        raise InputError(f"drafts: must be one of {DRAFT_LAWS}, got {drafts!r}")
+    rows = as_rows(p, q, device)
+    pr, qr = rows.p, rows.q
+    if drafts == "swor":
+        _check_support(qr, k)
+    if batch_size is None:
+        batch_size = _default_batch(rows.on_cpu)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise InputError(f"batch_size: must be a positive integer, got {batch_size!r}")
+    out_dtype = pr.dtype
+    vals, masks = [], []
+    for lo in range(0, pr.shape[0], int(batch_size)):
+        pc, qc = pr[lo : lo + batch_size], qr[lo : lo + batch_size]
+        v, m = _solve_chunk(pc, qc, k, drafts, rows.on_cpu, return_subset)
+        vals.append(v)
+        masks.append(m)
+    value = _concat(vals, pr, out_dtype)
+    value = rows.out(value)
+    if not return_subset:
+        return value
+    mask = np.concatenate(masks) if masks else np.zeros(tuple(pr.shape), dtype=bool)
+    return value, rows.out(mask)
+
+
+def _solve_chunk(p: Any, q: Any, k: int, drafts: str, on_cpu: bool, want_subset: bool) -> tuple[Any, Any]:
+    if drafts == "greedy":
+        v, m = _greedy_rows(p, q, k, want_subset)
+        return v, (None if m is None else _numpy_mask(m))
+    if drafts == "swor" and k == 2:
+        pd, qd = _float64(p), _float64(q)
+        return _swor_k2_rows(pd, qd, want_subset)
+    if drafts == "iid" and not on_cpu:
+        return _iid_sorted_rows(_float64(p), _float64(q), k, want_subset)
+    pn, qn = _numpy_rows(p), _numpy_rows(q)
+    if drafts == "iid" or k == 1:
+        return _iid_cpu(pn, qn, k, want_subset)
+    return _swor_cpu(pn, qn, k, want_subset)
+
+
+def _float64(x: Any) -> Any:
+    return x.double() if is_torch(x) else np.asarray(x, dtype=np.float64)
+
+
+def _numpy_mask(m: Any) -> np.ndarray:
+    return m.cpu().numpy() if is_torch(m) else np.asarray(m)
+
+
+def _concat(parts: list, like: Any, dtype: Any) -> Any:
+    if is_torch(like):
+        import torch
+
+        if not parts:
+            return torch.zeros(0, dtype=dtype, device=like.device)
+        ts = [torch.as_tensor(v).to(device=like.device, dtype=dtype) for v in parts]
+        return torch.cat(ts)
+    if not parts:
+        return np.zeros(0, dtype=dtype)
+    return np.concatenate([np.asarray(v) for v in parts]).astype(dtype, copy=False)

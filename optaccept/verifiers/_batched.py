@@ -1,0 +1,224 @@
+r"""Exact acceptance of practical verifiers for a batch of (target, draft) rows, numpy or torch.
+
+:func:`batched_acceptance` evaluates, for rows ``p`` and ``q`` of shape (B, n) (numpy
+arrays, or torch tensors on any device), the exact acceptance α of a verifier in closed
+form — the same quantities as the verifier classes of :mod:`optaccept.verifiers`
+(``.acceptance(p, q, k, notion=...)``), written once for both array libraries.  Every
+complement of a mass close to 1 is computed directly (docs/theory.md §5 and
+:mod:`optaccept._stable`): 1 − β_i of a rejection step is Σ (q − r)₊, 1 − (1 − c)ᵏ is
+``−expm1(k·log1p(−c))``, and 1 − Π(1 − β_i) is ``−expm1(Σ log(1 − β_i))``.
+
+Verifiers (``verifier=``):
+
+* ``"sd"`` — single-draft speculative sampling (Leviathan et al., arXiv:2211.17192;
+  Chen et al., arXiv:2302.01318): Σ min(p, q).
+* ``"nss"`` — ignore the drafts and sample p: Σ p(1 − (1 − q)ᵏ).
+* ``"rrs"`` — recursive rejection sampling with i.i.d. drafts (SpecInfer, Miao et al.,
+  arXiv:2305.09781): 1 − Π_i (1 − β_i), β_i = Σ min(q, r_i), r_1 = p,
+  r_{i+1} ∝ (r_i − q)₊.
+* ``"kseq"`` / ``"kseq-output"`` — SpecTr's K-SEQ (Sun et al., arXiv:2310.15141),
+  "accepted by the rule" 1 − (1 − β(ρ*))ᵏ and "output ∈ drafts".
+* ``"greedy"`` — Hu et al.'s greedy verifier for greedy drafts (ICLR 2025, §5), which
+  attains α* of that law.
+
+Letters: p is the target, q the draft, k the number of drafts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _stable
+from .._errors import InputError
+from .._rows import as_rows, check_k, sorted_by_ratio, take_rows, top_mask
+from .._stable import array_namespace, is_torch, one_minus_pow1m
+
+__all__ = ["VERIFIERS", "batched_acceptance", "kseq_both"]
+
+#: Verifiers accepted by :func:`batched_acceptance`.
+VERIFIERS = ("sd", "nss", "rrs", "kseq", "kseq-output", "greedy")
+
+
+def _clip(x: Any, lo: float | None = None, hi: float | None = None) -> Any:
+    if is_torch(x):
+        return x.clamp(min=lo, max=hi)
+    return np.clip(x, lo, hi)
+
+
+def _pos(x: Any) -> Any:
+    """(x)₊."""
+    return _clip(x, 0.0)
+
+
+def _normalise(r: Any) -> Any:
+    xp = array_namespace(r)
+    mass = r.sum(1)[:, None]
+    return r / xp.where(mass > 0, mass, xp.ones_like(mass))
+
+
+def sd(p: Any, q: Any) -> Any:
+    return _minimum(p, q).sum(1)
+
+
+def _minimum(a: Any, b: Any) -> Any:
+    return array_namespace(a).minimum(a, b)
+
+
+def nss(p: Any, q: Any, k: int) -> Any:
+    return (p * one_minus_pow1m(_clip(q, 0.0, 1.0), k)).sum(1)
+
+
+def rrs(p: Any, q: Any, k: int) -> Any:
+    """1 − Π_i (1 − β_i) = −expm1(Σ_i log ρ_i) with ρ_i = 1 − β_i = Σ (q − r_i)₊ (a rejected
+    draft has r_{i+1} = 0 there, so the final residual sample never repeats one)."""
+    xp = array_namespace(p)
+    r = p
+    log_reject = xp.zeros_like(p[:, 0])
+    for _ in range(k):
+        rho = _pos(q - r).sum(1)
+        with np.errstate(divide="ignore"):
+            log_reject = log_reject + xp.log(_clip(rho, 0.0, 1.0))
+        r = _normalise(_pos(r - q))
+    return -xp.expm1(log_reject)
+
+
+def _kseq_rho(p: Any, q: Any, k: int, iters: int = 120) -> Any:
+    """ρ* ∈ [1, k] with 1 − (1 − β(ρ))ᵏ = ρ β(ρ), β(ρ) = Σ min(q, p/ρ).
+
+    h(ρ) = 1 − (1 − β)ᵏ − ρβ decreases in ρ, h(1) ≥ 0 ≥ h(k).  With the tokens sorted by
+    r_i = p_i/q_i, β(ρ) = P_m/ρ + (1 − Q_m) on the segment where m tokens have r_i ≤ ρ;
+    m* = #{r_i < 1} + #{1 ≤ r_i ≤ k : h(r_i) ≥ 0}, and the root is found by bisection on
+    that segment's closed form.
+    """
+    xp = array_namespace(p)
+    _, ps, qs = sorted_by_ratio(p, q)
+    P = _stable.prefix_sums(ps, axis=1)
+    lam = _clip(_stable.suffix_sums(qs, axis=1), 0.0, 1.0)  # 1 − Q_m
+    pos = qs > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = xp.where(pos, ps / xp.where(pos, qs, xp.ones_like(qs)), xp.full_like(qs, float("inf")))
+    rc = _clip(r, 1.0, float(k))
+    beta_at = _clip(P[:, 1:] / rc + lam[:, 1:], 0.0, 1.0)
+    h_at = one_minus_pow1m(beta_at, k) - rc * beta_at
+    inside = (r >= 1) & (r <= k)
+    m = (r < 1).sum(1) + (inside & (h_at >= 0)).sum(1)
+    Pm = take_rows(P, m[:, None])[:, 0]
+    Lm = take_rows(lam, m[:, None])[:, 0]
+    n = r.shape[1]
+    if is_torch(r):
+        r_pad = xp.cat([xp.zeros_like(r[:, :1]), r, xp.full_like(r[:, :1], float("inf"))], 1)
+        up = (m + 1).clamp(max=n + 1)
+    else:
+        r_pad = np.concatenate([np.zeros_like(r[:, :1]), r, np.full_like(r[:, :1], np.inf)], 1)
+        up = np.minimum(m + 1, n + 1)
+    lo = _clip(take_rows(r_pad, m[:, None])[:, 0], 1.0, float(k))
+    hi = _clip(take_rows(r_pad, up[:, None])[:, 0], 1.0, float(k))
+    for _ in range(iters):
+        mid = (lo + hi) / 2
+        beta = _clip(Pm / mid + Lm, 0.0, 1.0)
+        ok = one_minus_pow1m(beta, k) - mid * beta >= 0
+        lo = xp.where(ok, mid, lo)
+        hi = xp.where(ok, hi, mid)
+    return (lo + hi) / 2
+
+
+def kseq_both(p: Any, q: Any, k: int, *, output: bool = True) -> tuple[Any, Any]:
+    """SpecTr's K-SEQ: accept the first x_i with ρ* U_i ≤ p(x_i)/q(x_i).  Returns
+    ("accepted by the rule", "output ∈ drafts").
+
+    The rule accepts with p_acc = 1 − (1 − β(ρ*))ᵏ.  "Output ∈ drafts" adds
+    P(all rejected) · P(residual sample ∈ drafts | all rejected): given rejection the
+    drafts are i.i.d. ~ u/(1 − β), u = q − min(q, p/ρ*) = (q − p/ρ*)₊, and the residual is
+    ∝ (p − γ min(p/ρ*, q))₊, γ = p_acc/β.
+    """
+    xp = array_namespace(p)
+    rho = _kseq_rho(p, q, k)
+    mq = _minimum(q, p / rho[:, None])
+    beta = _clip(mq.sum(1), 0.0, 1.0)
+    p_acc = one_minus_pow1m(beta, k)
+    if not output:
+        return p_acc, p_acc
+    gamma = xp.where(beta > 0, p_acc / xp.where(beta > 0, beta, xp.ones_like(beta)), xp.zeros_like(beta))
+    res_raw = _pos(p - gamma[:, None] * mq)
+    mass = res_raw.sum(1)
+    res = _normalise(res_raw)
+    u_law = _normalise(_pos(q - p / rho[:, None]))
+    hit = (res * one_minus_pow1m(_clip(u_law, 0.0, 1.0), k)).sum(1)
+    rejected = _stable.pow1m(beta, k)  # (1 − β)ᵏ
+    return p_acc, p_acc + rejected * xp.where(mass > 0, hit, xp.zeros_like(hit))
+
+
+def greedy(p: Any, q: Any, k: int) -> Any:
+    """Hu et al.'s greedy verifier: the sampled last draft X ~ q̃ is accepted w.p.
+    min(1, p(X)/q̃(X)); else a sample from r ∝ p on T, (p − q̃)₊ off T.  The output is a
+    draft when X is accepted or r lands in T (r is 0 at a rejected X):
+    α = p(T) + Σ_{y∉T} min(q̃(y), p(y))."""
+    xp = array_namespace(p)
+    if k == 1:
+        return sd(p, q)
+    n = q.shape[1]
+    if k > n:
+        raise InputError(f"k: Greedy needs k <= n, got k={k}, n={n}")
+    in_t = top_mask(q, k - 1)
+    zero = xp.zeros_like(q)
+    rest = xp.where(in_t, zero, q)
+    mass = rest.sum(1)
+    if bool((mass <= 0).any()):
+        row = int(mass.argmin())
+        raise InputError(
+            f"q: row {row} puts all its mass on its k-1 = {k - 1} most likely tokens; Greedy needs mass outside them"
+        )
+    q_tilde = rest / mass[:, None]
+    return xp.where(in_t, p, zero).sum(1) + xp.where(in_t, zero, _minimum(q_tilde, p)).sum(1)
+
+
+def batched_acceptance(p: Any, q: Any, k: int, verifier: str = "rrs", *, device: Any = None) -> Any:
+    r"""Exact acceptance α of a practical verifier, batched over rows.
+
+    Parameters
+    ----------
+    p, q : array_like or torch.Tensor, shape (B, n)
+        Target and draft rows (the library's sum rule; a 1-D pair is one row).  numpy
+        input is computed in numpy (torch is not needed).
+    k : int
+        Number of drafts (``"sd"`` uses one whatever k is).
+    verifier : {"sd", "nss", "rrs", "kseq", "kseq-output", "greedy"}
+        See the module docstring.
+    device : str or torch.device, optional
+        Compute on this torch device (``"auto"``: cuda when available).
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor, shape (B,)
+        numpy for numpy input, a tensor on the compute device for tensor input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept.verifiers import batched_acceptance
+    >>> p = np.array([[.5, .3, .2]]); q = np.array([[.2, .3, .5]])
+    >>> batched_acceptance(p, q, 2, "rrs").round(6)
+    array([0.76])
+    """
+    k = check_k(k)
+    if verifier not in VERIFIERS:
+        raise InputError(f"verifier: must be one of {VERIFIERS}, got {verifier!r}")
+    rows = as_rows(p, q, device)
+    pr, qr = rows.p, rows.q
+    if pr.shape[0] == 0:
+        return rows.out(pr.sum(1))
+    if verifier == "sd":
+        out = sd(pr, qr)
+    elif verifier == "nss":
+        out = nss(pr, qr, k)
+    elif verifier == "rrs":
+        out = rrs(pr, qr, k)
+    elif verifier == "kseq":
+        out = kseq_both(pr, qr, k, output=False)[0]
+    elif verifier == "kseq-output":
+        out = kseq_both(pr, qr, k, output=True)[1]
+    else:
+        out = greedy(pr, qr, k)
+    return rows.out(out)
