@@ -24,6 +24,7 @@ from .optimal import (
     two_draft_condition,
     verify,
 )
+from .optimal_verifier import optimal_verifier
 from .optimal._batched import batched_optimal_acceptance
 
 
@@ -61,6 +62,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "optimal_acceptance",
+    "optimal_verifier",
     "verify",
     "two_draft_condition",
     "batched_optimal_acceptance",

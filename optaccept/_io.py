@@ -35,11 +35,15 @@ def parse_numbers(text: str, name: str) -> np.ndarray:
     """Numbers separated by commas and/or whitespace, as a float64 vector."""
     parts = text.replace(",", " ").split()
     if not parts:
-        raise InputError(f"{name}: expected numbers separated by commas, got {text!r}")
-    try:
-        return np.array([float(t) for t in parts], dtype=np.float64)
-    except ValueError:
-        raise InputError(f"{name}: expected numbers separated by commas, got {text!r}") from None
+        raise InputError(f"{name}: expected numbers separated by commas, got nothing")
+    out = np.empty(len(parts), dtype=np.float64)
+    for i, t in enumerate(parts):
+        try:
+            out[i] = float(t)
+        except ValueError:
+            shown = t if len(t) <= 40 else t[:37] + "..."
+            raise InputError(f"{name}: expected numbers separated by commas; item {i + 1} is {shown!r}") from None
+    return out
 
 
 def _looks_like_numbers(text: str) -> bool:
@@ -61,10 +65,8 @@ def _from_json(data: Any, name: str, path: Path) -> np.ndarray:
                 break
         else:
             raise InputError(f"{name}: the JSON object in {path} has no 'probs' list")
-    if not isinstance(data, list) or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in data
-    ):
-        raise InputError(f"{name}: {path} must hold a JSON list of numbers (or {{\"probs\": [...]}})")
+    if not isinstance(data, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in data):
+        raise InputError(f'{name}: {path} must hold a JSON list of numbers (or {{"probs": [...]}})')
     return np.asarray(data, dtype=np.float64)
 
 

@@ -176,18 +176,21 @@ def log1m(c: Any) -> Any:
 def pow1m(c: Any, k: Any) -> Any:
     """(1 − c)ᵏ from the complement c ∈ [0, 1]: exp(k · log1p(−c)) (k may be an array)."""
     xp = array_namespace(c)
-    with np.errstate(divide="ignore"):
-        return xp.exp(k * xp.log1p(-c))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = xp.exp(k * xp.log1p(-c))
+    return xp.where(out != out, xp.ones_like(out), out)  # 0 · (−inf) = NaN stands for 0⁰ = 1
 
 
 def one_minus_pow1m(c: Any, k: Any) -> Any:
     """1 − (1 − c)ᵏ from the complement c ∈ [0, 1]: −expm1(k · log1p(−c)).
 
-    Relative accuracy a few ulps for every c, including c ≈ 1e-300 (then ≈ k·c) and c = 1.
+    Relative accuracy a few ulps for every c, including c ≈ 1e-300 (then ≈ k·c) and c = 1
+    (0 when k = 0, also at c = 1 where 0 · log 0 would give NaN).
     """
     xp = array_namespace(c)
-    with np.errstate(divide="ignore"):
-        return -xp.expm1(k * xp.log1p(-c))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = -xp.expm1(k * xp.log1p(-c))
+    return xp.where(out != out, xp.zeros_like(out), out)  # NaN only from 0 · (−inf): (1 − 1)⁰ = 1
 
 
 #: Smallest exponent of two a positive mass may have before :func:`rescale_tiny` lifts it.

@@ -26,9 +26,9 @@ Algorithms*, §4.2), and rounds each quotient once more (another u); so its outp
 sums to 1 within n·u = n·ε₃₂/2.  The bound allows twice that, for a temperature
 division or a top-k renormalisation done in the same precision.  A cast to float64
 (``np.load``, pandas, any float64 pipeline) hides where a vector came from, so the
-same bound is applied to float64 input.  For
-the 49,152-token SmolLM2 vocabulary tol ≈ 5.9e-3, while real float32 softmax rows
-sum to 1 within about 1e-5.  Input in a coarser type (float16, bfloat16) also
+same bound is applied to float64 input.  For the 49,152-token SmolLM2 vocabulary
+tol ≈ 5.9e-3, while its real float32 softmax rows sum to 1 within about 1e-5;
+dropping a tenth of the mass, or passing logits or counts, is far outside it.  Input in a coarser type (float16, bfloat16) also
 gets that type's own rounding: tol(n) + ε + n·η, with ε its machine epsilon and η
 its smallest subnormal.
 
@@ -253,9 +253,7 @@ def is_exact_input(x: Any) -> bool:
     return has_fraction
 
 
-def as_exact_distribution(
-    x: Any, name: str, *, normalize: bool = False, n: int | None = None
-) -> tuple[Fraction, ...]:
+def as_exact_distribution(x: Any, name: str, *, normalize: bool = False, n: int | None = None) -> tuple[Fraction, ...]:
     """Validate an exact probability vector (Fractions/ints) and return a tuple of Fractions.
 
     The length must be ``n`` (when given) and the sum exactly 1 unless ``normalize=True``.
@@ -309,7 +307,9 @@ def _finish_vector(arr: np.ndarray, src: Any, name: str, normalize: bool, tol: f
         if off > tol:
             raise InputError(_sum_message(name, "entries", total, tol, arr.size, rule))
         if not _low_precision(src):
-                _warn(f"{name}: entries sum to {plain(total)} (off from 1 by {off:.2g}, within the {tol:.2g} allowed); rescaled")
+            _warn(
+                f"{name}: entries sum to {plain(total)} (off from 1 by {off:.2g}, within the {tol:.2g} allowed); rescaled"
+            )
     if total != 1.0:
         arr /= total
     arr.setflags(write=False)

@@ -181,7 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--quick", action="store_true", help="smaller sizes, a minute or two")
     j.add_argument("--figures", default="figures", help="output folder")
     j.add_argument(
-        "--only", nargs="+", default=None, metavar="PART",
+        "--only",
+        nargs="+",
+        default=None,
+        metavar="PART",
         help="run only these parts: core verifiers polyhedra sequence llm (default: all)",
     )
     j.set_defaults(func=_main_job)

@@ -192,7 +192,8 @@ class IID(DraftLaw):
     k : int
         Number of drafts, k ≥ 1.
     normalize : bool
-        Rescale q to sum 1 instead of refusing a sum off by more than 1e-9.
+        Rescale q to sum 1 instead of refusing a sum off by more than float32 rounding
+        explains (n·2⁻²³; the rule of ``optaccept._validation``).
     """
 
     name = "iid"

@@ -138,7 +138,7 @@ BAD = [
     (["extract", "--limit", "0"], "--limit"),
     (["extract", "--max-new-tokens", "0"], "--max-new-tokens"),
     (["extract", "--target-temperature", "0"], "--target-temperature"),
-    (["extract", "--top-p", "1.5"], "top_p"),
+    (["extract", "--top-p", "1.5"], "--top-p: must be in (0, 1]"),
     (["extract", "--prompts", "{d}/missing.txt"], "prompts"),
     (["extract", "--prompts", "{d}/prompts.txt"], "no prompts"),
     (["extract", "--model", "{d}/folder"], "config.json"),
@@ -261,3 +261,35 @@ def test_spechub_without_k_and_the_renormalised_warning(capsys) -> None:
     assert main(["alpha", "--target", p, "--draft", q]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("optaccept: warning: --draft: entries sum to")
+
+
+def test_the_bad_input_walk_covers_every_subcommand() -> None:
+    import argparse
+
+    from optaccept.cli import build_parser
+
+    def commands(parser, prefix=()):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield (*prefix, name)
+                    yield from commands(sub, (*prefix, name))
+
+    walked = {tuple(argv[:i]) for argv, _ in BAD for i in (1, 2)}
+    missing = [c for c in commands(build_parser()) if c not in walked]
+    assert not missing, f"add bad-input cases for {missing} to BAD"
+
+
+def test_packaging_contract() -> None:
+    import pathlib
+    import tomllib
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert project["requires-python"] == ">=3.11"  # 3.11 to 3.13 supported, CI runs 3.11
+    for minor in (11, 12, 13):
+        assert f"Programming Language :: Python :: 3.{minor}" in project["classifiers"]
+    torch_req = [r for r in project["optional-dependencies"]["llm"] if r.startswith("torch")]
+    assert torch_req and "==" not in torch_req[0]
+    # run.sh still installs the local CPU wheel first on Python 3.11
+    assert 'pip install -q "torch==2.13.0"' in (root / "run.sh").read_text()

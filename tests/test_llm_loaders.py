@@ -106,8 +106,21 @@ def test_a_separate_draft_defaults_to_the_target_temperature(models, tmp_path, c
     assert ModelPair.from_pretrained(models["a"], models["b"], draft_temperature=2.0).draft_warp.temperature == 2.0
     out = tmp_path / "d.npz"
     common = ["--limit", "2", "--max-new-tokens", "2", "--quiet", "--device", "cpu", "-o", str(out)]
-    assert main(["extract", "--model", str(models["a"]), "--draft-model", str(models["b"]),
-                 "--target-temperature", "0.8", *common]) == 0
+    assert (
+        main(
+            [
+                "extract",
+                "--model",
+                str(models["a"]),
+                "--draft-model",
+                str(models["b"]),
+                "--target-temperature",
+                "0.8",
+                *common,
+            ]
+        )
+        == 0
+    )
     assert Distributions.load(out).meta["draft_warp"]["temperature"] == 0.8
     # one model at two temperatures keeps the built-in 1.5
     assert main(["extract", "--model", str(models["a"]), *common]) == 0

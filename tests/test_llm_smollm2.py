@@ -72,7 +72,7 @@ def test_shipped_distributions():
     assert m["vocab_size"] == data.vocab_size == 49152
     assert "SmolLM2-135M-Instruct" in m["target_model"]
     assert m["target_warp"] == {"temperature": 1.0, "top_k": 50, "top_p": None}
-    assert m["draft_warp"] == {"temperature": 1.5, "top_k": 50, "top_p": None}
+    assert m["draft_warp"] == {"temperature": 0.7, "top_k": 50, "top_p": None}
     assert len(data) >= 500
     assert np.all((data.target > 0).sum(1) <= 50)
     np.testing.assert_allclose(data.target.sum(1), 1, atol=1e-4)

@@ -34,6 +34,15 @@ __all__ = [
     "batched_verifier_acceptance",
     "sample_path",
     "cache_dir",
+    "layer_skip",
+    "smollm2_layerskip",
+    "draft_quality",
+    "extract_trees",
+    "DraftTrees",
+    "SequenceModel",
+    "StoredModel",
+    "sequence_models",
+    "trees_path",
 ]
 
 _WHERE = {
@@ -52,6 +61,15 @@ _WHERE = {
     "batched_optimal_acceptance": "_batched",
     "batched_verifier_acceptance": "_batched",
     "sample_path": "_data",
+    "layer_skip": "_layerskip",
+    "smollm2_layerskip": "_layerskip",
+    "draft_quality": "_layerskip",
+    "extract_trees": "_tree_extract",
+    "DraftTrees": "_tree_extract",
+    "SequenceModel": "_tree_extract",
+    "StoredModel": "_tree_extract",
+    "sequence_models": "_tree_extract",
+    "trees_path": "_tree_extract",
 }
 
 

@@ -47,8 +47,12 @@ def _extract(args: argparse.Namespace) -> int:
     draft_t = args.draft_temperature
     if draft_t is None:
         draft_t = args.target_temperature if separate else 1.5
-    Warp(args.target_temperature, args.top_k, args.top_p)
-    Warp(draft_t, args.top_k, args.top_p)
+    for flag, temp in (("--target-temperature", args.target_temperature), ("--draft-temperature", draft_t)):
+        try:
+            Warp(temp, args.top_k, args.top_p)
+        except InputError as exc:
+            text = str(exc).replace("temperature:", f"{flag}:").replace("top_k:", "--top-k:")
+            raise InputError(text.replace("top_p:", "--top-p:")) from None
     prompts = load_prompts(args.prompts) if args.prompts else builtin_prompts()
     if args.limit is not None:
         prompts = prompts[: args.limit]

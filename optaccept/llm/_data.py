@@ -7,12 +7,12 @@ from pathlib import Path
 
 __all__ = ["sample_path", "SAMPLE_FILE"]
 
-SAMPLE_FILE = "smollm2_t1.5_topk50.npz"
+SAMPLE_FILE = "smollm2_t0.7_topk50.npz"
 
 
 def sample_path() -> Path:
     """Path of the shipped SmolLM2-135M-Instruct distributions: target at
-    temperature 1.0, draft at 1.5, both truncated to their top 50 tokens
+    temperature 1.0, draft at 0.7 (sharper than the target), both truncated to their top 50 tokens
     (so stored exactly in sparse form); provenance in ``Distributions.load(...).meta``
     and in ``optaccept/data/README.md``."""
     return Path(str(resources.files("optaccept.data").joinpath(SAMPLE_FILE)))

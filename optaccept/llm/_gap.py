@@ -143,6 +143,49 @@ class GapTable:
     def __str__(self) -> str:
         return self.to_markdown() + "\n\n" + self.findings() + "\n\n" + "\n".join(self.notes)
 
+    def __repr__(self) -> str:
+        temps = sorted({t for t, _, _ in self.values})
+        ks = sorted({k for _, k, _ in self.values})
+        n = next(iter(self.values.values())).size if self.values else 0
+        return f"GapTable({n} positions, draft temperatures {temps}, ks={ks}, {len(QUANTITIES)} quantities)"
+
+    def to_pandas(self) -> Any:
+        """The long-format :attr:`rows` as a pandas DataFrame; needs pandas."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("GapTable.to_pandas needs pandas (pip install pandas)") from None
+        return pd.DataFrame(self.rows)
+
+    def _wide(self) -> tuple[list[str], list[list[str]]]:
+        names = [n for n in QUANTITIES if any(key[2] == n for key in self.values)]
+        rows = []
+        for t, k in sorted({(t, k) for t, k, _ in self.values}):
+            cells = [f"{t:g}", str(k)]
+            for n in names:
+                v = self.values.get((t, k, n))
+                sem = v.std(ddof=1) / math.sqrt(v.size) if v is not None and v.size > 1 else 0.0
+                cells.append("–" if v is None else f"{v.mean():.4f} ± {sem:.4f}")
+            rows.append(cells)
+        return names, rows
+
+    def to_latex(self, caption: str = "Mean acceptance ± standard error over positions.") -> str:
+        """The wide table (mean ± standard error) as a booktabs LaTeX ``table``."""
+        from .._display import latex_table
+
+        names, rows = self._wide()
+        head = [r"$T_{\mathrm{draft}}$", "$k$"] + [
+            (r"$\alpha^*$ " if QUANTITIES[n][0] == "α*" else r"$\alpha$ ") + n.replace("_", r"\_") for n in names
+        ]
+        return latex_table(head, rows, caption)
+
+    def _repr_html_(self) -> str:
+        from .._display import html_table
+
+        names, rows = self._wide()
+        return html_table(["T_draft", "k"] + names, rows, title="Gap table (mean ± standard error over positions)",
+                          caption="; ".join(f"{n}: {QUANTITIES[n][1]}" for n in names))
+
     @classmethod
     def concat(cls, tables: Sequence[GapTable]) -> GapTable:
         values: dict = {}
@@ -305,26 +348,9 @@ def gap_table(
     return GapTable(values, checks, notes, dict(data.meta))
 
 
-def plot_gaps(table: GapTable, draft_temperature: float | None = None, ax: Any = None) -> Any:
-    """Mean α* and α against k at one draft temperature; returns the Axes."""
-    import matplotlib.pyplot as plt
+def plot_gaps(table: GapTable, draft_temperature: float | None = None, ax: Any = None, **kwargs: Any) -> Any:
+    """Mean α* and α against k at one draft temperature, with standard errors; returns the Axes.
+    The same as :func:`optaccept.plots.plot_gaps`."""
+    from ..plots import plot_gaps as _plot
 
-    temps = sorted({t for t, _, _ in table.values})
-    t = temps[0] if draft_temperature is None else draft_temperature
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 3.5))
-    style = {"alpha_iid": "-o", "alpha_swor": "-s", "alpha_greedy": "-^", "rrs": "--o",
-             "kseq": "--d", "nss": ":x", "sd": ":", "greedy_verifier": None,
-             "kseq_rule": None, "rrs_wor": "*", "spechub": "P"}
-    for name, fmt in style.items():
-        ks = sorted(k for tt, k, n in table.values if tt == t and n == name)
-        if not ks or fmt is None:
-            continue
-        means = [table.values[(t, k, name)].mean() for k in ks]
-        ax.plot(ks, means, fmt, label=name, markersize=5)
-    ax.set_xlabel("number of drafts k")
-    ax.set_ylabel("mean acceptance")
-    ax.set_title(f"draft temperature {t:g}")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    return ax
+    return _plot(table, draft_temperature, ax=ax, **kwargs)

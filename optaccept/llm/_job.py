@@ -1,8 +1,12 @@
-"""Main job: real SmolLM2 distributions and their efficiency-gap table.
+"""Main job: efficiency gaps on real SmolLM2 next-token distributions.
 
-Extracts next-token distributions of SmolLM2-135M-Instruct (target at
-temperature 1.0, drafts at several temperatures, one shared set of target
-continuations), then writes the gap table (CSV and Markdown) and a figure.
+1. The shipped distributions (``optaccept.llm.sample_path()``: target at temperature 1.0,
+   draft at 0.7, both top-50): the gap table as ``llm_gap_table.{md,csv,tex}`` and the
+   figure ``llm_gap_table.{png,pdf}`` — reproducible, committed.
+2. A fresh extraction from the model (target at temperature 1.0 and drafts at
+   :data:`DRAFT_TEMPERATURES`, top-50, one shared set of target continuations), with
+   progress bars, into the untracked ``<figures>/local/`` folder: its numbers depend on the
+   machine's floating point (CPU threads, GPU), so they are not committed.
 """
 
 from __future__ import annotations
@@ -13,10 +17,13 @@ import pathlib
 import time
 from collections.abc import Iterator
 
+import numpy as np
+
 __all__ = ["run"]
 
-DRAFT_TEMPERATURES = (1.2, 1.5, 2.0)
+DRAFT_TEMPERATURES = (0.5, 0.7, 1.5)
 KS = (2, 3, 4, 8)
+TOP_K = 50
 
 
 @contextlib.contextmanager
@@ -35,69 +42,114 @@ def _threads_for_load() -> Iterator[int]:
         torch.set_num_threads(old)
 
 
-def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]:
-    """Extract a small default SmolLM2 set, write ``llm_gap_table.{csv,md,png}``.
+def _write_table(table, stem: pathlib.Path, what: str) -> list[pathlib.Path]:
+    from .._display import write_table
+    from ..plots import QUANTITY_LABELS
 
-    ``quick``: 4 prompts x 8 tokens instead of 12 prompts x 16 tokens.
-    """
+    temps = sorted({t for t, _, _ in table.values})
+    names = [n for n in QUANTITY_LABELS if any(key[2] == n for key in table.values)]
+    rows = []
+    for t, k in sorted({(t, k) for t, k, _ in table.values}):
+        cells = [f"{t:g}", str(k)]
+        for n in names:
+            v = table.values.get((t, k, n))
+            cells.append("–" if v is None else f"{v.mean():.4f} ± {v.std(ddof=1) / np.sqrt(v.size):.4f}")
+        rows.append(cells)
+    findings = "\n".join(f"- {line}" for line in table.findings().splitlines())
+    notes = (
+        f"{what}. Entries: mean ± standard error over positions; α* columns: optimal acceptance per draft law "
+        "(docs/theory.md §2), the others: exact acceptance α of each verifier (docs/theory.md §5); "
+        "– : defined for k = 2 only.\n\n## Findings (share of positions)\n\n" + findings + "\n\n"
+        + "\n".join(f"- {n}" for n in table.notes) + "\n\n## Table"
+    )
+    header = ["T_draft", "k"] + names
+    latex = ["$T_{\\mathrm{draft}}$", "$k$"] + [QUANTITY_LABELS[n].replace("$\\alpha^*$, ", "$\\alpha^*$ ")
+                                                 .replace("$\\alpha$, ", "") for n in names]
+    return write_table(stem, header, rows, title="Efficiency gaps on SmolLM2-135M-Instruct next-token distributions",
+                       notes=notes, latex_header=latex,
+                       caption=f"Mean acceptance ± standard error over positions; {what}." if len(temps) else what)
+
+
+def _figure(table, stem: pathlib.Path, title: str) -> list[pathlib.Path]:
+    import matplotlib.pyplot as plt
+
+    from ..plots import legend_below, plot_gaps, plot_position_gaps, save_figure
+
+    temps = sorted({t for t, _, _ in table.values})
+    fig, axes = plt.subplots(1, len(temps) + 1, figsize=(5.2 * (len(temps) + 1), 4.4))
+    for ax, t in zip(axes, temps, strict=False):
+        plot_gaps(table, t, ax=ax, legend=False,
+                  title=f"draft temperature {t:g}" if len(temps) > 1 else "mean acceptance against $k$")
+    t_scatter = 0.7 if 0.7 in temps else temps[0]
+    plot_position_gaps(table, 2, "rrs", draft_temperature=t_scatter, ax=axes[-1])
+    axes[-1].set_title("per position, $k = 2$" + (f", draft temperature {t_scatter:g}" if len(temps) > 1 else ""))
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.13, 1, 1))
+    legend_below(fig, axes[0], ncols=3)
+    paths = save_figure(fig, stem)
+    plt.close(fig)
+    return paths
+
+
+def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]:
+    """Gap table of the shipped distributions (committed) and of a fresh SmolLM2 extraction
+    (``<figures>/local/``).  ``quick``: the first 200 shipped positions, and 4 prompts x 8
+    tokens instead of 12 prompts x 16 tokens for the fresh extraction."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
+    from ..plots import describe_pair
+    from ._data import sample_path
     from ._extract import extract_sweep
-    from ._gap import GapTable, gap_table, plot_gaps
+    from ._gap import GapTable, gap_table
     from ._models import ModelPair
     from ._prompts import builtin_prompts
+    from ._storage import Distributions
 
     figures_dir = pathlib.Path(figures_dir)
     figures_dir.mkdir(parents=True, exist_ok=True)
+
+    shipped = Distributions.load(sample_path())
+    if quick:
+        shipped = shipped.subset(slice(0, 200))
+    t0 = time.perf_counter()
+    table = gap_table(shipped, ks=KS, device="cpu", progress=True)
+    print(f"llm: gap table of {len(shipped)} shipped positions in {time.perf_counter() - t0:.1f} s")
+    what = f"{describe_pair(shipped.meta)}; {len(shipped)} positions of the shipped file (`optaccept.llm.sample_path()`)"
+    paths = _write_table(table, figures_dir / "llm_gap_table", what)
+    paths += _figure(table, figures_dir / "llm_gap_table",
+                     f"{describe_pair(shipped.meta)} ({len(shipped)} positions; error bars ± 1 standard error)")
+
+    local = figures_dir / "local"
     n_prompts, n_tokens = (4, 8) if quick else (12, 16)
     # Every other built-in prompt: all kinds are represented.
     prompts = builtin_prompts()[::2][:n_prompts]
     with _threads_for_load() as threads:
         t0 = time.perf_counter()
-        pair = ModelPair.smollm2(target_temperature=1.0, draft_temperature=DRAFT_TEMPERATURES[0])
+        pair = ModelPair.smollm2(target_temperature=1.0, draft_temperature=DRAFT_TEMPERATURES[0], top_k=TOP_K)
         t_load = time.perf_counter() - t0
         t0 = time.perf_counter()
         sweep = extract_sweep(pair, DRAFT_TEMPERATURES, prompts, max_new_tokens=n_tokens,
-                              device="auto", seed=0, progress=False)
+                              device="auto", seed=0, progress=True)
         t_extract = time.perf_counter() - t0
         n_pos = len(next(iter(sweep.values())))
         t0 = time.perf_counter()
-        tables = [gap_table(d, ks=KS, device="auto", progress=False) for d in sweep.values()]
+        tables = [gap_table(d, ks=KS, device="auto", progress=True) for d in sweep.values()]
         t_gap = time.perf_counter() - t0
-    table = GapTable.concat(tables)
-    csv_path = figures_dir / "llm_gap_table.csv"
-    md_path = figures_dir / "llm_gap_table.md"
-    png_path = figures_dir / "llm_gap_table.png"
-    table.to_csv(csv_path)
-    meta = tables[0].meta
-    header = (
-        f"# Efficiency gaps on SmolLM2-135M-Instruct next-token distributions\n\n"
-        f"Target temperature 1.0; draft = the same model at temperature T_draft; "
-        f"{len(prompts)} built-in prompts x up to {n_tokens} generated tokens = "
-        f"{n_pos} positions (seed 0), vocabulary {meta.get('vocab_size')}. "
-        f"Entries: mean ± standard error over positions. α* columns: optimal acceptance "
-        f"per draft law; the others: exact acceptance α of each verifier.\n\n"
-    )
-    md_path.write_text(
-        header + table.to_markdown() + "\n\n## Findings (share of positions)\n\n"
-        + "\n".join(f"- {line}" for line in table.findings().splitlines())
-        + "\n\n" + "\n".join(f"- {n}" for n in table.notes) + "\n",
-        encoding="utf-8",
-    )
-    fig, axes = plt.subplots(1, len(DRAFT_TEMPERATURES), figsize=(13, 3.8), sharey=True)
-    for ax, t in zip(axes, DRAFT_TEMPERATURES, strict=True):
-        plot_gaps(table, t, ax=ax)
-    fig.tight_layout()
-    fig.savefig(png_path, dpi=120)
-    plt.close(fig)
+    fresh = GapTable.concat(tables)
+    meta = next(iter(sweep.values())).meta
+    what = (f"fresh extraction: {meta.get('target_model', '?')} at target temperature 1.0, drafts at temperatures "
+            f"{', '.join(f'{t:g}' for t in DRAFT_TEMPERATURES)}, top-{TOP_K}; {len(prompts)} built-in prompts x up to "
+            f"{n_tokens} tokens = {n_pos} positions (seed 0)")
+    paths += _write_table(fresh, local / "llm_fresh_gap_table", what)
+    paths += _figure(fresh, local / "llm_fresh_gap_table",
+                     f"fresh extraction, SmolLM2-135M-Instruct, target T = 1, top-{TOP_K} ({n_pos} positions)")
     print(
         f"llm: SmolLM2 load {t_load:.1f}s, extraction {n_pos} positions in {t_extract:.1f}s "
         f"({n_pos / t_extract:.1f} positions/s), gap table {t_gap:.1f}s, "
         f"{threads} torch thread(s)"
     )
-    print(table.to_markdown())
-    print(table.findings())
-    return [csv_path, md_path, png_path]
+    print(fresh.to_markdown())
+    print(fresh.findings())
+    return paths

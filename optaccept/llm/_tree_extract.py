@@ -48,10 +48,25 @@ from ._models import ModelPair, Warp, package_versions
 from ._prompts import Prompt, as_prompts
 from ._storage import Distributions, _checksum
 
-__all__ = ["DraftTrees", "extract_trees", "SequenceModel", "StoredModel", "sequence_models", "DRAFT_LAWS"]
+__all__ = ["DraftTrees", "extract_trees", "SequenceModel", "StoredModel", "sequence_models", "trees_path",
+           "DRAFT_LAWS", "TREES_FILES"]
 
 FORMAT = "optaccept.llm.DraftTrees/1"
 DRAFT_LAWS = ("iid", "swor")
+
+#: Draft-tree files shipped in ``optaccept/data`` (see its README for provenance), by draft law.
+TREES_FILES = {"iid": "smollm2_layerskip_trees_iid.npz", "swor": "smollm2_layerskip_trees_swor.npz"}
+
+
+def trees_path(drafts: str = "iid") -> Path:
+    """Path of the shipped draft trees of the built-in pair (:func:`smollm2_layerskip`,
+    both sides truncated to their top 50 tokens), drawn i.i.d. or without replacement;
+    provenance in ``DraftTrees.load(path).meta`` and ``optaccept/data/README.md``."""
+    from importlib import resources
+
+    if drafts not in TREES_FILES:
+        raise InputError(f"drafts: must be one of {tuple(TREES_FILES)}, got {drafts!r}")
+    return Path(str(resources.files("optaccept.data").joinpath(TREES_FILES[drafts])))
 
 
 # ----------------------------------------------------------------------------- storage
@@ -227,6 +242,32 @@ class DraftTrees:
         return (StoredModel(dict(zip(keys, p, strict=True)), "target", where),
                 StoredModel(dict(zip(keys, q, strict=True)), "draft", where))
 
+    def draft_tree(self, i: int, *, k: int | None = None, length: int | None = None) -> Any:
+        """Tree ``i`` as an :class:`optaccept.tree.DraftTree`, optionally cut to its first
+        ``k`` chains and their first ``length`` tokens.
+
+        The cut tree is a sample of the draft law with those k and length: i.i.d.
+        chains stay i.i.d., and the first k of chains drawn sequentially without
+        replacement at the root are drawn without replacement.
+        """
+        from ..tree import DraftTree
+
+        k = self.k if k is None else _check_int("k", k, 1)
+        length = self.length if length is None else _check_int("length", length, 1)
+        if k > self.k or length > self.length:
+            raise InputError(f"k, length: at most the stored k = {self.k} and length = {self.length}, "
+                             f"got {k} and {length}")
+        chains = tuple(c[:length] for c in self.chains(i)[:k])
+        return DraftTree(chains, length, self.drafts)
+
+    def items(self, *, k: int | None = None, length: int | None = None):
+        """``(DraftTree, target, draft)`` for every tree (cut to ``k``, ``length``), the
+        input of :func:`optaccept.tree.rao_blackwell`: accepted tokens per step averaged
+        over the stored trees, from the file alone."""
+        for i in range(self.n_trees):
+            target, draft = self.models(i)
+            yield self.draft_tree(i, k=k, length=length), target, draft
+
     def as_distributions(self, *, internal_only: bool = False) -> Distributions:
         """The node rows as :class:`Distributions` (prompt index, depth as step, token),
         e.g. for ``gap_table`` or :func:`draft_quality`; ``internal_only`` drops the leaves."""
@@ -386,6 +427,11 @@ class StoredModel:
     def __contains__(self, prefix: Sequence[int]) -> bool:
         return tuple(int(t) for t in prefix) in self._rows
 
+    next_token_probs = __call__
+
+    def batch_next_token_probs(self, prefixes: Sequence[Sequence[int]]) -> np.ndarray:
+        return np.stack([self(pr) for pr in prefixes])
+
     def __repr__(self) -> str:
         return f"StoredModel({self.side}, {len(self._rows)} prefixes, vocab {self.vocab_size}, {self.where})"
 
@@ -448,6 +494,14 @@ class SequenceModel:
 
     def __call__(self, prefix: Sequence[int]) -> np.ndarray:
         return self.batch([prefix])[0]
+
+    def next_token_probs(self, prefix: Sequence[int]) -> np.ndarray:
+        """Same as calling the model (the ``optaccept.tree`` sequence-model protocol)."""
+        return self(prefix)
+
+    def batch_next_token_probs(self, prefixes: Sequence[Sequence[int]]) -> np.ndarray:
+        """Same as :meth:`batch`: one tree-masked forward pass for all the prefixes."""
+        return self.batch(prefixes)
 
     def batch(self, prefixes: Sequence[Sequence[int]]) -> np.ndarray:
         """Distributions at several prefixes, shape (len(prefixes), vocab), one forward pass."""
@@ -534,7 +588,7 @@ class _TreeRunner:
 
     def reset(self) -> None:
         if self.fed:
-            self.past.crop(self.P)
+            self.past.crop(-self.fed)  # back to the prompt
             self.fed = 0
             self._parents = []
 

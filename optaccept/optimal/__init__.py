@@ -111,7 +111,8 @@ def optimal_acceptance(
         See the module docstring.  ``"auto"``: ``"sorted"`` for IID, WithoutReplacement,
         Greedy and SpecHub; ``"lp"`` otherwise (``"subsets"`` in exact mode).
     normalize : bool
-        Rescale p to sum 1 instead of refusing a sum off by more than 1e-9.
+        Rescale p to sum 1 instead of refusing a sum off by more than float32 rounding
+        explains (n·2⁻²³; the rule of ``optaccept._validation``).
     max_sets : int
         Largest number of draft sets the LP enumerates.
 
@@ -227,7 +228,11 @@ def verify(
         ``duality_gap`` = dual_value − primal_value, ``max_violation``, ``ok``.
     """
     if not isinstance(result, AcceptanceResult):
-        raise InputError("result: must be an AcceptanceResult from optimal_acceptance")
+        from ..optimal_verifier import OptimalVerifier, verify_verifier
+
+        if isinstance(result, OptimalVerifier):
+            return verify_verifier(p, drafts, result, tol=tol)
+        raise InputError("result: must be an AcceptanceResult from optimal_acceptance or an OptimalVerifier")
     pf, px = _clean_p(p, drafts, normalize)
     mask = np.zeros(drafts.n, dtype=bool)
     mask[list(result.subset)] = True
@@ -299,6 +304,30 @@ def two_draft_condition(
     Q = np.minimum(np.cumsum(law.q[order]), 1.0)
     slack = P - Q * Q
     j = int(np.argmin(slack))
-    if slack[j] >= -tol:
+    # Floats decide when the margin beats their rounding error (a few n·ε); closer to the
+    # boundary the floats given are read as exact rationals and the condition is decided
+    # exactly, so an input exactly on the boundary holds under tol = 0 on every machine.
+    if abs(float(slack[j]) + tol) > 8.0 * law.n * np.finfo(np.float64).eps:
+        if slack[j] >= -tol:
+            return True, None
+        return False, tuple(sorted(int(i) for i in order[: j + 1]))
+    return _two_draft_exact([Fraction(float(v)) for v in pf], [Fraction(float(v)) for v in law.q], tol)
+
+
+def _two_draft_exact(px: list, qx: list, tol: float) -> tuple[bool, tuple[int, ...] | None]:
+    """p(S) − q(S)² ≥ −tol over the ratio-sorted prefixes, in exact rational arithmetic
+    (the laws are rescaled to sum exactly 1, as the float path does implicitly)."""
+    sp, sq = sum(px, Fraction(0)), sum(qx, Fraction(0))
+    px = [v / sp for v in px]
+    qx = [v / sq for v in qx]
+    order = sorted(range(len(px)), key=lambda i: _sorted._exact_ratio_key(px[i], qx[i], i))
+    P = Q = Fraction(0)
+    worst, worst_j = Fraction(0), 0
+    for j, i in enumerate(order, start=1):
+        P += px[i]
+        Q += qx[i]
+        if P - Q * Q < worst:
+            worst, worst_j = P - Q * Q, j
+    if worst >= -Fraction(tol):
         return True, None
-    return False, tuple(sorted(int(i) for i in order[: j + 1]))
+    return False, tuple(sorted(order[:worst_j]))

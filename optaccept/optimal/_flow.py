@@ -93,8 +93,11 @@ def _certified(
         raise SolverError(
             f"method {method!r}: flow value {lower!r} and cut value {upper!r} differ by more than {tol:g}"
         )
+    # The value reported is (★) at the certified cut S: computed from the law's own formula for
+    # D(set ⊆ S), it is exact to rounding, while the solver's flow value carries HiGHS's
+    # tolerances (~1e-10 absolute on near-one-hot laws).  The flow certifies it to ``tol``.
     return AcceptanceResult(
-        lower,
+        upper,
         method,
         law,
         subset=S,

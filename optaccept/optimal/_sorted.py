@@ -43,11 +43,28 @@ def _ipow(x: np.ndarray, k: int) -> np.ndarray:
 
 
 def ratio_order(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Token order by p/q ascending, q = 0 last, ties by index (stable)."""
+    """Token order by p/q ascending, q = 0 last, ties by index (stable).
+
+    p/q overflows for a subnormal q (0.1/1e-322) and underflows for a subnormal p, which
+    would turn distinct ratios into ties at inf or 0.  The ratio is therefore ordered as
+    (binary exponent, mantissa ratio): p = m_p·2^{e_p}, q = m_q·2^{e_q} (frexp), and
+    p/q = (m_p/m_q)·2^{e_p − e_q} with m_p/m_q normalised to [1, 2) — correctly rounded like
+    p/q itself, with no overflow or underflow.
+    """
+    mp, ep = np.frexp(np.asarray(p, dtype=np.float64))
+    mq, eq = np.frexp(np.asarray(q, dtype=np.float64))
+    pos = q > 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = p / q
-    r = np.where(np.isnan(r), np.inf, r)
-    return np.argsort(r, kind="stable")
+        m = np.where(pos, mp / np.where(pos, mq, 1.0), 0.0)  # in (1/2, 2) where p > 0
+    e = (ep - eq).astype(np.int64)
+    low = (m > 0) & (m < 1.0)
+    m = np.where(low, 2.0 * m, m)
+    e = np.where(low, e - 1, e)
+    zero_p = pos & (np.asarray(p) == 0)
+    big = np.int64(1) << 40
+    e = np.where(zero_p, -big, np.where(pos, e, big))  # p = 0 first (ratio 0), q = 0 last
+    m = np.where(pos & ~zero_p, m, 0.0)
+    return np.lexsort((np.arange(e.size), m, e))
 
 
 #: log2 of the number of ratio buckets of :func:`iid_scan` (small enough for the

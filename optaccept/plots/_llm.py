@@ -42,9 +42,11 @@ def describe_pair(meta: dict[str, Any]) -> str:
             s += f", top-p {w['top_p']:g}"
         return s
 
-    model = str(meta.get("target_model", "?")).rstrip("/").split("/")[-1]
-    model = model.removesuffix(".gguf").split(".Q")[0]
-    draft = str(meta.get("draft_model", model)).rstrip("/").split("/")[-1].removesuffix(".gguf").split(".Q")[0]
+    def name(s: Any) -> str:
+        return str(s).split(" (")[0].rstrip("/").split("/")[-1].removesuffix(".gguf").split(".Q")[0]
+
+    model = name(meta.get("target_model", "?"))
+    draft = name(meta.get("draft_model", model))
     same = draft == model
     return (f"{model}: target {warp(meta.get('target_warp'))}; draft "
             + ("" if same else f"{draft} ") + warp(meta.get("draft_warp")))

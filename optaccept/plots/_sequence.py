@@ -77,7 +77,7 @@ def plot_batch_rejections(
     ax.set_ylabel("expected rejections per sequence")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7.5, loc="upper right", framealpha=0.95)
+    ax.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
     return ax
 
 
@@ -148,5 +148,6 @@ def plot_decoder_losses(p: Any, q: Any, eps: Any, *, ax: Any = None, rejection: 
         right.set_ylabel("rejection probability", color="0.25")
         right.set_ylim(bottom=0)
         ax.right_axis = right
-    ax.legend(handles=handles, fontsize=7.5, loc="center right")
+    ax.legend(handles=handles, fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False,
+              ncols=2)
     return ax

@@ -31,7 +31,8 @@ def _llm_pair():
 
 
 def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]:
-    """Write ``sequence_rejections.png``, ``sequence_pareto.png`` and ``sequence_values.md``.
+    """Write ``sequence_rejections.{png,pdf}``, ``sequence_pareto.{png,pdf}`` and
+    ``sequence_values.{md,csv,tex}``.
 
     Parameters
     ----------
@@ -44,7 +45,19 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from tqdm.auto import tqdm
 
+    from .._display import write_table
+    from ..plots import (
+        CONTINUATION_LABELS,
+        describe_pair,
+        plot_batch_improvement,
+        plot_batch_rejections,
+        plot_decoder_losses,
+        plot_pareto_front,
+        plot_simulation,
+        save_figure,
+    )
     from . import (
         MarkovPair,
         PositionPair,
@@ -56,104 +69,104 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         simulate_batch_rejections,
         simulate_rejections,
     )
-    from ._plots import (
-        plot_batch_improvement,
-        plot_batch_rejections,
-        plot_decoder_losses,
-        plot_pareto_front,
-        plot_simulation,
-    )
 
     out_dir = pathlib.Path(figures_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    bar = tqdm(total=5, desc="sequence: exact recursions and Monte Carlo", leave=False)
     chain = MarkovPair.random(states=7, horizon=50, rng=np.random.default_rng(SEED))
+    chain_words = f"random Markov chain pair (7 states, horizon $T = 50$, seed {SEED})"
     runs = 1000 if quick else 5000
     exact = expected_rejections(chain)
     sim = simulate_rejections(chain, runs=runs, rng=np.random.default_rng(SEED + 1))
-    Ms = [1, 2, 3, 4, 5, 8, 16] if quick else [1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 64, 128, 256]
+    bar.update()
+    Ms = [1, 2, 4, 8, 16] if quick else [1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 64, 128, 256]
     simulated = {}
     for M in (4, 5):
         for cont in ("single", "matching"):
             simulated[(cont, M)] = simulate_batch_rejections(
                 chain, M, runs=runs // 2, rng=np.random.default_rng(SEED + M), continuation=cont
             )
+    bar.update()
 
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
     plot_simulation(sim, exact, ax=axes[0])
-    axes[0].set_title("Theorem 1: SD, seed chain (S=7, T=50)")
+    axes[0].set_title(f"Theorem 1: speculative decoding\n{chain_words}", fontsize=9.5)
     plot_batch_rejections(chain, Ms, simulated=simulated, ax=axes[1])
-    axes[1].set_title("Theorem 3 / Prop. 1: batch SD (× = Monte Carlo ± 5σ)")
+    axes[1].set_title("Theorem 3 and Proposition 1: batch speculative decoding\n(same chain; $M$ draft sequences)",
+                      fontsize=9.5)
     plot_batch_improvement(list(range(1, 21)), ax=axes[2])
-    axes[2].set_title("One-step batch improvement (closed forms)")
+    axes[2].set_title("Theorem 3's closed forms: one-step batch improvement", fontsize=9.5)
     fig.tight_layout()
-    paths = [out_dir / "sequence_rejections.png"]
-    fig.savefig(paths[0], dpi=120)
+    paths = save_figure(fig, out_dir / "sequence_rejections")
     plt.close(fig)
+    bar.update()
 
     rng = np.random.default_rng(SEED)
     p = rng.dirichlet(np.full(30, 0.5))
     q = rng.dirichlet(np.full(30, 0.5))
     eps = np.linspace(0.0, 0.1, 21)
     llm = _llm_pair()
-    fig, axes = plt.subplots(1, 3 if llm else 2, figsize=(15 if llm else 10, 4.2))
+    fig, axes = plt.subplots(1, 3 if llm else 2, figsize=(16 if llm else 11, 4.6))
     plot_pareto_front(p, q, ax=axes[0])
-    axes[0].set_title("Theorems 4-5: bias vs rejection (n = 30)")
+    axes[0].set_title(f"Theorems 4–5: bias against rejection\none token, $n = 30$, $p, q \\sim$ Dirichlet(1/2), seed {SEED}",
+                      fontsize=9.5)
     plot_decoder_losses(p, q, eps, ax=axes[1])
-    axes[1].set_title("Decoding-OPT vs Decoding-UNO")
+    axes[1].set_title("Decoding-OPT against Decoding-UNO over $\\varepsilon$\n(same $p, q$)", fontsize=9.5)
     if llm:
         plot_decoder_losses(llm[0].target, llm[0].draft, eps, ax=axes[2])
-        axes[2].set_title(f"same, language-model rows (mean of {llm[0].horizon})")
+        axes[2].set_title(f"same, mean over {llm[0].horizon} positions of real distributions\n"
+                          f"{describe_pair(llm[1].meta)}", fontsize=8.5)
     fig.tight_layout()
-    paths.append(out_dir / "sequence_pareto.png")
-    fig.savefig(paths[1], dpi=120)
+    paths += save_figure(fig, out_dir / "sequence_pareto")
     plt.close(fig)
+    bar.update()
 
     # values at the stated seed
+    names = {"single": "Yin et al.'s batch SD", "matching": "token tree"}
     rows = [
-        ("Theorem 1 exact E[N_rej]", f"{exact:.6f}"),
-        (f"Monte Carlo of SD ({runs} runs)", f"{sim.mean:.4f} ± {sim.stderr:.4f}"),
+        ("Theorem 1: exact E[N_rej]", f"{exact:.6f}"),
+        (f"Monte Carlo of speculative decoding ({runs} runs)", f"{sim.mean:.4f} ± {sim.stderr:.4f}"),
         ("acceleration T / E[N_rej]", f"{acceleration(chain):.4f}"),
     ]
     for cont in ("single", "matching"):
         for M in (2, 4, 5, 16):
             rows.append(
-                (f"batch SD exact, M = {M}, {cont}", f"{batch_expected_rejections(chain, M, continuation=cont):.6f}")
+                (f"{names[cont]}, exact, M = {M}", f"{batch_expected_rejections(chain, M, continuation=cont):.6f}")
             )
         for M in (4, 5):
             est = simulated[(cont, M)]
             rows.append(
-                (f"batch SD Monte Carlo, M = {M}, {cont} ({est.runs} runs)", f"{est.mean:.4f} ± {est.stderr:.4f}")
+                (f"{names[cont]}, Monte Carlo, M = {M} ({est.runs} runs)", f"{est.mean:.4f} ± {est.stderr:.4f}")
             )
-        rows.append((f"M → ∞ limit, {cont}", f"{batch_rejection_limit(chain, continuation=cont):.6f}"))
+        rows.append((f"{names[cont]}, limit as M → ∞", f"{batch_rejection_limit(chain, continuation=cont):.6f}"))
     pos = PositionPair(np.tile(p, (4, 1)), np.tile(q, (4, 1)))
     d = decoder_losses(pos.target, pos.draft, [0.0, 0.02, 0.05])
-    for e, r, lo, lu in zip(d.eps, d.rejection, d.loss_opt, d.loss_uno):
-        rows.append((f"ε = {e:g}: P(reject), loss OPT, loss UNO (n = 30 example)", f"{r:.4f}, {lo:.4f}, {lu:.4f}"))
+    for e, r, lo, lu in zip(d.eps, d.rejection, d.loss_opt, d.loss_uno, strict=True):
+        rows.append((f"ε = {e:g}: P(reject), bias OPT, bias UNO (n = 30 example)", f"{r:.4f}, {lo:.4f}, {lu:.4f}"))
     if llm:
         pair, dists = llm
         rows.append(
             (
-                f"language-model rows ({pair.horizon} positions, {dists.meta.get('target_model', '?')}): "
-                "Σ TV, batch M = 4 (single)",
+                f"real distributions ({pair.horizon} positions, {describe_pair(dists.meta)}): "
+                "Σ TV, Yin et al.'s batch SD with M = 4",
                 f"{expected_rejections(pair):.4f}, {batch_expected_rejections(pair, 4):.4f}",
             )
         )
         d = decoder_losses(pair.target, pair.draft, [0.0, 0.02, 0.05])
-        for e, r, lo, lu in zip(d.eps, d.rejection, d.loss_opt, d.loss_uno):
+        for e, r, lo, lu in zip(d.eps, d.rejection, d.loss_opt, d.loss_uno, strict=True):
             rows.append(
-                (f"ε = {e:g}: P(reject), loss OPT, loss UNO (language-model rows)", f"{r:.4f}, {lo:.4f}, {lu:.4f}")
+                (f"ε = {e:g}: P(reject), bias OPT, bias UNO (real distributions)", f"{r:.4f}, {lo:.4f}, {lu:.4f}")
             )
-    text = [
-        "# Sequence-level values",
-        "",
-        f"`MarkovPair.random(states=7, horizon=50, rng=np.random.default_rng({SEED}))`",
-        "",
-        "| quantity | value |",
-        "|---|---|",
-    ]
-    text += [f"| {a} | {b} |" for a, b in rows]
-    paths.append(out_dir / "sequence_values.md")
-    paths[2].write_text("\n".join(text) + "\n", encoding="utf-8")
+    paths += write_table(
+        out_dir / "sequence_values", ["quantity", "value"], rows,
+        title="Sequence-level values (Yin et al.)",
+        notes=(f"`MarkovPair.random(states=7, horizon=50, rng=np.random.default_rng({SEED}))`. "
+               f"Yin et al.'s batch SD: {CONTINUATION_LABELS['single']}; token tree: "
+               f"{CONTINUATION_LABELS['matching']} (docs/theory.md §6)."),
+        caption="Sequence-level quantities of Yin et al. at the stated seed.",
+    )
+    bar.update()
+    bar.close()
     print(
         f"sequence: Theorem 1 = {exact:.4f}, simulated {sim.mean:.4f} ± {sim.stderr:.4f}; "
         f"batch M=4 (single) = {batch_expected_rejections(chain, 4):.4f}; "

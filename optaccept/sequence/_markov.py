@@ -265,8 +265,8 @@ class PositionPair(SequencePair):
     _markov = False
 
     def __init__(self, target: Any, draft: Any, *, tol: float | None = None) -> None:
-        p = _as_stochastic(_to_numpy(target), "target", tol=tol)
-        q = _as_stochastic(_to_numpy(draft), "draft", tol=tol)
+        p = _as_stochastic(target, "target", tol=tol)  # torch tensors checked in their own dtype
+        q = _as_stochastic(draft, "draft", tol=tol)
         if p.ndim != 2:
             raise InputError(f"target: must have shape (positions, vocabulary), got {p.shape}")
         if q.shape != p.shape:

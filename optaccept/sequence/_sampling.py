@@ -93,5 +93,11 @@ class RejectionEstimate(float):
     def __repr__(self) -> str:
         return f"RejectionEstimate(mean={float(self):.6g}, stderr={self.stderr:.3g}, runs={self.runs})"
 
+    def _repr_html_(self) -> str:
+        from .._display import html_fields
+
+        return html_fields("Monte Carlo estimate of the rejections", [
+            ("mean", float(self)), ("standard error", self.stderr), ("runs", self.runs)])
+
     def __reduce__(self):  # keep pickling working for the float subclass
         return (RejectionEstimate, (np.array(self.counts), np.array(self.tokens)))

@@ -222,7 +222,7 @@ class KhistiIS(Verifier):
                 moved += sel[:, j] * (1.0 - w)
                 sel[:, j] *= w
             sel[:, m + 1] += moved
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             acc = np.where(pi > 0, np.minimum(1.0, p / pi), 1.0)
         res = np.clip(p - pi, 0.0, None)
         res = res / res.sum() if res.sum() > 0 else res

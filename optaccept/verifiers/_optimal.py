@@ -1,15 +1,12 @@
-r"""The optimal verifier: draw x̄, then Y from an optimal plan of ``optimal_acceptance``.
+r"""The optimal verifier as a member of the verifier family: it runs
+:func:`optaccept.optimal_verifier` (docs/optimal_verifier.md) on its draft law.
 
-With the compressed max-flow plan (docs/theory.md §2), flow[A, y] is the mass of draft set A
-matched to y ∈ A.  Unmatched set mass u(A) = D(A) − Σ_y flow[A, y] is coupled
-independently with unmatched target mass v(y) = p(y) − Σ_A flow[A, y], so
-
-.. math:: P(Y = y \mid \mathrm{set}(\bar x) = A) = \frac{\mathrm{flow}[A, y]}{D(A)}
-          + \frac{u(A)}{D(A)} \frac{v(y)}{1 - \alpha^*},
-
-whose y-marginal is exactly p.  Acceptance (both notions): α* of the draft law,
-computed by ``optaccept.optimal_acceptance`` ("auto" method); the sampler needs the
-set law explicitly (``DraftLaw.set_law`` size limit).
+IID drafts use the line construction at any vocabulary size (exact selection
+marginals, then single-draft speculative sampling); Greedy and SpecHub drafts their
+attaining rule; without-replacement drafts an optimal flow over draft sets, for set
+laws that can be listed (larger ones raise :class:`~optaccept.MethodError`).
+Acceptance (both notions): α* of the draft law — the rule's own acceptance equals it,
+which :func:`optaccept.verify` re-checks; ``sample`` runs the rule.
 """
 
 from __future__ import annotations
@@ -18,9 +15,9 @@ import numpy as np
 
 from .._errors import InputError
 from ..drafts import IID, DraftLaw, Greedy, SpecHub, WithoutReplacement
-from ._base import Verifier, sample_rows
+from ._base import Verifier
 
-__all__ = ["OptimalVerifier", "optimal_conditional"]
+__all__ = ["OptimalVerifier"]
 
 _LAWS = {
     "iid": lambda q, k: IID(q, k),
@@ -28,29 +25,6 @@ _LAWS = {
     "greedy": lambda q, k: Greedy(q, k),
     "spechub": lambda q, k: SpecHub(q),
 }
-
-
-def optimal_conditional(p: np.ndarray, law: DraftLaw) -> tuple[dict[tuple[int, ...], int], np.ndarray, float]:
-    """(index of each draft set, conditional law P(Y = · | set) as rows, α*) from the
-    LP plan of ``optimal_acceptance(p, law, method="lp")``."""
-    from ..optimal import optimal_acceptance
-
-    res = optimal_acceptance(p, law, method="lp")
-    plan = res.plan
-    sl = law.set_law()
-    dA = dict(zip(sl.sets, np.asarray(sl.probs, dtype=np.float64).tolist()))
-    sets = plan.sets
-    flow = np.clip(np.asarray(plan.flow, dtype=np.float64), 0.0, None)
-    D = np.array([dA.get(s, 0.0) for s in sets])
-    value = float(flow.sum())
-    u = np.clip(D - flow.sum(axis=1), 0.0, None)
-    v = np.clip(p - flow.sum(axis=0), 0.0, None)
-    cond = flow.copy()
-    if v.sum() > 0:
-        cond += u[:, None] * (v / v.sum())[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cond = np.where(D[:, None] > 0, cond / D[:, None], 0.0)
-    return {s: i for i, s in enumerate(sets)}, cond, value
 
 
 class OptimalVerifier(Verifier):
@@ -62,7 +36,7 @@ class OptimalVerifier(Verifier):
         Which draft law q and k build (default ``"iid"``).
     """
 
-    title = "optimal transport plan"
+    title = "optimal verifier"
 
     def __init__(self, law: str = "iid") -> None:
         if law not in _LAWS:
@@ -84,10 +58,7 @@ class OptimalVerifier(Verifier):
         return float(optimal_acceptance(p, self._law(q, k)).value)
 
     def _simulate(self, p, q, k, law, drafts, rng):
-        index, cond, _ = optimal_conditional(p, law)
-        srt = np.sort(drafts, axis=1)
-        uniq, inv = np.unique(srt, axis=0, return_inverse=True)
-        rows = np.array([index[tuple(sorted(set(r)))] for r in uniq.tolist()], dtype=np.int64)
-        set_idx = rows[inv.reshape(-1)]
-        y = sample_rows(rng, cond, set_idx)
+        from ..optimal_verifier import optimal_verifier
+
+        y = optimal_verifier(p, law).respond(drafts, rng)
         return y, (drafts == y[:, None]).any(axis=1)

@@ -84,7 +84,8 @@ class RRS(Verifier):
 def _min_sum_curve(r: np.ndarray, q: np.ndarray):
     """f(c) = Σ_z min(r(z), c q(z)) for many c ≥ 0, by sorting t = r/q once."""
     pos = q > 0
-    t = r[pos] / q[pos]
+    with np.errstate(over="ignore"):  # r/q beyond 1e308: inf sorts last, as it should
+        t = r[pos] / q[pos]
     order = np.argsort(t)
     t, rr, qq = t[order], r[pos][order], q[pos][order]
     cum_r = np.concatenate([[0.0], np.cumsum(rr)])
@@ -92,7 +93,8 @@ def _min_sum_curve(r: np.ndarray, q: np.ndarray):
 
     def f(c: np.ndarray) -> np.ndarray:
         j = np.searchsorted(t, c, side="right")  # tokens with t <= c give r, others c q
-        return cum_r[j] + c * tail_q[j]
+        with np.errstate(invalid="ignore", over="ignore"):
+            return cum_r[j] + np.where(tail_q[j] > 0, c * tail_q[j], 0.0)  # (c = inf: no tail left)
 
     return f
 
@@ -130,7 +132,8 @@ class RRSWithoutReplacement(Verifier):
                 xs = np.flatnonzero(rej > 0)
                 if m + 1 == k:  # last level: sum children in closed form
                     f = _min_sum_curve(rnew, q)
-                    cs = 1.0 / _stable.others_sum(q_un)[xs]  # 1/(1 − Q − q_x), summed directly
+                    with np.errstate(divide="ignore", over="ignore"):  # (a subnormal rest: c = inf)
+                        cs = 1.0 / _stable.others_sum(q_un)[xs]  # 1/(1 − Q − q_x), summed directly
                     total += prob * float((rej[xs] * f(cs)).sum())
                     continue
                 expanded += xs.size

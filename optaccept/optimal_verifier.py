@@ -1,0 +1,1122 @@
+r"""The optimal verifier at vocabulary scale: a lossless rule that attains α* exactly.
+
+``optimal_verifier(p, law)`` builds, for one position, a verification rule π(· | x̄)
+whose output law is p and whose acceptance P(Y ∈ set(x̄)) equals α*(p, D) of (★)
+(docs/optimal_verifier.md has the construction and its proof).
+
+IID drafts (any n, any k; exact in Fractions)
+    Let A be a minimiser of (★) (a prefix in p/q order) and B = Ω ∖ A.  The rule is
+    Khisti et al.'s canonical decomposition (ICLR 2025, arXiv:2410.18234, Thm 1): a
+    *selection* picks one drafted token with marginal s, then single-draft
+    speculative sampling of p against s (accept y w.p. min(1, p_y/s_y), else draw the
+    residual (p − s)₊).  Its acceptance is Σ_y min(p_y, s_y), which equals α* iff
+    s ≤ p on B, s ≥ p on A and every tuple that holds a token of B selects one.
+
+    The selection is a *line device*: the unit interval is cut into cells, the
+    tokens of B (p/q descending) first, then those of A; cell c has length q_c and
+    mass μ(c) = (1 − u_c)^k − (1 − u_{c+1})^k, the law of the minimum of k uniforms.
+    Token y owns shares θ_{y,c} of cells (Σ_c θ_{y,c} = q_y, Σ_y θ_{y,c} = |c|);
+    given x̄, draft i picks a cell c with probability θ_{x_i,c}/q_{x_i} and a uniform
+    point in it, and the draft with the leftmost point is selected.  Unconditionally
+    the points are i.i.d. uniform, so s_y = Σ_c θ_{y,c} μ(c)/|c|, and tuples holding a
+    B token select one.  The shares come from a *window* construction that realises
+    any point of the coverage polymatroid's base polytope (each token, in turn, takes
+    the contiguous run of the remaining cells whose mass is its target), applied
+    independently on the blocks between the contact points of the target curve.
+
+Greedy / SpecHub drafts
+    The draft set is T ∪ {X}: accept X w.p. min(1, p/q̃), else draw from p on T and
+    (p − q̃)₊ off T (Hu et al., ICLR 2025, arXiv:2502.18779, §5).
+
+Other laws (WithoutReplacement, Independent, Joint)
+    An optimal flow over draft *sets* (the compressed max-flow LP, float; an exact
+    augmenting-path max flow for Fractions), for laws whose set law can be listed
+    (``max_sets``); larger instances raise :class:`MethodError`.
+
+Every verifier reports its own acceptance, computed from its rule, and a certificate:
+that acceptance against the dual bound (★) at its minimising subset; ``optaccept.verify``
+re-checks it independently.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import deque
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ._errors import InputError, MethodError
+from ._validation import check_rng, check_size
+from .drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, SpecHub
+from .optimal import Verification, optimal_acceptance
+
+__all__ = ["optimal_verifier", "OptimalVerifier", "optimal_verifier_batched", "verify_verifier"]
+
+#: Largest number of draft sets the flow-plan verifier (non-IID laws) enumerates.
+MAX_PLAN_SETS = 200_000
+
+
+# ---------------------------------------------------------------------------------------
+# public entry point
+# ---------------------------------------------------------------------------------------
+def optimal_verifier(p: Any, drafts: DraftLaw, *, normalize: bool = False, max_sets: int = MAX_PLAN_SETS):
+    r"""The optimal verifier for target p and draft law ``drafts``, built for one position.
+
+    Parameters
+    ----------
+    p : array_like, shape (n,)
+        Target distribution; Fractions (with an exact draft law) give an exact verifier
+        whose ``conditional`` returns Fractions.
+    drafts : DraftLaw
+        ``IID`` (any vocabulary), ``Greedy``/``SpecHub`` (any vocabulary), or a law whose
+        set law has at most ``max_sets`` sets (``WithoutReplacement``, ``Independent``,
+        ``Joint``; solved by an optimal flow over draft sets).
+    normalize : bool
+        Rescale p to sum 1 instead of refusing a sum off by more than 1e-9.
+    max_sets : int
+        Largest set law the flow-plan verifier accepts.
+
+    Returns
+    -------
+    OptimalVerifier
+        ``value`` (α*), ``acceptance`` (from its own rule), ``subset`` (the minimising
+        S of (★)), ``conditional(x̄)``, ``sample(rng, size)``, ``certificate()``.
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> ov = oa.optimal_verifier(p, oa.IID(q, k=2))
+    >>> round(ov.value, 6), round(ov.acceptance, 6)
+    (0.9075, 0.9075)
+    >>> ov.conditional((2, 2)).round(4)
+    array([0.    , 0.2114, 0.6742, 0.1145, 0.    ])
+    """
+    if not isinstance(drafts, DraftLaw):
+        raise InputError(f"drafts: must be a draft law (IID, WithoutReplacement, ...), got {type(drafts).__name__}")
+    from .optimal import _clean_p
+
+    pf, px = _clean_p(p, drafts, normalize)
+    exact = px is not None and drafts.exact
+    if isinstance(drafts, IID):
+        return _LineVerifier(px if exact else pf, drafts, exact)
+    if isinstance(drafts, Greedy):  # SpecHub is a Greedy with k = 2
+        return _GreedyVerifier(px if exact else pf, drafts, exact)
+    return _PlanVerifier(px if exact else pf, drafts, exact, max_sets)
+
+
+class OptimalVerifier:
+    """Base class of the optimal verifiers (see :func:`optimal_verifier`).
+
+    Attributes
+    ----------
+    value : float or Fraction
+        α* of (★), from ``optimal_acceptance``.
+    acceptance : float or Fraction
+        The acceptance of this verifier, computed from its own rule (a lower bound on
+        P(Y ∈ set(x̄)) that the certificate compares with the dual bound).
+    subset : tuple of int
+        The minimising S of (★) used by the construction.
+    law : DraftLaw
+    p : ndarray or tuple of Fractions
+    exact : bool
+    """
+
+    kind = "base"
+
+    law: DraftLaw
+    exact: bool
+    value: Any
+    acceptance: Any
+    subset: tuple[int, ...]
+
+    # -- the rule --------------------------------------------------------------------
+    def conditional(self, drafts: Any) -> Any:
+        """π(· | x̄) for one ordered draft tuple: a length-n array (float64, or an object
+        array of Fractions in exact mode), non-negative, summing to 1."""
+        x = self._check_tuple(drafts)
+        return self._conditional(x)
+
+    def sample(self, rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """Draw ``size`` positions: drafts (size, k) from the law and outputs y (size,)."""
+        rng, size = check_rng(rng), check_size(size)
+        d = np.asarray(self.law.sample(rng, size), dtype=np.int64).reshape(size, -1)
+        return d, self.respond(d, rng)
+
+    def respond(self, drafts: Any, rng: np.random.Generator) -> np.ndarray:
+        """Outputs for given draft tuples (rows), one per row, randomness from ``rng``."""
+        rng = check_rng(rng)
+        d = np.asarray(drafts, dtype=np.int64)
+        if d.ndim != 2 or d.shape[1] != self.law.k:
+            raise InputError(f"drafts: must have shape (rows, {self.law.k}), got {d.shape}")
+        if d.size and (d.min() < 0 or d.max() >= self.law.n):
+            raise InputError(f"drafts: token ids must lie in [0, {self.law.n})")
+        return self._respond(d, rng)
+
+    # -- certificate -----------------------------------------------------------------
+    def certificate(self) -> dict[str, Any]:
+        """The rule's own acceptance against the dual bound (★) at its subset."""
+        dual = _dual_bound(self.p, self.law, self.subset, self.exact)
+        gap = dual - self.acceptance
+        return {
+            "acceptance": self.acceptance,
+            "dual_bound": dual,
+            "gap": gap,
+            "value": self.value,
+            "subset_size": len(self.subset),
+            "layout_violation": self._layout_violation(),
+            "ok": (gap == 0) if self.exact else abs(float(gap)) <= 1e-9,
+        }
+
+    def _layout_violation(self) -> Any:
+        return 0
+
+    # -- helpers ---------------------------------------------------------------------
+    def _check_tuple(self, drafts: Any) -> tuple[int, ...]:
+        try:
+            x = tuple(int(v) for v in np.asarray(drafts).reshape(-1).tolist())
+        except (TypeError, ValueError):
+            raise InputError("drafts: must be a sequence of token ids") from None
+        if len(x) != self.law.k:
+            raise InputError(f"drafts: expected a tuple of k = {self.law.k} token ids, got {len(x)}")
+        if any(v < 0 or v >= self.law.n for v in x):
+            raise InputError(f"drafts: token ids must lie in [0, {self.law.n})")
+        return x
+
+    def _zeros(self):
+        if self.exact:
+            return np.array([Fraction(0)] * self.law.n, dtype=object)
+        return np.zeros(self.law.n)
+
+    def _repr_html_(self) -> str:
+        c = self.certificate()
+        return (
+            f"<b>OptimalVerifier</b> ({self.kind}, {self.law!r})<br>"
+            f"α* = {_fmt(self.value)}, acceptance of the rule = {_fmt(self.acceptance)}, "
+            f"dual bound = {_fmt(c['dual_bound'])}, certified: {c['ok']}"
+        )
+
+    def __repr__(self) -> str:
+        return f"OptimalVerifier(kind={self.kind!r}, value={_fmt(self.value)}, law={self.law!r})"
+
+
+def _fmt(v: Any) -> str:
+    return str(v) if isinstance(v, Fraction) else f"{float(v):.12g}"
+
+
+def _dual_bound(p, law: DraftLaw, subset, exact: bool):
+    mask = np.zeros(law.n, dtype=bool)
+    mask[list(subset)] = True
+    if exact:
+        return sum((p[i] for i in subset), Fraction(0)) + 1 - law.subset_prob(mask)
+    return float(np.asarray(p)[mask].sum()) + 1.0 - float(law.subset_prob(mask))
+
+
+# ---------------------------------------------------------------------------------------
+# IID: the line device
+# ---------------------------------------------------------------------------------------
+def _ratio_desc(p, q, idx: list[int], exact: bool) -> list[int]:
+    """Token ids ``idx`` ordered by p/q descending (q = 0 first), ties by id."""
+    if exact:
+        return sorted(idx, key=lambda i: (0, Fraction(0), i) if q[i] == 0 else (1, -(p[i] / q[i]), i))
+    ids = np.asarray(idx, dtype=np.int64)
+    pp, qq = np.asarray(p)[ids], np.asarray(q)[ids]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(qq > 0, pp / np.where(qq > 0, qq, 1.0), np.inf)
+    return ids[np.lexsort((ids, -r))].tolist()
+
+
+class _LineVerifier(OptimalVerifier):
+    kind = "line"
+
+    def __init__(self, p, law: IID, exact: bool) -> None:
+        self.law, self.exact, self.p = law, exact, p
+        k, n = law.k, law.n
+        q = law._exact if exact else law.q
+        res = optimal_acceptance(p, law)
+        self.value = res.value
+        self.subset = res.subset
+        in_a = np.zeros(n, dtype=bool)
+        in_a[list(self.subset)] = True
+        b_ids = _ratio_desc(p, q, np.flatnonzero(~in_a).tolist(), exact)
+        a_ids = _ratio_desc(p, q, np.flatnonzero(in_a).tolist(), exact)
+        # drop q = 0 tokens: they are never drafted and own no cell
+        b_ids = [i for i in b_ids if q[i] > 0]
+        a_ids = [i for i in a_ids if q[i] > 0]
+        line = b_ids + a_ids
+        self._line = np.array(line, dtype=np.int64)  # cell c belongs to token line[c] (its home)
+        nb = len(b_ids)
+        ell, mass = _cell_masses([q[i] for i in line], k, exact)
+        self._ell, self._mass = ell, mass
+        pl = [p[i] for i in line]
+        tb, cb = _targets(pl[:nb], mass[:nb], upper=True, exact=exact)
+        ta, ca = _targets(pl[nb:], mass[nb:], upper=False, exact=exact)
+        targets = tb + ta
+        self._targets = targets
+        blocks = [(lo, hi) for lo, hi in zip(cb[:-1], cb[1:])] + [(nb + lo, nb + hi) for lo, hi in zip(ca[:-1], ca[1:])]
+        # realise the targets block by block (blocks end where the target curve touches
+        # the cell curve; between them the window construction)
+        toks, cells, lens = [], [], []
+        for lo, hi in blocks:
+            if hi - lo == 1:
+                toks.append(np.array([lo]))
+                cells.append(np.array([lo]))
+                lens.append([ell[lo]] if exact else np.array([ell[lo]]))
+                continue
+            t, c, ln = _windows(ell[lo:hi], mass[lo:hi], ell[lo:hi], targets[lo:hi], exact)
+            toks.append(np.asarray(t) + lo)
+            cells.append(np.asarray(c) + lo)
+            lens.append(ln)
+        tok_local = np.concatenate(toks) if toks else np.zeros(0, dtype=np.int64)
+        cell_arr = np.concatenate(cells) if cells else np.zeros(0, dtype=np.int64)
+        if exact:
+            len_arr = np.array([v for part in lens for v in part], dtype=object)
+        else:
+            len_arr = np.concatenate(lens) if lens else np.zeros(0)
+        order = np.lexsort((cell_arr, tok_local))
+        tok_local, cell_arr, len_arr = tok_local[order], cell_arr[order], len_arr[order]
+        m = len(line)
+        self._ptr = np.searchsorted(tok_local, np.arange(m + 1))  # CSR by home index
+        self._pcell = cell_arr
+        self._plen = len_arr
+        self._home = np.full(n, -1, dtype=np.int64)
+        self._home[self._line] = np.arange(m)
+        # realised selection marginal, recomputed from the shares (not from the targets)
+        if exact:
+            dens = [mass[c] / ell[c] for c in range(m)]
+            s_home = [Fraction(0)] * m
+            for t, c, ln in zip(tok_local.tolist(), cell_arr.tolist(), len_arr.tolist()):
+                s_home[t] += ln * dens[c]
+            s = [Fraction(0)] * n
+            for h, tok in enumerate(line):
+                s[tok] = s_home[h]
+            self.s = tuple(s)
+            acc = [min(p[y], s[y]) if s[y] > 0 else Fraction(0) for y in range(n)]
+            self._accept = tuple(Fraction(1) if s[y] <= p[y] else p[y] / s[y] for y in range(n))
+            resid = [max(p[y] - s[y], Fraction(0)) for y in range(n)]
+            tot = sum(resid, Fraction(0))
+            self._resid = tuple(r / tot for r in resid) if tot > 0 else tuple(resid)
+            self.acceptance = sum(acc, Fraction(0))
+        else:
+            dens = np.where(ell > 0, mass / np.where(ell > 0, ell, 1.0), 0.0)
+            s_home = np.bincount(tok_local, weights=len_arr * dens[cell_arr], minlength=m)
+            s = np.zeros(n)
+            s[self._line] = s_home
+            self.s = s
+            pf = np.asarray(p, dtype=np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self._accept = np.where(s > pf, pf / np.where(s > 0, s, 1.0), 1.0)
+            resid = np.clip(pf - s, 0.0, None)
+            tot = resid.sum()
+            self._resid = resid / tot if tot > 0 else resid
+            self.acceptance = float(np.minimum(pf, s).sum())
+        # positions of the cells on the unit line (for sampling)
+        self._cell_start = np.concatenate([[0.0], np.cumsum(np.asarray(ell, dtype=np.float64))])[:-1]
+
+    # -- layout check ----------------------------------------------------------------
+    def _layout_violation(self):
+        """Largest |row sum − q| or |column sum − cell length| of the shares, and any
+        negative share (0 exactly in exact mode)."""
+        m = self._line.size
+        if self.exact:
+            row = [Fraction(0)] * m
+            col = [Fraction(0)] * m
+            for h in range(m):
+                for j in range(self._ptr[h], self._ptr[h + 1]):
+                    row[h] += self._plen[j]
+                    col[self._pcell[j]] += self._plen[j]
+            viol = [abs(row[h] - self._ell[h]) for h in range(m)] + [abs(col[c] - self._ell[c]) for c in range(m)]
+            neg = [-v for v in self._plen.tolist() if v < 0]
+            return max(viol + neg + [Fraction(0)])
+        tok = np.repeat(np.arange(m), np.diff(self._ptr))
+        row = np.bincount(tok, weights=self._plen, minlength=m)
+        col = np.bincount(self._pcell, weights=self._plen, minlength=m)
+        return float(
+            max(
+                np.abs(row - self._ell).max(initial=0.0),
+                np.abs(col - self._ell).max(initial=0.0),
+                -self._plen.min(initial=0.0),
+            )
+        )
+
+    # -- selection probabilities for one tuple ----------------------------------------
+    def _pieces(self, tok: int):
+        h = self._home[tok]
+        if h < 0:
+            return [], []
+        a, b = self._ptr[h], self._ptr[h + 1]
+        qy = self._ell[h]
+        cells = self._pcell[a:b].tolist()
+        probs = [v / qy for v in self._plen[a:b].tolist()]
+        return cells, probs
+
+    def selection(self, drafts: Any) -> list:
+        """P(draft i is selected | x̄), i = 1..k (sums to 1)."""
+        return _select_probs([self._pieces(t) for t in self._check_tuple(drafts)], self.exact)
+
+    def _conditional(self, x):
+        sel = _select_probs([self._pieces(t) for t in x], self.exact)
+        if self.exact:
+            out = np.array([Fraction(0)] * self.law.n, dtype=object)
+            rej = Fraction(0)
+        else:
+            out = np.zeros(self.law.n)
+            rej = 0.0
+        for t, w in zip(x, sel):
+            a = self._accept[t]
+            out[t] += w * a
+            rej += w * (1 - a)
+        if rej:
+            if self.exact:
+                out = out + np.array([rej * r for r in self._resid], dtype=object)
+            else:
+                out += rej * self._resid
+        return out
+
+    def _respond(self, d: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        rows, k = d.shape
+        if rows == 0:
+            return np.zeros(0, dtype=np.int64)
+        plen = np.asarray(self._plen, dtype=np.float64)
+        ell = np.asarray(self._ell, dtype=np.float64)
+        home = self._home[d]
+        if (home < 0).any():
+            raise InputError("drafts: a drafted token has q = 0 under this draft law")
+        # choose a share (cell) for every draft: walk the token's shares
+        u = rng.random(d.shape) * ell[home]
+        j = self._ptr[home].copy()
+        end = self._ptr[home + 1] - 1
+        acc = plen[j].copy()
+        move = (u >= acc) & (j < end)
+        while move.any():
+            j[move] += 1
+            acc[move] += plen[j[move]]
+            move = (u >= acc) & (j < end)
+        key = self._pcell[j] + rng.random(d.shape)  # cell order first, uniform point inside
+        pick = np.argmin(key, axis=1)
+        y = d[np.arange(rows), pick]
+        acc_p = np.asarray(self._accept, dtype=np.float64)[y]
+        ok = rng.random(rows) < acc_p
+        out = y.copy()
+        rej = np.flatnonzero(~ok)
+        if rej.size:
+            res = np.asarray(self._resid, dtype=np.float64)
+            out[rej] = rng.choice(res.size, size=rej.size, p=res / res.sum())
+        return out
+
+
+def _cell_masses(ql: list, k: int, exact: bool):
+    """Cell lengths and masses μ(c) = T_c^k − T_{c+1}^k, T_c = 1 − (start of cell c)."""
+    if exact:
+        ell = list(ql)
+        tails = [Fraction(0)] * (len(ell) + 1)
+        for c in range(len(ell) - 1, -1, -1):
+            tails[c] = tails[c + 1] + ell[c]
+        mass = [tails[c] ** k - tails[c + 1] ** k for c in range(len(ell))]
+        return ell, mass
+    ell = np.asarray(ql, dtype=np.float64)
+    tails = np.concatenate([np.cumsum(ell[::-1])[::-1], [0.0]])
+    tails = tails / tails[0] if tails.size > 1 and tails[0] > 0 else tails
+    t0 = tails[:-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(t0 > 0, ell / np.where(t0 > 0, t0, 1.0), 0.0)
+        # T_c^k (1 − (1 − ℓ_c/T_c)^k), accurate for tiny cells
+        mass = np.where(frac < 1.0, -(t0**k) * np.expm1(k * np.log1p(-np.minimum(frac, 1.0 - 1e-300))), t0**k)
+    return ell, mass
+
+
+def _targets(pl: list, mass, *, upper: bool, exact: bool) -> list:
+    """Target selection marginal on one side, in cell (home) order.
+
+    upper (side B, s ≤ p): C_j = P_j + min_{i ≤ j}(M_i − P_i), s_j = C_j − C_{j−1};
+    lower (side A, s ≥ p): S_j = P_j + min_{i ≥ j}(M_i − P_i).
+    Both are greedy vertices of the coverage polymatroid truncated by p
+    (docs/optimal_verifier.md §3).  Within a block between contact points the targets
+    are p, except one token that closes the block's mass exactly.
+    """
+    m = len(pl)
+    if m == 0:
+        return [], [0]
+    if exact:
+        P = [Fraction(0)]
+        M = [Fraction(0)]
+        for j in range(m):
+            P.append(P[-1] + pl[j])
+            M.append(M[-1] + mass[j])
+        G = [M[j] - P[j] for j in range(m + 1)]
+        contacts = _contacts_exact(G, upper)
+        s = list(pl)
+        for c0, c1 in zip(contacts[:-1], contacts[1:]):
+            closing = c1 - 1 if upper else c0  # the token that closes the block
+            others = sum((pl[j] for j in range(c0, c1) if j != closing), Fraction(0))
+            s[closing] = (M[c1] - M[c0]) - others
+        return s, contacts
+    pl = np.asarray(pl, dtype=np.float64)
+    mass = np.asarray(mass, dtype=np.float64)
+    P = np.concatenate([[0.0], np.cumsum(pl)])
+    M = np.concatenate([[0.0], np.cumsum(mass)])
+    G = M - P
+    contacts = _contacts_float(G, upper)
+    s = pl.copy()
+    for c0, c1 in zip(contacts[:-1], contacts[1:]):
+        closing = c1 - 1 if upper else c0
+        blk = mass[c0:c1].sum() - (pl[c0:c1].sum() - pl[closing])
+        s[closing] = max(blk, 0.0)
+    return s.tolist(), contacts
+
+
+def _contacts_exact(G: list, upper: bool) -> list[int]:
+    m = len(G) - 1
+    out = [0]
+    if upper:  # running minimum of G attained (from the left)
+        best = G[0]
+        for j in range(1, m + 1):
+            if G[j] <= best:
+                best = G[j]
+                out.append(j)
+        if out[-1] != m:
+            out.append(m)
+        return out
+    best = G[m]  # suffix minimum attained (from the right)
+    rev = [m]
+    for j in range(m - 1, -1, -1):
+        if G[j] <= best:
+            best = G[j]
+            rev.append(j)
+    if rev[-1] != 0:
+        rev.append(0)
+    return sorted(set(rev))
+
+
+def _contacts_float(G: np.ndarray, upper: bool) -> list[int]:
+    m = G.size - 1
+    if upper:
+        run = np.minimum.accumulate(G)
+        hit = np.flatnonzero(G[1:] <= run[:-1]) + 1
+        out = [0] + hit.tolist()
+        if out[-1] != m:
+            out.append(m)
+        return out
+    suf = np.minimum.accumulate(G[::-1])[::-1]
+    hit = np.flatnonzero(G[:-1] <= suf[1:])
+    out = sorted(set([0, m] + hit.tolist()))
+    return out
+
+
+def _windows(ell, mass, tq, ts, exact: bool):
+    """Realise targets ts (lengths tq) on cells (ell, mass) whose densities decrease.
+
+    Tokens are taken by target density ts/tq descending; each takes the contiguous run
+    (in the line with the cells already taken removed) of length tq whose mass is ts.
+    Any point of the base polytope of the cells' coverage polymatroid is realised
+    (docs/optimal_verifier.md §4).  Returns (token, cell, length) triples (local indices).
+    """
+    if exact:
+        return _windows_exact(list(ell), list(mass), list(tq), list(ts))
+    return _windows_float(np.asarray(ell, float), np.asarray(mass, float), np.asarray(tq, float), np.asarray(ts, float))
+
+
+def _windows_float(ell, mass, tq, ts):
+    """Float window construction, tokens in home order.  Each window is searched in a
+    range of the remaining cells around the previous one, doubled until it brackets
+    the root (the window mass is monotone in its position), so the work per token is
+    proportional to the cells it spans; its two end pieces are then solved so that its
+    length and mass are q and s to rounding of their own size."""
+    cap = ell.copy()
+    dens = np.where(ell > 0, mass / np.where(ell > 0, ell, 1.0), 0.0)
+    order = [t for t in range(tq.size) if tq[t] > 0]
+    alive = np.flatnonzero(cap > 0)
+    out_t, out_c, out_l = [], [], []
+    hint, ndead = 0, 0
+    for step, t in enumerate(order):
+        q, s = float(tq[t]), float(ts[t])
+        if ndead > 64 and 2 * ndead > alive.size:
+            keep = cap[alive] > 0
+            hint = int(np.count_nonzero(keep[:hint]))
+            alive = alive[keep]
+            ndead = 0
+        if step == len(order) - 1:
+            live = alive[cap[alive] > 0]
+            out_t.append(np.full(live.size, t))
+            out_c.append(live)
+            out_l.append(cap[live].copy())
+            cap[live] = 0.0
+            break
+        size = alive.size
+        lo = max(hint - 4, 0)
+        hi = min(lo + 16, size)
+        while True:
+            cells = alive[lo:hi]
+            ca = cap[cells]
+            cC = np.concatenate([[0.0], np.cumsum(ca)])
+            Lloc = cC[-1]
+            if Lloc <= q and (lo > 0 or hi < size):
+                w = max(hi - lo, 8)
+                lo, hi = max(0, lo - w), min(size, hi + w)
+                continue
+            cM = np.concatenate([[0.0], np.cumsum(ca * dens[cells])])
+            if Lloc <= q:  # everything left is (to rounding) this token's
+                beta = None
+                break
+            g0 = float(np.interp(q, cC, cM))
+            g1 = float(cM[-1] - np.interp(Lloc - q, cC, cM))
+            w = max(hi - lo, 8)
+            if g0 < s and lo > 0:
+                lo = max(0, lo - 2 * w)
+                continue
+            if g1 > s and hi < size:
+                hi = min(size, hi + 2 * w)
+                continue
+            beta = _solve_window(cC, cM, q, s, Lloc)
+            break
+        if beta is None:
+            lens = ca * (q / Lloc) if Lloc > 0 else ca
+            sel = cells
+            i0 = 0
+        else:
+            i0 = max(int(np.searchsorted(cC, beta, side="right")) - 1, 0)
+            i1 = min(int(np.searchsorted(cC, beta + q, side="left")), cells.size)
+            i1 = max(i1, i0 + 1)
+            sel = cells[i0:i1]
+            lens = np.clip(np.minimum(cC[i0 + 1 : i1 + 1], beta + q) - np.maximum(cC[i0:i1], beta), 0.0, None)
+            if sel.size >= 2:
+                lens[1:-1] = cap[sel[1:-1]]
+                d0, d1 = dens[sel[0]], dens[sel[-1]]
+                rest_len = q - float(lens[1:-1].sum())
+                rest_mass = s - float(lens[1:-1] @ dens[sel[1:-1]])
+                if d0 > d1:
+                    x0 = (rest_mass - d1 * rest_len) / (d0 - d1)
+                    x1 = rest_len - x0
+                    if 0.0 <= x0 <= cap[sel[0]] and 0.0 <= x1 <= cap[sel[-1]]:
+                        lens[0], lens[-1] = x0, x1
+            lens = np.minimum(lens, cap[sel])
+        keep = lens > 0
+        out_t.append(np.full(int(keep.sum()), t))
+        out_c.append(sel[keep])
+        out_l.append(lens[keep])
+        cap[sel] -= lens
+        dust = cap[sel] <= 1e-15 * ell[sel]
+        cap[sel[dust]] = 0.0
+        ndead += int(dust.sum())
+        hint = lo + i0
+    if not out_t:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+    return np.concatenate(out_t), np.concatenate(out_c), np.concatenate(out_l)
+
+
+def _solve_window(cumC, cumM, q, s, Lt):
+    """β in [0, Lt − q] with F(β + q) − F(β) = s, F the piecewise-linear cumulative
+    mass.  g(β) = F(β+q) − F(β) is non-increasing and linear between the candidates
+    β ∈ {cumC} ∪ {cumC − q}; a coarse-then-fine scan of each candidate family brackets
+    the root, which is then interpolated linearly."""
+    top = Lt - q
+
+    def g(b):
+        return np.interp(b + q, cumC, cumM) - np.interp(b, cumC, cumM)
+
+    below, above = [], []
+    for lo_i, hi_i, shift in (
+        (0, int(np.searchsorted(cumC, top, side="right")), 0.0),
+        (int(np.searchsorted(cumC, q, side="left")), int(np.searchsorted(cumC, Lt, side="right")), q),
+    ):
+        if hi_i <= lo_i:
+            continue
+        cand = cumC[lo_i:hi_i] - shift
+        coarse = np.arange(0, cand.size, 64)
+        gc = g(cand[coarse])
+        ok = np.flatnonzero(gc >= s)
+        j0 = coarse[ok[-1]] if ok.size else 0
+        fine = cand[j0 : min(j0 + 65, cand.size)]
+        gf = g(fine)
+        okf = np.flatnonzero(gf >= s)
+        if okf.size:
+            below.append(fine[okf[-1]])
+        nxt = np.flatnonzero(gf < s)
+        if nxt.size:
+            above.append(fine[nxt[0]])
+    b_lo = min(max(max(below), 0.0), top) if below else 0.0
+    b_hi = min(max(min(above), 0.0), top) if above else top
+    if b_hi < b_lo:  # round-off in a flat stretch
+        b_hi = b_lo
+    g_lo, g_hi = float(g(b_lo)), float(g(b_hi))
+    if g_lo <= s or b_hi == b_lo or g_lo == g_hi:
+        return b_lo
+    beta = b_lo + (g_lo - s) / (g_lo - g_hi) * (b_hi - b_lo)
+    return min(max(beta, b_lo), b_hi)
+
+
+def _windows_exact(ell, mass, tq, ts):
+    m = len(ell)
+    cap = list(ell)
+    dens = [mass[c] / ell[c] if ell[c] else Fraction(0) for c in range(m)]
+    order = [t for t in range(len(tq)) if tq[t] > 0]
+    out_t, out_c, out_l = [], [], []
+    for step, t in enumerate(order):
+        q, s = tq[t], ts[t]
+        alive = [c for c in range(m) if cap[c] > 0]
+        cumC, cumM = [Fraction(0)], [Fraction(0)]
+        for c in alive:
+            cumC.append(cumC[-1] + cap[c])
+            cumM.append(cumM[-1] + cap[c] * dens[c])
+        Lt = cumC[-1]
+        if step == len(order) - 1:
+            for c in alive:
+                out_t.append(t)
+                out_c.append(c)
+                out_l.append(cap[c])
+                cap[c] = Fraction(0)
+            continue
+
+        def F(x, cumC=cumC, cumM=cumM, alive=alive):
+            i = min(max(bisect.bisect_right(cumC, x) - 1, 0), len(alive) - 1)
+            return cumM[i] + (x - cumC[i]) * dens[alive[i]]
+
+        top = Lt - q
+        cands = sorted({min(max(v, Fraction(0)), top) for v in cumC} | {min(max(v - q, Fraction(0)), top) for v in cumC})
+        gv = [F(b + q) - F(b) for b in cands]
+        if gv[0] <= s:
+            beta = cands[0]
+        elif gv[-1] >= s:
+            beta = cands[-1]
+        else:
+            i = max(j for j in range(len(cands)) if gv[j] >= s)
+            if gv[i] == s:
+                beta = cands[i]
+            else:
+                beta = cands[i] + (gv[i] - s) / (gv[i] - gv[i + 1]) * (cands[i + 1] - cands[i])
+        lo, hi = beta, beta + q
+        for i, c in enumerate(alive):
+            a, b = max(cumC[i], lo), min(cumC[i + 1], hi)
+            if b > a:
+                out_t.append(t)
+                out_c.append(c)
+                out_l.append(b - a)
+                cap[c] -= b - a
+    return out_t, out_c, out_l
+
+
+def _select_probs(pieces: list, exact: bool) -> list:
+    """P(draft i has the leftmost point), each draft choosing cell c w.p. probs[c] and a
+    uniform point inside it (independently): Σ_c π_i(c) ∫₀¹ Π_{j≠i}(1 − A_j(c) − B_j(c)
+    + B_j(c) t) dt, with A_j(c) = π_j(cells before c), B_j(c) = π_j(c)."""
+    if not exact and max(len(c) for c, _ in pieces) > 24:
+        return _select_probs_float(pieces)
+    k = len(pieces)
+    one = Fraction(1) if exact else 1.0
+    zero = Fraction(0) if exact else 0.0
+    cum = []
+    for cells, probs in pieces:
+        c_acc = [zero]
+        for v in probs:
+            c_acc.append(c_acc[-1] + v)
+        cum.append(c_acc)
+    out = []
+    cache: dict = {}
+    for i in range(k):
+        cells_i, probs_i = pieces[i]
+        tot = zero
+        for c, pc in zip(cells_i, probs_i):
+            key = (i, c)
+            poly = [one]
+            for j in range(k):
+                if j == i:
+                    continue
+                cells_j, probs_j = pieces[j]
+                pos = bisect.bisect_left(cells_j, c)
+                A = cum[j][pos]
+                B = probs_j[pos] if pos < len(cells_j) and cells_j[pos] == c else zero
+                alpha = one - A - B
+                new = [zero] * (len(poly) + 1)
+                for d, co in enumerate(poly):
+                    new[d] += alpha * co
+                    new[d + 1] += B * co
+                poly = new
+            integral = sum((co / (d + 1) for d, co in enumerate(poly)), zero)
+            cache[key] = integral
+            tot += pc * integral
+        out.append(tot)
+    if not exact:
+        tot = sum(out)
+        if tot > 0:
+            out = [v / tot for v in out]
+    return out
+
+
+def _select_probs_float(pieces: list) -> list:
+    """Vectorised float form of :func:`_select_probs` (over the cells of each draft)."""
+    k = len(pieces)
+    cells = [np.asarray(c, dtype=np.int64) for c, _ in pieces]
+    probs = [np.asarray(v, dtype=np.float64) for _, v in pieces]
+    cums = [np.concatenate([[0.0], np.cumsum(v)]) for v in probs]
+    out = np.zeros(k)
+    for i in range(k):
+        ci = cells[i]
+        if ci.size == 0:
+            continue
+        poly = np.zeros((ci.size, k))
+        poly[:, 0] = 1.0
+        deg = 0
+        for j in range(k):
+            if j == i:
+                continue
+            cj = cells[j]
+            pos = np.searchsorted(cj, ci)
+            A = cums[j][pos]
+            posc = np.minimum(pos, max(cj.size - 1, 0))
+            B = np.where((pos < cj.size) & (cj[posc] == ci), probs[j][posc], 0.0) if cj.size else np.zeros(ci.size)
+            alpha = 1.0 - A - B
+            poly[:, 1 : deg + 2] = alpha[:, None] * poly[:, 1 : deg + 2] + B[:, None] * poly[:, 0 : deg + 1]
+            poly[:, 0] *= alpha
+            deg += 1
+        integral = poly[:, : deg + 1] @ (1.0 / np.arange(1, deg + 2))
+        out[i] = float(probs[i] @ integral)
+    tot = out.sum()
+    return (out / tot).tolist() if tot > 0 else out.tolist()
+
+
+# ---------------------------------------------------------------------------------------
+# Greedy / SpecHub
+# ---------------------------------------------------------------------------------------
+class _GreedyVerifier(OptimalVerifier):
+    kind = "greedy"
+
+    def __init__(self, p, law: Greedy, exact: bool) -> None:
+        self.law, self.exact, self.p = law, exact, p
+        res = optimal_acceptance(p, law)
+        self.value, self.subset = res.value, res.subset
+        n = law.n
+        self._top = set(law.top)
+        if exact:
+            qr = law._q_rest_exact
+            self._qr = qr
+            self._accept = tuple(
+                Fraction(1) if (y in self._top or qr[y] <= p[y]) else p[y] / qr[y] for y in range(n)
+            )
+            r = [p[y] if y in self._top else max(p[y] - qr[y], Fraction(0)) for y in range(n)]
+            tot = sum(r, Fraction(0))
+            self._resid = tuple(v / tot for v in r) if tot > 0 else tuple(r)
+            self.acceptance = sum((p[y] for y in self._top), Fraction(0)) + sum(
+                (min(p[y], qr[y]) for y in range(n) if y not in self._top), Fraction(0)
+            )
+        else:
+            pf = np.asarray(p, dtype=np.float64)
+            qr = law.q_rest
+            self._qr = qr
+            with np.errstate(divide="ignore", invalid="ignore"):
+                acc = np.where(qr > pf, pf / np.where(qr > 0, qr, 1.0), 1.0)
+            top = list(self._top)
+            acc[top] = 1.0
+            self._accept = acc
+            r = np.clip(pf - qr, 0.0, None)
+            r[top] = pf[top]
+            self._resid = r / r.sum() if r.sum() > 0 else r
+            off = np.ones(n, dtype=bool)
+            off[top] = False
+            self.acceptance = float(pf[top].sum() + np.minimum(pf, qr)[off].sum())
+
+    def _free(self, x) -> int:
+        """The drafted token outside T (the last draft; SpecHub: the non-hub one)."""
+        if isinstance(self.law, SpecHub):
+            a = self.law.anchor
+            return x[0] if x[0] != a else x[1]
+        return x[-1]
+
+    def _conditional(self, x):
+        t = self._free(x)
+        a = self._accept[t]
+        if self.exact:
+            out = np.array([(1 - a) * r for r in self._resid], dtype=object)
+        else:
+            out = (1 - a) * np.asarray(self._resid, dtype=np.float64)
+        out[t] += a
+        return out
+
+    def _respond(self, d, rng):
+        if isinstance(self.law, SpecHub):
+            a = self.law.anchor
+            t = np.where(d[:, 0] != a, d[:, 0], d[:, 1])
+        else:
+            t = d[:, -1]
+        acc = np.asarray(self._accept, dtype=np.float64)[t]
+        ok = rng.random(t.size) < acc
+        out = t.copy()
+        rej = np.flatnonzero(~ok)
+        if rej.size:
+            res = np.asarray(self._resid, dtype=np.float64)
+            out[rej] = rng.choice(res.size, size=rej.size, p=res / res.sum())
+        return out
+
+
+# ---------------------------------------------------------------------------------------
+# Other laws: an optimal flow over draft sets
+# ---------------------------------------------------------------------------------------
+class _PlanVerifier(OptimalVerifier):
+    kind = "flow plan"
+
+    def __init__(self, p, law: DraftLaw, exact: bool, max_sets: int) -> None:
+        self.law, self.exact, self.p = law, exact, p
+        n = law.n
+        try:
+            sl = law.set_law(max_sets=min(max_sets, MAX_ENUMERATION))
+        except MethodError:
+            raise MethodError(
+                f"optimal_verifier: the {type(law).__name__} law at n = {n}, k = {law.k} has more than "
+                f"{max_sets} draft sets; the flow-plan verifier needs them listed. Use IID drafts "
+                "(any vocabulary) or Greedy/SpecHub drafts, or a smaller vocabulary"
+            ) from None
+        if len(sl) > max_sets:
+            raise MethodError(
+                f"optimal_verifier: {len(sl)} draft sets exceed max_sets = {max_sets}; "
+                "use IID, Greedy or SpecHub drafts at this size"
+            )
+        self._index = {s: i for i, s in enumerate(sl.sets)}
+        D = list(sl.probs)
+        if exact:
+            flow, value, cut = _exact_max_flow(sl.sets, D, p)
+            self.value = value
+            self.subset = cut
+            u = [D[a] - sum(flow[a].values(), Fraction(0)) for a in range(len(D))]
+            used = [Fraction(0)] * n
+            for a in range(len(D)):
+                for y, f in flow[a].items():
+                    used[y] += f
+            v = [p[y] - used[y] for y in range(n)]
+            vt = sum(v, Fraction(0))
+            rows = []
+            for a, s_ in enumerate(sl.sets):
+                row = [Fraction(0)] * n
+                if D[a] > 0:
+                    for y, f in flow[a].items():
+                        row[y] += f / D[a]
+                    if vt > 0:
+                        for y in range(n):
+                            row[y] += u[a] / D[a] * v[y] / vt
+                rows.append(row)
+            self._rows = rows
+            self.acceptance = sum(
+                (D[a] * sum((rows[a][y] for y in s_), Fraction(0)) for a, s_ in enumerate(sl.sets)), Fraction(0)
+            )
+        else:
+            from .optimal._flow import max_flow_lp
+
+            res = max_flow_lp(np.asarray(p, dtype=np.float64), law, max_sets=max_sets)
+            self.value, self.subset = res.value, res.subset
+            plan = res.plan
+            Dd = dict(zip(sl.sets, np.asarray(D, dtype=np.float64).tolist()))
+            sets = plan.sets
+            flow = np.clip(np.asarray(plan.flow, dtype=np.float64), 0.0, None)
+            Dv = np.array([Dd.get(s_, 0.0) for s_ in sets])
+            # scale rows that exceed their capacity by round-off
+            tot = flow.sum(axis=1)
+            scale = np.where(tot > Dv, Dv / np.where(tot > 0, tot, 1.0), 1.0)
+            flow *= scale[:, None]
+            u = np.clip(Dv - flow.sum(axis=1), 0.0, None)
+            v = np.clip(np.asarray(p, dtype=np.float64) - flow.sum(axis=0), 0.0, None)
+            cond = flow.copy()
+            if v.sum() > 0:
+                cond += u[:, None] * (v / v.sum())[None, :]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cond = np.where(Dv[:, None] > 0, cond / np.where(Dv > 0, Dv, 1.0)[:, None], 0.0)
+            self._index = {s_: i for i, s_ in enumerate(sets)}
+            self._rows = cond
+            acc = 0.0
+            for i, s_ in enumerate(sets):
+                acc += Dv[i] * float(cond[i, list(s_)].sum())
+            self.acceptance = acc
+
+    def _conditional(self, x):
+        key = tuple(sorted(set(x)))
+        if key not in self._index:
+            raise InputError(f"drafts: {x} has probability zero under the draft law")
+        row = self._rows[self._index[key]]
+        if self.exact:
+            return np.array(list(row), dtype=object)
+        return np.array(row, dtype=np.float64)
+
+    def _respond(self, d, rng):
+        idx = np.array([self._index[tuple(sorted(set(r)))] for r in d.tolist()], dtype=np.int64)
+        rows = np.asarray(self._rows, dtype=np.float64)
+        from .verifiers._base import sample_rows
+
+        return sample_rows(rng, rows, idx)
+
+
+def _exact_max_flow(sets, D, p):
+    """Edmonds–Karp max flow source → set A (capacity D(A)) → y ∈ A → sink (capacity
+    p(y)) in exact arithmetic.  Returns (flow per set as {y: f}, value, min-cut S)."""
+    n = len(p)
+    na = len(sets)
+    src, snk = na + n, na + n + 1
+    cap: dict[tuple[int, int], Fraction] = {}
+    adj: dict[int, list[int]] = {v: [] for v in range(na + n + 2)}
+
+    def add(a, b, c):
+        if (a, b) not in cap:
+            adj[a].append(b)
+            adj[b].append(a)
+            cap[(a, b)] = Fraction(0)
+            cap.setdefault((b, a), Fraction(0))
+        cap[(a, b)] += c
+
+    big = Fraction(2)
+    for a, s in enumerate(sets):
+        add(src, a, D[a])
+        for y in s:
+            add(a, na + y, big)
+    for y in range(n):
+        add(na + y, snk, p[y])
+    value = Fraction(0)
+    while True:
+        prev = {src: None}
+        dq = deque([src])
+        while dq and snk not in prev:
+            v = dq.popleft()
+            for w in adj[v]:
+                if w not in prev and cap[(v, w)] > 0:
+                    prev[w] = v
+                    dq.append(w)
+        if snk not in prev:
+            break
+        path = []
+        w = snk
+        while prev[w] is not None:
+            path.append((prev[w], w))
+            w = prev[w]
+        f = min(cap[e] for e in path)
+        for a, b in path:
+            cap[(a, b)] -= f
+            cap[(b, a)] += f
+        value += f
+    flow = []
+    for a, s in enumerate(sets):
+        flow.append({y: cap[(na + y, a)] for y in s if cap[(na + y, a)] > 0})
+    # min cut: tokens reachable from the source in the residual graph form S's complement
+    # (S = tokens whose sink edge is cut = not reachable)
+    seen = {src}
+    dq = deque([src])
+    while dq:
+        v = dq.popleft()
+        for w in adj[v]:
+            if w not in seen and cap[(v, w)] > 0:
+                seen.add(w)
+                dq.append(w)
+    S = tuple(y for y in range(n) if (na + y) in seen)
+    return flow, value, S
+
+
+# ---------------------------------------------------------------------------------------
+# re-check
+# ---------------------------------------------------------------------------------------
+def verify_verifier(p: Any, drafts: DraftLaw, ov: OptimalVerifier, *, tol: float = 1e-9) -> Verification:
+    """Independent re-check of an :class:`OptimalVerifier`: its acceptance, recomputed
+    from its rule (line verifier: from the cell shares; greedy: from its acceptance
+    probabilities; flow plan: from its conditional rows), against the dual bound (★)
+    at its subset from the draft law's own formula, and the layout's feasibility."""
+    if not isinstance(ov, OptimalVerifier):
+        raise InputError("result: must be an OptimalVerifier")
+    from .optimal import _clean_p
+
+    pf, px = _clean_p(p, drafts, False)
+    exact = ov.exact
+    pv = px if exact else pf
+    dual = _dual_bound(pv, drafts, ov.subset, exact)
+    if isinstance(ov, _LineVerifier):
+        s = ov.s
+        if exact:
+            acc = sum((min(pv[y], s[y]) for y in range(drafts.n)), Fraction(0))
+        else:
+            acc = float(np.minimum(pf, s).sum())
+        viol = ov._layout_violation()
+        ssum = sum(s, Fraction(0)) if exact else float(np.sum(s))
+        viol = max(viol, abs(ssum - 1))
+    else:
+        acc, viol = ov.acceptance, (Fraction(0) if exact else 0.0)
+    if exact:
+        return Verification(
+            dual_value=dual, value_gap=abs(acc - dual) + viol, primal_value=None, tol=0.0,
+            details={"acceptance": acc, "layout_violation": viol},
+        )
+    return Verification(
+        dual_value=dual,
+        value_gap=abs(float(ov.value) - dual),
+        primal_value=float(acc),
+        duality_gap=dual - float(acc),
+        max_violation=float(viol),
+        tol=tol,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# batched torch form
+# ---------------------------------------------------------------------------------------
+def optimal_verifier_batched(p: Any, q: Any, drafts: Any, generator: Any = None, *, law: str = "iid"):
+    """Run the optimal verifier on a batch of positions (torch tensors, CPU or CUDA).
+
+    Parameters
+    ----------
+    p, q : torch.Tensor, shape (rows, n)
+        Target and draft distributions, one position per row.
+    drafts : torch.Tensor of int, shape (rows, k)
+        One draft tuple per row (drawn from the row's law: ``IID(q_row, k)``).
+    generator : torch.Generator, optional
+        Source of randomness (its device must match the tensors).
+    law : {"iid"}
+        The draft law of the rows.
+
+    Returns
+    -------
+    torch.Tensor of int64, shape (rows,)
+        One output token per row, on the device of ``p``.  Each row builds its own
+        verifier (the construction is per position); the uniforms come from
+        ``generator``.
+    """
+    import torch
+
+    if law != "iid":
+        raise InputError(f"law: only 'iid' is supported by the batched form, got {law!r}")
+    if not (isinstance(p, torch.Tensor) and isinstance(q, torch.Tensor) and isinstance(drafts, torch.Tensor)):
+        raise InputError("p, q, drafts: must be torch tensors")
+    if p.ndim != 2 or q.shape != p.shape or drafts.ndim != 2 or drafts.shape[0] != p.shape[0]:
+        raise InputError(f"p, q, drafts: need shapes (rows, n), (rows, n), (rows, k); got {tuple(p.shape)}, "
+                         f"{tuple(q.shape)}, {tuple(drafts.shape)}")
+    rows, k = drafts.shape
+    pn = p.detach().to("cpu", torch.float64).numpy()
+    qn = q.detach().to("cpu", torch.float64).numpy()
+    dn = drafts.detach().to("cpu", torch.int64).numpy()
+    # three uniforms per draft and two per row, from the caller's generator
+    uni = torch.rand((rows, 3 * k + 2), generator=generator, dtype=torch.float64, device=p.device).cpu().numpy()
+    out = np.empty(rows, dtype=np.int64)
+    for r in range(rows):
+        ov = optimal_verifier(pn[r], IID(qn[r], k, normalize=True), normalize=True)
+        out[r] = ov._respond_uniform(dn[r], uni[r])
+    return torch.as_tensor(out, device=p.device)
+
+
+def _respond_uniform(self: _LineVerifier, x: np.ndarray, u: np.ndarray) -> int:
+    """One output for one tuple from given uniforms (3k + 2 of them)."""
+    k = x.size
+    home = self._home[x]
+    keys = np.empty(k)
+    plen = self._plen
+    for i in range(k):
+        h = home[i]
+        a, b = self._ptr[h], self._ptr[h + 1]
+        target = u[i] * float(self._ell[h])
+        acc = 0.0
+        j = a
+        while j < b - 1 and acc + float(plen[j]) <= target:
+            acc += float(plen[j])
+            j += 1
+        keys[i] = self._pcell[j] + u[k + i]
+    y = int(x[int(np.argmin(keys))])
+    if u[2 * k] < float(self._accept[y]):
+        return y
+    res = np.asarray(self._resid, dtype=np.float64)
+    cdf = np.cumsum(res)
+    return int(min(np.searchsorted(cdf, u[2 * k + 1] * cdf[-1], side="right"), res.size - 1))
+
+
+_LineVerifier._respond_uniform = _respond_uniform  # type: ignore[attr-defined]
