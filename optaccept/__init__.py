@@ -24,8 +24,8 @@ from .optimal import (
     two_draft_condition,
     verify,
 )
-from .optimal_verifier import optimal_verifier
 from .optimal._batched import batched_optimal_acceptance
+from .optimal_verifier import optimal_verifier
 
 
 def _package_version() -> str:

@@ -131,11 +131,9 @@ def _argsort_rows(key: Any) -> Any:
 
 def ratio_key(p: Any, q: Any) -> Any:
     """p/q with +inf where q = 0 (x/0 and 0/0 go last; −0.0 counts as 0)."""
-    xp = array_namespace(p)
-    pos = q > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = p / xp.where(pos, q, xp.ones_like(q))
-    return xp.where(pos, r + 0.0, xp.full_like(r, float("inf")))
+    from ._stable import ratio_key as _overflow_free_ratio_key  # (p/q overflows for subnormal q)
+
+    return _overflow_free_ratio_key(p, q)
 
 
 _SORT_MEMO: dict | None = None

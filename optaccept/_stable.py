@@ -38,6 +38,7 @@ __all__ = [
     "one_minus_pow1m",
     "rescale_tiny",
     "swor2_prefix_complement",
+    "ratio_key",
 ]
 
 
@@ -254,3 +255,27 @@ def swor2_prefix_complement(q_ordered: Any, axis: int = -1) -> Any:
     ratio = safe_div(xp.where(after_top, lam, xp.zeros_like(lam)), c_a + xp.zeros_like(lam))
     out = safe_div(lam * (1.0 + A) + q_a * ratio, total + xp.zeros_like(lam))
     return xp.clip(out, 0.0, 1.0) if not is_torch(out) else out.clamp(0.0, 1.0)
+
+
+#: Ratios above 2^RATIO_BIG (only reachable with a subnormal q) are mapped, monotonically,
+#: into [2^RATIO_BIG, 2^(RATIO_BIG+1)) by their logarithm instead of overflowing to inf.
+_RATIO_BIG = 1000.0
+
+
+def ratio_key(p: Any, q: Any) -> Any:
+    """A sort key increasing in p/q, +inf where q = 0 (x/0 and 0/0 go last), never
+    overflowing: p/q itself up to 2^1000; beyond (a subnormal q under a normal p, where
+    p/q reaches 2^1074 and a float division returns inf for all of them — a false tie),
+    2^1000 · (1 + (log2 p − log2 q − 1000)/128), still increasing in p/q.  numpy or torch.
+    """
+    xp = array_namespace(p)
+    pos = q > 0
+    one = xp.ones_like(q)
+    qs = xp.where(pos, q, one)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        r = p / qs
+        lg = xp.log2(xp.where(p > 0, p, one)) - xp.log2(qs)
+    big = lg > _RATIO_BIG
+    tail = 2.0**_RATIO_BIG * (1.0 + (lg - _RATIO_BIG) / 128.0)
+    r = xp.where(big & (p > 0), tail, r)
+    return xp.where(pos, r + 0.0, xp.full_like(r, float("inf")))

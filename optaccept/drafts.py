@@ -375,11 +375,13 @@ class WithoutReplacement(DraftLaw):
         rng, size = check_rng(rng), check_size(size)
         out = np.empty((size, self.k), dtype=np.int64)
         rows = max(1, 4_000_000 // max(self.n, 1))
+        # log ring times log(E/q_i): E/q_i itself overflows to a tie at inf for subnormal q_i
         with np.errstate(divide="ignore"):
-            inv = np.where(self.q > 0, 1.0 / self.q, np.inf)
+            log_q = np.where(self.q > 0, np.log(self.q), -np.inf)
         for lo in range(0, size, rows):
             hi = min(size, lo + rows)
-            clocks = rng.standard_exponential((hi - lo, self.n)) * inv  # Exp(q_i) ring times
+            with np.errstate(divide="ignore"):
+                clocks = np.log(rng.standard_exponential((hi - lo, self.n))) - log_q  # log Exp(q_i) ring times
             part = np.argpartition(clocks, self.k - 1, axis=1)[:, : self.k]
             order = np.argsort(np.take_along_axis(clocks, part, axis=1), axis=1)
             out[lo:hi] = np.take_along_axis(part, order, axis=1)

@@ -41,7 +41,6 @@ re-checks it independently.
 from __future__ import annotations
 
 import bisect
-import math
 from collections import deque
 from fractions import Fraction
 from typing import Any
@@ -516,7 +515,7 @@ def _windows(ell, mass, tq, ts, exact: bool):
     """
     if exact:
         return _windows_exact(list(ell), list(mass), list(tq), list(ts))
-    return _windows_float(np.asarray(ell, float), np.asarray(mass, float), np.asarray(tq, float), np.asarray(ts, float))
+    return _windows_py(np.asarray(ell, float), np.asarray(mass, float), np.asarray(tq, float), np.asarray(ts, float))
 
 
 def _windows_float(ell, mass, tq, ts):
@@ -561,16 +560,18 @@ def _windows_float(ell, mass, tq, ts):
             if Lloc <= q:  # everything left is (to rounding) this token's
                 beta = None
                 break
-            g0 = float(np.interp(q, cC, cM))
-            g1 = float(cM[-1] - np.interp(Lloc - q, cC, cM))
+            top = Lloc - q
+            cand = np.clip(np.concatenate((cC, cC - q)), 0.0, top)
+            gv = np.interp(cand + q, cC, cM) - np.interp(cand, cC, cM)
+            ge = gv >= s
             w = max(hi - lo, 8)
-            if g0 < s and lo > 0:
+            if not ge.any() and lo > 0:
                 lo = max(0, lo - 2 * w)
                 continue
-            if g1 > s and hi < size:
+            if (gv > s).all() and hi < size:
                 hi = min(size, hi + 2 * w)
                 continue
-            beta = _solve_window(cC, cM, q, s, Lloc)
+            beta = _interp_root(cand, gv, ge, s, top)
             break
         if beta is None:
             lens = ca * (q / Lloc) if Lloc > 0 else ca
@@ -607,45 +608,184 @@ def _windows_float(ell, mass, tq, ts):
     return np.concatenate(out_t), np.concatenate(out_c), np.concatenate(out_l)
 
 
-def _solve_window(cumC, cumM, q, s, Lt):
-    """β in [0, Lt − q] with F(β + q) − F(β) = s, F the piecewise-linear cumulative
-    mass.  g(β) = F(β+q) − F(β) is non-increasing and linear between the candidates
-    β ∈ {cumC} ∪ {cumC − q}; a coarse-then-fine scan of each candidate family brackets
-    the root, which is then interpolated linearly."""
-    top = Lt - q
+def _windows_py(ell, mass, tq, ts):
+    """Float window construction in plain Python (the default): tokens in home order;
+    each window is found by sliding its start from the previous window's start cell
+    (the window mass is monotone in its start), keeping the window's end cell with two
+    pointers, so the work per token is the cells it slides over and spans.  Its end
+    pieces are then solved so that its length and mass are q and s to rounding of their
+    own size."""
+    m = ell.size
+    cap = ell.tolist()
+    el = cap[:]
+    d = np.where(ell > 0, mass / np.where(ell > 0, ell, 1.0), 0.0).tolist()
+    tql, tsl = tq.tolist(), ts.tolist()
+    cl = [c for c in range(m) if cap[c] > 0]
+    order = [t for t in range(len(tql)) if tql[t] > 0]
+    out_t: list[int] = []
+    out_c: list[int] = []
+    out_l: list[float] = []
+    hint, ndead = 0, 0
+    last = len(order) - 1
+    for step, t in enumerate(order):
+        q, s = tql[t], tsl[t]
+        if ndead > 64 and 2 * ndead > len(cl):
+            new = []
+            nh = 0
+            for idx, c in enumerate(cl):
+                if cap[c] > 0:
+                    if idx < hint:
+                        nh += 1
+                    new.append(c)
+            cl, hint, ndead = new, nh, 0
+        N = len(cl)
+        if step == last:
+            for c in cl:
+                if cap[c] > 0:
+                    out_t.append(t)
+                    out_c.append(c)
+                    out_l.append(cap[c])
+                    cap[c] = 0.0
+            break
+        i = min(hint, N - 1)
+        # window starting at cell i: full cells i..j-1 (length Lb, mass Mb), end inside cell j
+        Lb = Mb = 0.0
+        j = i
+        while j < N and Lb + cap[cl[j]] < q:
+            c = cl[j]
+            Lb += cap[c]
+            Mb += cap[c] * d[c]
+            j += 1
+        fits = j < N
+        g = Mb + (q - Lb) * d[cl[j]] if fits else -1.0
+        if fits and g >= s:
+            while i + 1 < N:  # slide right while the next start still carries at least s
+                c = cl[i]
+                nLb, nMb, nj = Lb - cap[c], Mb - cap[c] * d[c], j
+                if nj == i:  # window inside cell i: restart the end at i + 1
+                    nLb, nMb, nj = 0.0, 0.0, i + 1
+                while nj < N and nLb + cap[cl[nj]] < q:
+                    cc = cl[nj]
+                    nLb += cap[cc]
+                    nMb += cap[cc] * d[cc]
+                    nj += 1
+                if nj >= N:
+                    break
+                ng = nMb + (q - nLb) * d[cl[nj]]
+                if ng < s:
+                    break
+                i, Lb, Mb, j, g = i + 1, nLb, nMb, nj, ng
+        else:
+            while i > 0:  # slide left until the window carries at least s
+                i -= 1
+                c = cl[i]
+                Lb += cap[c]
+                Mb += cap[c] * d[c]
+                if j >= N:
+                    j = N - 1
+                    Lb -= cap[cl[j]]
+                    Mb -= cap[cl[j]] * d[cl[j]]
+                while j > i and Lb >= q:
+                    j -= 1
+                    cc = cl[j]
+                    Lb -= cap[cc]
+                    Mb -= cap[cc] * d[cc]
+                if Lb + cap[cl[j]] < q:
+                    continue
+                g = Mb + (q - Lb) * d[cl[j]]
+                if g >= s:
+                    break
+            if j >= N or Lb + cap[cl[j]] < q:  # round-off: take the first q
+                Lb = Mb = 0.0
+                j = i = 0
+                while j < N - 1 and Lb + cap[cl[j]] < q:
+                    Lb += cap[cl[j]]
+                    Mb += cap[cl[j]] * d[cl[j]]
+                    j += 1
+                g = Mb + (q - Lb) * d[cl[j]]
+        # slide the start inside cell i by delta: the front loses d_i per unit, the end
+        # gains the density of the cell it enters
+        ci = cl[i]
+        capi, di = cap[ci], d[ci]
+        need = g - s
+        delta = 0.0
+        jj = j
+        rem = Lb + cap[cl[j]] - q
+        while need > 0.0 and delta < capi:
+            if rem <= 0.0:
+                jj += 1
+                if jj >= N:
+                    break
+                rem = cap[cl[jj]]
+                continue
+            slope = di - d[cl[jj]]
+            step_len = min(rem, capi - delta)
+            if slope > 0.0 and slope * step_len >= need:
+                delta += need / slope
+                need = 0.0
+                break
+            need -= slope * step_len
+            delta += step_len
+            rem -= step_len
+        delta = min(delta, capi)
+        # the pieces of [start_i + delta, start_i + delta + q]
+        sel: list[int] = []
+        lens: list[float] = []
+        left = q
+        first = min(capi - delta, left)
+        if first > 0.0:
+            sel.append(ci)
+            lens.append(first)
+            left -= first
+        k2 = i + 1
+        while left > 0.0 and k2 < N:
+            c = cl[k2]
+            take = min(cap[c], left)
+            if take > 0.0:
+                sel.append(c)
+                lens.append(take)
+                left -= take
+            k2 += 1
+        if len(sel) >= 2:
+            mid_len = q - lens[0] - lens[-1]
+            mid_mass = sum(lens[h] * d[sel[h]] for h in range(1, len(sel) - 1))
+            d0, d1 = d[sel[0]], d[sel[-1]]
+            if d0 > d1:
+                x0 = ((s - mid_mass) - d1 * (q - mid_len)) / (d0 - d1)
+                x1 = (q - mid_len) - x0
+                if 0.0 <= x0 <= cap[sel[0]] and 0.0 <= x1 <= cap[sel[-1]]:
+                    lens[0], lens[-1] = x0, x1
+        for c, ln in zip(sel, lens):
+            ln = min(ln, cap[c])
+            if ln <= 0.0:
+                continue
+            out_t.append(t)
+            out_c.append(c)
+            out_l.append(ln)
+            cap[c] -= ln
+            if cap[c] <= 1e-15 * el[c]:
+                cap[c] = 0.0
+                ndead += 1
+        hint = i
+    return np.array(out_t, dtype=np.int64), np.array(out_c, dtype=np.int64), np.array(out_l, dtype=np.float64)
 
-    def g(b):
-        return np.interp(b + q, cumC, cumM) - np.interp(b, cumC, cumM)
 
-    below, above = [], []
-    for lo_i, hi_i, shift in (
-        (0, int(np.searchsorted(cumC, top, side="right")), 0.0),
-        (int(np.searchsorted(cumC, q, side="left")), int(np.searchsorted(cumC, Lt, side="right")), q),
-    ):
-        if hi_i <= lo_i:
-            continue
-        cand = cumC[lo_i:hi_i] - shift
-        coarse = np.arange(0, cand.size, 64)
-        gc = g(cand[coarse])
-        ok = np.flatnonzero(gc >= s)
-        j0 = coarse[ok[-1]] if ok.size else 0
-        fine = cand[j0 : min(j0 + 65, cand.size)]
-        gf = g(fine)
-        okf = np.flatnonzero(gf >= s)
-        if okf.size:
-            below.append(fine[okf[-1]])
-        nxt = np.flatnonzero(gf < s)
-        if nxt.size:
-            above.append(fine[nxt[0]])
-    b_lo = min(max(max(below), 0.0), top) if below else 0.0
-    b_hi = min(max(min(above), 0.0), top) if above else top
-    if b_hi < b_lo:  # round-off in a flat stretch
-        b_hi = b_lo
-    g_lo, g_hi = float(g(b_lo)), float(g(b_hi))
-    if g_lo <= s or b_hi == b_lo or g_lo == g_hi:
+def _interp_root(cand, gv, ge, s, top):
+    """The root of the non-increasing piecewise-linear g from its values at all its
+    breakpoints: bracket between the last candidate with g ≥ s and the first with g < s."""
+    if not ge.any():
+        return 0.0
+    j = int(np.argmax(np.where(ge, cand, -np.inf)))
+    b_lo, g_lo = float(cand[j]), float(gv[j])
+    if not (~ge).any() or g_lo <= s:
+        return b_lo
+    above = np.where(ge, np.inf, cand)
+    jj = int(np.argmin(above))
+    b_hi, g_hi = float(cand[jj]), float(gv[jj])
+    if b_hi <= b_lo or g_lo == g_hi:
         return b_lo
     beta = b_lo + (g_lo - s) / (g_lo - g_hi) * (b_hi - b_lo)
-    return min(max(beta, b_lo), b_hi)
+    return min(max(beta, b_lo), min(b_hi, top))
 
 
 def _windows_exact(ell, mass, tq, ts):
@@ -675,7 +815,9 @@ def _windows_exact(ell, mass, tq, ts):
             return cumM[i] + (x - cumC[i]) * dens[alive[i]]
 
         top = Lt - q
-        cands = sorted({min(max(v, Fraction(0)), top) for v in cumC} | {min(max(v - q, Fraction(0)), top) for v in cumC})
+        cands = sorted(
+            {min(max(v, Fraction(0)), top) for v in cumC} | {min(max(v - q, Fraction(0)), top) for v in cumC}
+        )
         gv = [F(b + q) - F(b) for b in cands]
         if gv[0] <= s:
             beta = cands[0]
@@ -708,18 +850,16 @@ def _select_probs(pieces: list, exact: bool) -> list:
     one = Fraction(1) if exact else 1.0
     zero = Fraction(0) if exact else 0.0
     cum = []
-    for cells, probs in pieces:
+    for _, probs in pieces:
         c_acc = [zero]
         for v in probs:
             c_acc.append(c_acc[-1] + v)
         cum.append(c_acc)
     out = []
-    cache: dict = {}
     for i in range(k):
         cells_i, probs_i = pieces[i]
         tot = zero
         for c, pc in zip(cells_i, probs_i):
-            key = (i, c)
             poly = [one]
             for j in range(k):
                 if j == i:
@@ -735,7 +875,6 @@ def _select_probs(pieces: list, exact: bool) -> list:
                     new[d + 1] += B * co
                 poly = new
             integral = sum((co / (d + 1) for d, co in enumerate(poly)), zero)
-            cache[key] = integral
             tot += pc * integral
         out.append(tot)
     if not exact:
@@ -792,9 +931,7 @@ class _GreedyVerifier(OptimalVerifier):
         if exact:
             qr = law._q_rest_exact
             self._qr = qr
-            self._accept = tuple(
-                Fraction(1) if (y in self._top or qr[y] <= p[y]) else p[y] / qr[y] for y in range(n)
-            )
+            self._accept = tuple(Fraction(1) if (y in self._top or qr[y] <= p[y]) else p[y] / qr[y] for y in range(n))
             r = [p[y] if y in self._top else max(p[y] - qr[y], Fraction(0)) for y in range(n)]
             tot = sum(r, Fraction(0))
             self._resid = tuple(v / tot for v in r) if tot > 0 else tuple(r)
@@ -886,7 +1023,7 @@ class _PlanVerifier(OptimalVerifier):
             v = [p[y] - used[y] for y in range(n)]
             vt = sum(v, Fraction(0))
             rows = []
-            for a, s_ in enumerate(sl.sets):
+            for a in range(len(sl.sets)):
                 row = [Fraction(0)] * n
                 if D[a] > 0:
                     for y, f in flow[a].items():
@@ -1036,7 +1173,10 @@ def verify_verifier(p: Any, drafts: DraftLaw, ov: OptimalVerifier, *, tol: float
         acc, viol = ov.acceptance, (Fraction(0) if exact else 0.0)
     if exact:
         return Verification(
-            dual_value=dual, value_gap=abs(acc - dual) + viol, primal_value=None, tol=0.0,
+            dual_value=dual,
+            value_gap=abs(acc - dual) + viol,
+            primal_value=None,
+            tol=0.0,
             details={"acceptance": acc, "layout_violation": viol},
         )
     return Verification(
@@ -1080,8 +1220,10 @@ def optimal_verifier_batched(p: Any, q: Any, drafts: Any, generator: Any = None,
     if not (isinstance(p, torch.Tensor) and isinstance(q, torch.Tensor) and isinstance(drafts, torch.Tensor)):
         raise InputError("p, q, drafts: must be torch tensors")
     if p.ndim != 2 or q.shape != p.shape or drafts.ndim != 2 or drafts.shape[0] != p.shape[0]:
-        raise InputError(f"p, q, drafts: need shapes (rows, n), (rows, n), (rows, k); got {tuple(p.shape)}, "
-                         f"{tuple(q.shape)}, {tuple(drafts.shape)}")
+        raise InputError(
+            f"p, q, drafts: need shapes (rows, n), (rows, n), (rows, k); got {tuple(p.shape)}, "
+            f"{tuple(q.shape)}, {tuple(drafts.shape)}"
+        )
     rows, k = drafts.shape
     pn = p.detach().to("cpu", torch.float64).numpy()
     qn = q.detach().to("cpu", torch.float64).numpy()

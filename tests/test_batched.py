@@ -8,15 +8,12 @@ integer references."""
 from __future__ import annotations
 
 import itertools
-
-import numpy as np
-import pytest
-
 import math
 from fractions import Fraction
 
 import mpmath
-
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -603,12 +600,16 @@ def _nasty(rng, n):
     return p / p.sum(), q / q.sum()
 
 
-def test_iid_scan_against_full_sort_and_exact():
+@pytest.mark.parametrize(
+    "trials,sizes",
+    [(80, (1, 2, 5, 30, 300, 1500)), pytest.param(400, (1, 2, 5, 30, 300, 3000), marks=pytest.mark.slow)],
+)
+def test_iid_scan_against_full_sort_and_exact(trials, sizes):
     """The bucketed scan against the full-sort prefix scan and an exact integer reference,
     on random and nasty instances; its subset is a certificate: exact (★) there = α*."""
     rng = np.random.default_rng(60)
-    for trial in range(200):
-        n = int(rng.choice([1, 2, 5, 30, 300, 3000]))
+    for trial in range(trials):
+        n = int(rng.choice(sizes))
         k = int(rng.choice([1, 2, 3, 8, 64, 10**6]))
         p, q = _nasty(rng, n)
         law = oa.IID(q, k)
@@ -619,10 +620,12 @@ def test_iid_scan_against_full_sort_and_exact():
         assert abs(value - full) <= 1e-13 + 2.3e-16 * n * k, (trial, value, full)
         if n > 300 and trial % 8:
             continue  # (the exact reference costs ~0.1 ms per token)
+        # floating sums of n positive terms: a few ulps typically, more after a mass near 1
+        # (trial 184: 25 ulps of a sum of 2943 terms, one of them 1 − 1e-9)
         exact = _exact_iid_alpha(pp, law.q, k)
-        assert abs(Fraction(value) - exact) <= 4e-15 * exact + 1e-300, (trial, value, float(exact))
+        assert abs(Fraction(value) - exact) <= 1e-14 * exact + 1e-300, (trial, value, float(exact))
         star = _exact_star(pp, law.q, k, subset())
-        assert abs(star - exact) <= 4e-15 * exact + 1e-300, (trial, float(star), float(exact))
+        assert abs(star - exact) <= 1e-14 * exact + 1e-300, (trial, float(star), float(exact))
 
 
 def test_iid_scan_handles_negative_zero_and_scratch_reuse():

@@ -83,7 +83,7 @@ def test_job_uses_language_model_rows_when_present(tmp_path, monkeypatch):
     monkeypatch.setattr(llm, "sample_path", lambda: path)
     paths = run(tmp_path / "figs", quick=True)
     table = next(p for p in paths if p.suffix == ".md").read_text(encoding="utf-8")
-    assert "language-model rows (6 positions, fake)" in table
+    assert "real distributions (6 positions, fake" in table
 
 
 def test_shipped_language_model_rows_if_available():

@@ -93,7 +93,7 @@ def _figure(table, stem: pathlib.Path, title: str) -> list[pathlib.Path]:
 
 def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]:
     """Gap table of the shipped distributions (committed) and of a fresh SmolLM2 extraction
-    (``<figures>/local/``).  ``quick``: the first 200 shipped positions, and 4 prompts x 8
+    (``<figures>/local/``).  ``quick``: the first 100 shipped positions, and 4 prompts x 8
     tokens instead of 12 prompts x 16 tokens for the fresh extraction."""
     import matplotlib
 
@@ -112,7 +112,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
 
     shipped = Distributions.load(sample_path())
     if quick:
-        shipped = shipped.subset(slice(0, 200))
+        shipped = shipped.subset(slice(0, 100))
     t0 = time.perf_counter()
     table = gap_table(shipped, ks=KS, device="cpu", progress=True)
     print(f"llm: gap table of {len(shipped)} shipped positions in {time.perf_counter() - t0:.1f} s")

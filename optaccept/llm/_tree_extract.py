@@ -229,20 +229,37 @@ class DraftTrees:
         sub = Distributions(self.target[sel], self.draft[sel])
         return sub.rows()
 
-    def models(self, i: int) -> tuple[StoredModel, StoredModel]:
+    def models(self, i: int, *, compact: bool = False) -> tuple[StoredModel, StoredModel]:
         """Tree ``i`` as (target, draft) sequence models replaying the stored rows.
 
         Each is a callable ``prefix -> float64 distribution`` defined on the tree's
         node prefixes (``()`` is the root); any other prefix raises ``KeyError``.
+        ``compact=True`` keeps only the tokens with p > 0 or q > 0 at some node of
+        the tree, renumbered 0, 1, ... in vocabulary order (prefixes are then in the
+        new numbering, see :meth:`vocabulary`): every verifier's value is unchanged
+        and truncated rows get small.
         """
         index = self.prefixes(i)
-        p, q = self.rows(list(index.values()))
+        nodes = list(index.values())
+        p, q = self.rows(nodes)
         keys = list(index)
+        if compact:
+            keep = self.vocabulary(i)
+            new = {int(t): j for j, t in enumerate(keep)}
+            p, q = p[:, keep], q[:, keep]
+            keys = [tuple(new[t] for t in key) for key in keys]
         where = f"tree {i}"
         return (StoredModel(dict(zip(keys, p, strict=True)), "target", where),
                 StoredModel(dict(zip(keys, q, strict=True)), "draft", where))
 
-    def draft_tree(self, i: int, *, k: int | None = None, length: int | None = None) -> Any:
+    def vocabulary(self, i: int) -> np.ndarray:
+        """Tokens with p > 0 or q > 0 at some node of tree ``i`` (sorted): the compact
+        vocabulary of ``models(i, compact=True)``."""
+        nodes = self.nodes(i)
+        return np.flatnonzero(((self.target[nodes] > 0) | (self.draft[nodes] > 0)).any(axis=0))
+
+    def draft_tree(self, i: int, *, k: int | None = None, length: int | None = None,
+                   compact: bool = False) -> Any:
         """Tree ``i`` as an :class:`optaccept.tree.DraftTree`, optionally cut to its first
         ``k`` chains and their first ``length`` tokens.
 
@@ -257,16 +274,19 @@ class DraftTrees:
         if k > self.k or length > self.length:
             raise InputError(f"k, length: at most the stored k = {self.k} and length = {self.length}, "
                              f"got {k} and {length}")
-        chains = tuple(c[:length] for c in self.chains(i)[:k])
-        return DraftTree(chains, length, self.drafts)
+        chains = [c[:length] for c in self.chains(i)[:k]]
+        if compact:
+            new = {int(t): j for j, t in enumerate(self.vocabulary(i))}
+            chains = [tuple(new[t] for t in c) for c in chains]
+        return DraftTree(tuple(chains), length, self.drafts)
 
-    def items(self, *, k: int | None = None, length: int | None = None):
+    def items(self, *, k: int | None = None, length: int | None = None, compact: bool = True):
         """``(DraftTree, target, draft)`` for every tree (cut to ``k``, ``length``), the
         input of :func:`optaccept.tree.rao_blackwell`: accepted tokens per step averaged
-        over the stored trees, from the file alone."""
+        over the stored trees, from the file alone (``compact``: see :meth:`models`)."""
         for i in range(self.n_trees):
-            target, draft = self.models(i)
-            yield self.draft_tree(i, k=k, length=length), target, draft
+            target, draft = self.models(i, compact=compact)
+            yield self.draft_tree(i, k=k, length=length, compact=compact), target, draft
 
     def as_distributions(self, *, internal_only: bool = False) -> Distributions:
         """The node rows as :class:`Distributions` (prompt index, depth as step, token),
@@ -452,8 +472,8 @@ class SequenceModel:
     model : transformers causal LM
     prompt_ids : sequence of int
         The prompt, already tokenised (chat template applied if wanted).
-    warp : Warp
-        Temperature and truncation.
+    warp : Warp, optional
+        Temperature and truncation (default: temperature 1, none).
     device : str or torch.device
         ``"auto"``: cuda when available, else cpu.
     cache_size : int
@@ -464,12 +484,13 @@ class SequenceModel:
         self,
         model: Any,
         prompt_ids: Sequence[int],
-        warp: Warp = Warp(),
+        warp: Warp | None = None,
         *,
         device: Any = "auto",
         cache_size: int = 4096,
         name: str = "model",
     ) -> None:
+        warp = Warp() if warp is None else warp
         if not isinstance(warp, Warp):
             raise InputError("warp: must be a Warp")
         ids = [int(t) for t in prompt_ids]

@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import _stable, _swor
 from .._errors import InputError
-from .._rows import as_rows, check_k, row_min, sorted_by_ratio, take_rows, top_mask
+from .._rows import as_rows, check_k, row_min, sorted_by_ratio, top_mask
 from .._stable import array_namespace, is_torch, one_minus_pow1m
 from ._sorted import iid_scan
 
@@ -162,9 +162,7 @@ def _swor_row(p: np.ndarray, q: np.ndarray, k: int) -> tuple[float, np.ndarray, 
 
 
 def _ratio(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = p / q
-    return np.where(q > 0, r + 0.0, np.inf)
+    return _stable.ratio_key(p, q)  # monotone in p/q, no overflow for subnormal q
 
 
 def _swor_cpu(p: np.ndarray, q: np.ndarray, k: int, want_subset: bool) -> tuple[np.ndarray, Any]:

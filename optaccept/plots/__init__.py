@@ -12,6 +12,7 @@ sequence (Yin et al.)          :func:`plot_simulation`, :func:`plot_batch_reject
                                :func:`plot_batch_improvement`, :func:`plot_pareto_front`,
                                :func:`plot_decoder_losses`
 real distributions (``llm``)   :func:`plot_gaps`, :func:`plot_position_gaps`
+trees of drafts (``tree``)     :func:`plot_accepted_tokens`
 helpers                        :func:`save_figure`, :func:`legend_below`,
                                :func:`describe_pair`
 =============================  =====================================================
@@ -28,6 +29,7 @@ from ._sequence import (
     plot_simulation,
 )
 from ._style import QUANTITY_LABELS, VERIFIER_LABELS, save_figure
+from ._trees import plot_accepted_tokens
 from ._verifiers import plot_acceptance_curves, plot_gap_bars, plot_gap_heatmap
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "plot_decoder_losses",
     "plot_gaps",
     "plot_position_gaps",
+    "plot_accepted_tokens",
     "legend_below",
     "describe_pair",
     "save_figure",

@@ -66,8 +66,21 @@ def _minimum(a: Any, b: Any) -> Any:
     return array_namespace(a).minimum(a, b)
 
 
+def _hit_probability(q: Any, k: int) -> Any:
+    """1 − (1 − q)ᵏ: q·Σ_{j<k} (1 − q)ʲ by Horner for k ≤ 16 (relative accuracy ~k ulps
+    for every q, no cancellation: the sum is ≥ 1), else −expm1(k·log1p(−q))."""
+    q = _clip(q, 0.0, 1.0)
+    if k > 16:
+        return one_minus_pow1m(q, k)
+    c = 1.0 - q
+    acc = 1.0 + 0.0 * q
+    for _ in range(k - 1):
+        acc = 1.0 + c * acc
+    return q * acc
+
+
 def nss(p: Any, q: Any, k: int) -> Any:
-    return (p * one_minus_pow1m(_clip(q, 0.0, 1.0), k)).sum(1)
+    return (p * _hit_probability(q, k)).sum(1)
 
 
 def rrs(p: Any, q: Any, k: int) -> Any:
@@ -145,7 +158,7 @@ def kseq_both(p: Any, q: Any, k: int, *, output: bool = True) -> tuple[Any, Any]
     mass = res_raw.sum(1)
     res = _normalise(res_raw)
     u_law = _normalise(_pos(q - p / rho[:, None]))
-    hit = (res * one_minus_pow1m(_clip(u_law, 0.0, 1.0), k)).sum(1)
+    hit = (res * _hit_probability(u_law, k)).sum(1)
     rejected = _stable.pow1m(beta, k)  # (1 − β)ᵏ
     return p_acc, p_acc + rejected * xp.where(mass > 0, hit, xp.zeros_like(hit))
 

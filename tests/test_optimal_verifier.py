@@ -1,0 +1,260 @@
+"""The optimal verifier (optaccept.optimal_verifier): lossless and optimal for every draft
+tuple, checked by enumerating all tuples against the law (floats to 1e-12, Fractions
+exactly), its certificate re-checked by ``verify``, and at vocabulary scale by Monte
+Carlo at fixed seeds."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import optaccept as oa
+from optaccept.optimal_verifier import optimal_verifier, optimal_verifier_batched
+
+
+def _enumerate(p, law):
+    """Σ_x̄ D(x̄) π(·|x̄) and Σ_x̄ D(x̄) π(set(x̄)|x̄), by listing every ordered tuple."""
+    tuples, probs = law.tuple_law()
+    ov = optimal_verifier(p, law)
+    exact = ov.exact
+    out = np.array([Fraction(0)] * law.n, dtype=object) if exact else np.zeros(law.n)
+    acc = Fraction(0) if exact else 0.0
+    for t, pr in zip(tuples.tolist(), probs if exact else np.asarray(probs).tolist()):
+        c = ov.conditional(t)
+        if exact:
+            assert all(isinstance(v, Fraction) and v >= 0 for v in c) and sum(c) == 1
+        else:
+            assert c.shape == (law.n,) and c.min() >= 0.0 and abs(c.sum() - 1.0) <= 1e-12
+        out = out + pr * c
+        acc += pr * sum(c[y] for y in set(t))
+    return ov, out, acc
+
+
+def _nasty_cases(rng, n, k):
+    """(p, q) pairs with zeros, ties, p = q, disjoint supports and near-one-hot laws."""
+    p = rng.dirichlet(np.full(n, 0.5))
+    q = rng.dirichlet(np.full(n, 0.5))
+    yield p, q
+    yield p, p.copy()  # p = q
+    if n >= 2:
+        a = np.zeros(n)
+        a[: n // 2] = rng.random(n // 2) + 0.1
+        b = np.zeros(n)
+        b[n // 2 :] = rng.random(n - n // 2) + 0.1
+        yield a / a.sum(), b / b.sum()  # disjoint supports
+        t = np.full(n, 1.0 / n)
+        yield t, t.copy()  # ties everywhere
+        z = p.copy()
+        z[0] = 0.0
+        yield z / z.sum(), q  # a zero in p
+        z = q.copy()
+        z[-1] = 0.0
+        yield p, z / z.sum()  # a zero in q
+        h = np.full(n, 1e-12 / (n - 1))
+        h[0] = 1.0 - 1e-12
+        yield h, q  # near one-hot target
+        yield p, h  # near one-hot draft
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 7])
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_iid_enumeration_lossless_and_optimal(n, k):
+    rng = np.random.default_rng(100 * n + k)
+    for p, q in _nasty_cases(rng, n, k):
+        law = oa.IID(q, k)  # k above the support is allowed for i.i.d. drafts
+        star = oa.optimal_acceptance(p, law).value
+        ov, out, acc = _enumerate(p, law)
+        assert np.abs(out - p).max() <= 1e-12
+        assert abs(acc - star) <= 1e-12
+        assert abs(ov.acceptance - star) <= 1e-12
+        assert oa.verify(p, law, ov).ok
+
+
+def test_iid_enumeration_random_instances():
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        n = int(rng.integers(2, 8))
+        k = int(rng.integers(1, 5))
+        conc = rng.choice([0.2, 1.0, 5.0])
+        p, q = rng.dirichlet(np.full(n, conc)), rng.dirichlet(np.full(n, conc))
+        law = oa.IID(q, k)
+        _, out, acc = _enumerate(p, law)
+        assert np.abs(out - p).max() <= 1e-12
+        assert abs(acc - oa.optimal_acceptance(p, law).value) <= 1e-12
+
+
+def _grid(rng, n, den):
+    a = rng.integers(0, 4, n)
+    while a.sum() == 0:
+        a = rng.integers(0, 4, n)
+    return [Fraction(int(v), int(a.sum())) for v in a]
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 6])
+def test_iid_exact_fractions(n):
+    rng = np.random.default_rng(n)
+    for k in (1, 2, 3):
+        for _ in range(4):
+            p, q = _grid(rng, n, 3), _grid(rng, n, 3)
+            law = oa.IID(q, k)
+            star = oa.optimal_acceptance(p, law).value
+            ov, out, acc = _enumerate(p, law)
+            assert ov.exact
+            assert list(out) == list(p)  # lossless, exactly
+            assert acc == star and ov.acceptance == star  # optimal, exactly
+            v = oa.verify(p, law, ov)
+            assert v.ok and v.value_gap == 0
+
+
+@pytest.mark.parametrize("n,k", [(3, 2), (5, 2), (5, 3), (6, 4), (7, 3)])
+def test_without_replacement_enumeration(n, k):
+    rng = np.random.default_rng(10 * n + k)
+    for p, q in list(_nasty_cases(rng, n, k))[:5]:
+        if np.count_nonzero(q) < k:
+            continue
+        law = oa.WithoutReplacement(q, k)
+        star = oa.optimal_acceptance(p, law).value
+        ov, out, acc = _enumerate(p, law)
+        assert np.abs(out - p).max() <= 1e-9
+        assert abs(acc - star) <= 1e-9  # the flow LP is certified to 1e-9
+        assert oa.verify(p, law, ov).ok
+
+
+def test_without_replacement_exact():
+    rng = np.random.default_rng(3)
+    for n, k in ((3, 2), (4, 2), (5, 3)):
+        p = _grid(rng, n, 3)
+        q = [Fraction(1, n)] * n
+        law = oa.WithoutReplacement(q, k)
+        ov, out, acc = _enumerate(p, law)
+        star = oa.optimal_acceptance(p, law, method="subsets").value
+        assert list(out) == list(p) and acc == star
+
+
+@pytest.mark.parametrize("law_name", ["greedy", "spechub"])
+def test_greedy_and_spechub_enumeration(law_name):
+    rng = np.random.default_rng(11)
+    for _ in range(10):
+        n = int(rng.integers(3, 8))
+        p, q = rng.dirichlet(np.ones(n)), rng.dirichlet(np.ones(n))
+        law = oa.Greedy(q, 3) if law_name == "greedy" else oa.SpecHub(q)
+        ov, out, acc = _enumerate(p, law)
+        assert np.abs(out - p).max() <= 1e-12
+        assert abs(acc - oa.optimal_acceptance(p, law).value) <= 1e-12
+
+
+def test_certificate_can_fail():
+    """verify recomputes the acceptance from the rule: a tampered rule is caught."""
+    rng = np.random.default_rng(5)
+    p, q = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(6))
+    law = oa.IID(q, 3)
+    ov = optimal_verifier(p, law)
+    assert ov.certificate()["ok"] and oa.verify(p, law, ov).ok
+    ov._plen = ov._plen * 0.9  # shares no longer tile the line
+    assert not oa.verify(p, law, ov).ok
+    ov2 = optimal_verifier(p, law)
+    ov2.s = np.full(6, 1 / 6)  # a different selection marginal: acceptance below α*
+    assert not oa.verify(p, law, ov2).ok
+
+
+def test_contract_and_errors():
+    p = np.array([0.4, 0.25, 0.15, 0.12, 0.08])
+    q = np.array([0.3, 0.1, 0.35, 0.05, 0.2])
+    ov = oa.optimal_verifier(p, oa.IID(q, k=4))
+    assert abs(ov.value - oa.optimal_acceptance(p, oa.IID(q, 4)).value) <= 1e-12
+    c = ov.conditional((1, 3, 1, 4))
+    assert c.shape == (5,) and c.min() >= 0 and abs(c.sum() - 1) <= 1e-12
+    x, y = ov.sample(np.random.default_rng(0), size=1000)
+    assert x.shape == (1000, 4) and y.shape == (1000,)
+    with pytest.raises(oa.InputError):
+        ov.conditional((1, 2))
+    with pytest.raises(oa.InputError):
+        ov.conditional((1, 2, 3, 9))
+    with pytest.raises(oa.InputError):
+        oa.optimal_verifier(p, "iid")
+    with pytest.raises(oa.InputError):
+        ov.sample(0, 10)
+    assert "OptimalVerifier" in repr(ov) and "α*" in ov._repr_html_()
+
+
+def test_flow_plan_size_limit():
+    q = np.full(40, 1 / 40)
+    with pytest.raises(oa.MethodError, match="IID"):
+        oa.optimal_verifier(q, oa.WithoutReplacement(q, 4), max_sets=1000)
+
+
+def _zipf_pair(n, seed, sigma):
+    rng = np.random.default_rng(seed)
+    base = 1.0 / np.arange(1, n + 1) ** 1.1
+    p = base * np.exp(rng.normal(0, sigma, n))
+    q = base * np.exp(rng.normal(0, sigma, n))
+    return p / p.sum(), q / q.sum()
+
+
+def _monte_carlo(p, law, size, seed):
+    ov = optimal_verifier(p, law)
+    x, y = ov.sample(np.random.default_rng(seed), size)
+    # output law: chi-square on the 30 most likely tokens plus a tail bucket
+    top = np.argsort(-p)[:30]
+    counts = np.bincount(y, minlength=p.size)
+    obs = np.append(counts[top], size - counts[top].sum())
+    exp = np.append(p[top], 1.0 - p[top].sum()) * size
+    chi2 = float(((obs - exp) ** 2 / exp).sum())
+    dof = obs.size - 1
+    assert chi2 < dof + 5 * np.sqrt(2 * dof)
+    acc = (x == y[:, None]).any(axis=1).mean()
+    sd = np.sqrt(ov.value * (1 - ov.value) / size) + 1e-12
+    assert abs(acc - ov.value) <= 5 * sd
+    assert abs(ov.acceptance - ov.value) <= 1e-12
+    return ov
+
+
+@pytest.mark.parametrize("k,sigma", [(2, 1.0), (4, 0.5), (8, 1.0)])
+def test_monte_carlo_mid_vocabulary(k, sigma):
+    p, q = _zipf_pair(3000, k, sigma)
+    _monte_carlo(p, oa.IID(q, k), 40_000, seed=k)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [2, 4, 8])
+def test_monte_carlo_vocabulary_scale(k):
+    p, q = _zipf_pair(50_000, 100 + k, 1.0)
+    _monte_carlo(p, oa.IID(q, k), 100_000, seed=k)
+
+
+def test_batched_torch_form():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    rows, n, k = 4, 30, 3
+    P = rng.dirichlet(np.ones(n), size=rows)
+    Q = rng.dirichlet(np.ones(n), size=rows)
+    drafts = np.stack([oa.IID(Q[r], k).sample(rng, 1)[0] for r in range(rows)])
+    g = torch.Generator().manual_seed(0)
+    y = optimal_verifier_batched(torch.tensor(P), torch.tensor(Q), torch.tensor(drafts), g)
+    assert y.shape == (rows,) and y.dtype == torch.int64
+    # the batched rule is the per-position rule: its outputs have positive conditional mass
+    for r in range(rows):
+        c = optimal_verifier(P[r], oa.IID(Q[r], k)).conditional(drafts[r])
+        assert c[int(y[r])] > 0
+    # statistically: one position repeated, output frequencies match p
+    m = 3000
+    Pr = torch.tensor(np.repeat(P[:1], m, axis=0))
+    Qr = torch.tensor(np.repeat(Q[:1], m, axis=0))
+    law = oa.IID(Q[0], k)
+    d = torch.tensor(law.sample(np.random.default_rng(9), m))
+    yy = optimal_verifier_batched(Pr, Qr, d, torch.Generator().manual_seed(1)).numpy()
+    counts = np.bincount(yy, minlength=n)
+    sd = np.sqrt(P[0] * (1 - P[0]) * m)
+    assert (np.abs(counts - m * P[0]) <= 5 * sd + 1).all()
+
+
+def test_verifier_family_runs_the_rule():
+    from optaccept import verifiers as V
+
+    p, q = _zipf_pair(400, 0, 1.0)
+    v = V.OptimalVerifier()
+    y, acc = v.sample(p, q, 4, np.random.default_rng(3), 20_000)
+    star = oa.optimal_acceptance(p, oa.IID(q, 4)).value
+    assert abs(acc.mean() - star) <= 5 * np.sqrt(star * (1 - star) / 20_000) + 1e-12
