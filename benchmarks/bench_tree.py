@@ -28,8 +28,10 @@ from optaccept import tree
 
 def lp_limits(limit: float, max_vocab: int) -> None:
     print(f"\n## Exact LP ('optimal', iid drafts): largest vocabulary solved within {limit:.0f} s")
-    print("| length | k | vocabulary | draft trees | LP variables | LP constraints | LP seconds | token exact seconds"
-          " | next size |")
+    print(
+        "| length | k | vocabulary | draft trees | LP variables | LP constraints | LP seconds | token exact seconds"
+        " | next size |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for L, k in [(1, 2), (1, 4), (2, 1), (2, 2), (2, 3), (3, 1), (3, 2), (4, 1)]:
         best = None
@@ -65,16 +67,19 @@ def lp_limits(limit: float, max_vocab: int) -> None:
 
 def sampling_speed(vocab: int, trees: int) -> None:
     print(f"\n## Rao-Blackwellised sampling at vocabulary {vocab} (synthetic models, {trees} trees)")
-    print("| length | k | drafts | verifiers | RB trees/s | models alone trees/s | verifiers alone trees/s"
-          " | MC runs/s (token) | RB std | MC std | efficiency RB/MC (token) |")
+    print(
+        "| length | k | drafts | verifiers | RB trees/s | models alone trees/s | verifiers alone trees/s"
+        " | MC runs/s (token) | RB std | MC std | efficiency RB/MC (token) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     target, draft = tree.synthetic_pair(vocab, seed=0, scale=2.0, noise=1.0)
     tree.sample_accepted_tokens(target, draft, length=2, k=2, drafts="swor", trees=2, rng=0, progress=False)  # warm-up
     tree.simulate(target, draft, length=1, steps=2, rng=np.random.default_rng(0))
     for L, k, drafts in [(4, 1, "iid"), (4, 4, "iid"), (4, 4, "swor")]:
         t0 = time.perf_counter()
-        out = tree.sample_accepted_tokens(target, draft, length=L, k=k, drafts=drafts, trees=trees,
-                                          rng=np.random.default_rng(1), progress=False)
+        out = tree.sample_accepted_tokens(
+            target, draft, length=L, k=k, drafts=drafts, trees=trees, rng=np.random.default_rng(1), progress=False
+        )
         t_rb = time.perf_counter() - t0
         # the models' own share: drawing the same trees and reading their laws only;
         # then the verifiers alone on those cached laws
@@ -97,14 +102,18 @@ def sampling_speed(vocab: int, trees: int) -> None:
         t_ver = (time.perf_counter() - t0) / len(kept)
         # baseline: plain Monte Carlo, one run of the token verifier per drafted tree
         t0 = time.perf_counter()
-        lens, _ = tree.simulate(target, draft, length=L, k=k, drafts=drafts, verifier="token", steps=trees,
-                                rng=np.random.default_rng(2))
+        lens, _ = tree.simulate(
+            target, draft, length=L, k=k, drafts=drafts, verifier="token", steps=trees, rng=np.random.default_rng(2)
+        )
         t_mc = time.perf_counter() - t0
         rb = out["token"].details["values"]
         eff = (lens.var(ddof=1) * t_mc) / (rb.var(ddof=1) * t_rb)
-        print(f"| {L} | {k} | {drafts} | {', '.join(out)} | {trees / t_rb:.1f} | {trees / t_models:.1f} | "
-              f"{1 / t_ver:.0f} | "
-              f"{trees / t_mc:.1f} | {rb.std(ddof=1):.3f} | {lens.std(ddof=1):.3f} | {eff:.2f} |", flush=True)
+        print(
+            f"| {L} | {k} | {drafts} | {', '.join(out)} | {trees / t_rb:.1f} | {trees / t_models:.1f} | "
+            f"{1 / t_ver:.0f} | "
+            f"{trees / t_mc:.1f} | {rb.std(ddof=1):.3f} | {lens.std(ddof=1):.3f} | {eff:.2f} |",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -115,8 +124,10 @@ def main() -> None:
     ap.add_argument("--trees", type=int, default=200)
     ap.add_argument("--skip-lp", action="store_true")
     args = ap.parse_args()
-    print(f"# machine: {platform.machine()}, {platform.processor() or 'cpu'}, Python {platform.python_version()}, "
-          f"numpy {np.__version__}")
+    print(
+        f"# machine: {platform.machine()}, {platform.processor() or 'cpu'}, Python {platform.python_version()}, "
+        f"numpy {np.__version__}"
+    )
     if not args.skip_lp:
         lp_limits(args.limit, args.max_vocab)
     sampling_speed(args.vocab, args.trees)

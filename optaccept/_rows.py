@@ -27,6 +27,8 @@ from ._validation import as_distribution_row_pair, check_k
 __all__ = [
     "Rows",
     "as_rows",
+    "iter_rows",
+    "cpu_chunk_rows",
     "resolve_device",
     "shared_sort",
     "sorted_by_ratio",
@@ -100,6 +102,66 @@ def as_rows(p: Any, q: Any, device: Any = None) -> Rows:
     elif is_torch(pr) and pr.device != qr.device:
         raise InputError(f"p and q: on different devices ({pr.device} vs {qr.device})")
     return Rows(pr, qr, numpy_out)
+
+
+def cpu_chunk_rows(n: int) -> int:
+    """Rows per chunk on a CPU: about 2^17 entries (1 MiB of float64 per array), so that a
+    chunk's passes run in cache, as the numpy core's row-at-a-time work does."""
+    return max(1, (1 << 17) // max(1, n))
+
+
+def iter_rows(p: Any, q: Any, device: Any = None, batch_size: int | None = None) -> Iterator[Rows]:
+    """Validate and yield (p, q) rows chunk by chunk (chunks of ``batch_size`` rows; default
+    :func:`cpu_chunk_rows` on a CPU, 4096 rows on a GPU).
+
+    Validation runs per chunk, in cache.  An error is re-raised from the whole batch (so
+    that it names the right row), and a chunk that was rescaled with a
+    :class:`~optaccept.RenormalizedWarning` gives one warning for the whole batch.
+    """
+    import warnings
+
+    from ._errors import RenormalizedWarning
+
+    if not (is_torch(p) or isinstance(p, np.ndarray)):
+        p = np.asarray(p, dtype=object) if _ragged(p) else np.asarray(p)
+    if not (is_torch(q) or isinstance(q, np.ndarray)):
+        q = np.asarray(q, dtype=object) if _ragged(q) else np.asarray(q)
+    if getattr(p, "ndim", 0) != 2 or getattr(q, "ndim", 0) != 2 or tuple(p.shape) != tuple(q.shape):
+        rows = as_rows(p, q, device)  # shapes: the whole-batch messages
+        yield rows
+        return
+    if batch_size is None:
+        on_gpu = device not in (None, "cpu") and str(resolve_device(device)) != "cpu"
+        on_gpu = on_gpu or (is_torch(p) and p.device.type != "cpu")
+        batch_size = 4096 if on_gpu else cpu_chunk_rows(int(p.shape[1]))
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise InputError(f"batch_size: must be a positive integer, got {batch_size!r}")
+    B = int(p.shape[0])
+    warned = False
+    for lo in range(0, max(B, 1), int(batch_size)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RenormalizedWarning)
+            try:
+                rows = as_rows(p[lo : lo + batch_size], q[lo : lo + batch_size], device)
+            except InputError:
+                as_rows(p, q, device)
+                raise
+        for w in caught:
+            if issubclass(w.category, RenormalizedWarning):
+                warned = True
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        yield rows
+    if warned:
+        as_rows(p, q, device)  # the whole-batch warning, once
+
+
+def _ragged(x: Any) -> bool:
+    try:
+        np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        return True
+    return False
 
 
 def take_rows(x: Any, index: Any) -> Any:

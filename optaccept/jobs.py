@@ -31,6 +31,7 @@ PARTS = {
     "polyhedra": "optaccept.polyhedra._job",
     "sequence": "optaccept.sequence._job",
     "llm": "optaccept.llm._job",
+    "trees": "optaccept.tree._job",
 }
 
 #: Sub-folder of the figures folder for the run log and other machine-dependent output

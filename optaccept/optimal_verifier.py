@@ -251,23 +251,30 @@ class _LineVerifier(OptimalVerifier):
         ell, mass = _cell_masses([q[i] for i in line], k, exact)
         self._ell, self._mass = ell, mass
         pl = [p[i] for i in line]
-        tb, cb = _targets(pl[:nb], mass[:nb], upper=True, exact=exact)
-        ta, ca = _targets(pl[nb:], mass[nb:], upper=False, exact=exact)
+        tb, gb = _side_groups(pl[:nb], mass[:nb], upper=True, exact=exact)
+        ta, ga = _side_groups(pl[nb:], mass[nb:], upper=False, exact=exact)
         targets = tb + ta
         self._targets = targets
-        blocks = [(lo, hi) for lo, hi in zip(cb[:-1], cb[1:])] + [(nb + lo, nb + hi) for lo, hi in zip(ca[:-1], ca[1:])]
-        # realise the targets block by block (blocks end where the target curve touches
-        # the cell curve; between them the window construction)
+        groups = gb + [g + nb for g in ga]
+        # realise the targets group by group: a token at its own cell, or a block of the
+        # tokens that trade mass, realised by the window construction on their cells
         toks, cells, lens = [], [], []
-        for lo, hi in blocks:
-            if hi - lo == 1:
-                toks.append(np.array([lo]))
-                cells.append(np.array([lo]))
-                lens.append([ell[lo]] if exact else np.array([ell[lo]]))
+        for g in groups:
+            if g.size == 1:
+                h = int(g[0])
+                toks.append(np.array([h]))
+                cells.append(np.array([h]))
+                lens.append([ell[h]] if exact else np.array([ell[h]]))
                 continue
-            t, c, ln = _windows(ell[lo:hi], mass[lo:hi], ell[lo:hi], targets[lo:hi], exact)
-            toks.append(np.asarray(t) + lo)
-            cells.append(np.asarray(c) + lo)
+            gl = g.tolist()
+            if exact:
+                t, c, ln = _windows(
+                    [ell[i] for i in gl], [mass[i] for i in gl], [ell[i] for i in gl], [targets[i] for i in gl], exact
+                )
+            else:
+                t, c, ln = _windows(ell[g], mass[g], ell[g], np.asarray(targets, dtype=np.float64)[g], exact)
+            toks.append(g[np.asarray(t, dtype=np.int64)])
+            cells.append(g[np.asarray(c, dtype=np.int64)])
             lens.append(ln)
         tok_local = np.concatenate(toks) if toks else np.zeros(0, dtype=np.int64)
         cell_arr = np.concatenate(cells) if cells else np.zeros(0, dtype=np.int64)
@@ -384,16 +391,29 @@ class _LineVerifier(OptimalVerifier):
         home = self._home[d]
         if (home < 0).any():
             raise InputError("drafts: a drafted token has q = 0 under this draft law")
-        # choose a share (cell) for every draft: walk the token's shares
-        u = rng.random(d.shape) * ell[home]
-        j = self._ptr[home].copy()
-        end = self._ptr[home + 1] - 1
+        # choose a share (cell) for every draft: walk the token's shares a few steps,
+        # then finish the drafts of tokens with many shares by a search per token
+        u = (rng.random(d.shape) * ell[home]).ravel()
+        hf = home.ravel()
+        j = self._ptr[hf].copy()
+        end = self._ptr[hf + 1] - 1
         acc = plen[j].copy()
         move = (u >= acc) & (j < end)
-        while move.any():
+        for _ in range(8):
+            if not move.any():
+                break
             j[move] += 1
             acc[move] += plen[j[move]]
             move = (u >= acc) & (j < end)
+        if move.any():
+            idx = np.flatnonzero(move)
+            for h in np.unique(hf[idx]).tolist():
+                rows_h = idx[hf[idx] == h]
+                a, b = self._ptr[h], self._ptr[h + 1]
+                local = np.cumsum(plen[a:b])
+                pos = np.searchsorted(local, u[rows_h], side="right")
+                j[rows_h] = a + np.minimum(pos, b - a - 1)
+        j = j.reshape(d.shape)
         key = self._pcell[j] + rng.random(d.shape)  # cell order first, uniform point inside
         pick = np.argmin(key, axis=1)
         y = d[np.arange(rows), pick]
@@ -425,6 +445,56 @@ def _cell_masses(ql: list, k: int, exact: bool):
         # T_c^k (1 − (1 − ℓ_c/T_c)^k), accurate for tiny cells
         mass = np.where(frac < 1.0, -(t0**k) * np.expm1(k * np.log1p(-np.minimum(frac, 1.0 - 1e-300))), t0**k)
     return ell, mass
+
+
+def _side_groups(pl: list, mass, *, upper: bool, exact: bool):
+    """Targets on one side and the groups realised independently (local indices).
+
+    A token whose own cell already respects its bound (μ(c) ≤ p on side B, ≥ p on side A)
+    keeps its cell (target μ(c)).  The others (violators) trade mass with the nearest
+    tokens that have room — to their right on side B (lower density), to their left on
+    side A — chosen by one greedy scan; on the line of the cells of this set N the
+    targets are the truncated-polymatroid greedy vertex of :func:`_targets`, and N splits
+    into blocks at its contacts (docs/optimal_verifier.md §3)."""
+    m = len(pl)
+    if m == 0:
+        return [], []
+    zero = Fraction(0) if exact else 0.0
+    if exact:
+        excess = [mass[j] - pl[j] for j in range(m)]  # > 0: the cell is too heavy for p
+    else:
+        excess = (np.asarray(mass, dtype=np.float64) - np.asarray(pl, dtype=np.float64)).tolist()
+    inN = [False] * m
+    if upper:  # side B: violators have excess > 0; absorbed by slack (excess < 0) to the right
+        out = zero
+        for j in range(m):
+            e = excess[j]
+            if e > 0:
+                inN[j] = True
+                out += e
+            elif e < 0 and out > 0:
+                inN[j] = True
+                out = max(out + e, zero)
+    else:  # side A: violators have excess < 0; covered by surplus (excess > 0) to the left
+        out = zero
+        for j in range(m - 1, -1, -1):
+            e = excess[j]
+            if e < 0:
+                inN[j] = True
+                out -= e
+            elif e > 0 and out > 0:
+                inN[j] = True
+                out = max(out - e, zero)
+    targets = list(mass)
+    groups = [np.array([j]) for j in range(m) if not inN[j]]
+    nidx = np.array([j for j in range(m) if inN[j]], dtype=np.int64)
+    if nidx.size:
+        nl = nidx.tolist()
+        tn, cn = _targets([pl[j] for j in nl], [mass[j] for j in nl], upper=upper, exact=exact)
+        for j, v in zip(nl, tn):
+            targets[j] = v
+        groups += [nidx[lo:hi] for lo, hi in zip(cn[:-1], cn[1:])]
+    return targets, groups
 
 
 def _targets(pl: list, mass, *, upper: bool, exact: bool) -> list:
@@ -515,7 +585,10 @@ def _windows(ell, mass, tq, ts, exact: bool):
     """
     if exact:
         return _windows_exact(list(ell), list(mass), list(tq), list(ts))
-    return _windows_py(np.asarray(ell, float), np.asarray(mass, float), np.asarray(tq, float), np.asarray(ts, float))
+    return _windows_float(np.asarray(ell, float), np.asarray(mass, float), np.asarray(tq, float), np.asarray(ts, float))
+
+
+_REACH = 16  # initial search reach (cells) around the previous window
 
 
 def _windows_float(ell, mass, tq, ts):
@@ -545,8 +618,8 @@ def _windows_float(ell, mass, tq, ts):
             cap[live] = 0.0
             break
         size = alive.size
-        lo = max(hint - 4, 0)
-        hi = min(lo + 16, size)
+        lo = max(hint - _REACH, 0)
+        hi = min(lo + 4 * _REACH, size)
         while True:
             cells = alive[lo:hi]
             ca = cap[cells]
@@ -566,10 +639,10 @@ def _windows_float(ell, mass, tq, ts):
             ge = gv >= s
             w = max(hi - lo, 8)
             if not ge.any() and lo > 0:
-                lo = max(0, lo - 2 * w)
+                lo = max(0, lo - 4 * w)
                 continue
             if (gv > s).all() and hi < size:
-                hi = min(size, hi + 2 * w)
+                hi = min(size, hi + 4 * w)
                 continue
             beta = _interp_root(cand, gv, ge, s, top)
             break
@@ -606,168 +679,6 @@ def _windows_float(ell, mass, tq, ts):
     if not out_t:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
     return np.concatenate(out_t), np.concatenate(out_c), np.concatenate(out_l)
-
-
-def _windows_py(ell, mass, tq, ts):
-    """Float window construction in plain Python (the default): tokens in home order;
-    each window is found by sliding its start from the previous window's start cell
-    (the window mass is monotone in its start), keeping the window's end cell with two
-    pointers, so the work per token is the cells it slides over and spans.  Its end
-    pieces are then solved so that its length and mass are q and s to rounding of their
-    own size."""
-    m = ell.size
-    cap = ell.tolist()
-    el = cap[:]
-    d = np.where(ell > 0, mass / np.where(ell > 0, ell, 1.0), 0.0).tolist()
-    tql, tsl = tq.tolist(), ts.tolist()
-    cl = [c for c in range(m) if cap[c] > 0]
-    order = [t for t in range(len(tql)) if tql[t] > 0]
-    out_t: list[int] = []
-    out_c: list[int] = []
-    out_l: list[float] = []
-    hint, ndead = 0, 0
-    last = len(order) - 1
-    for step, t in enumerate(order):
-        q, s = tql[t], tsl[t]
-        if ndead > 64 and 2 * ndead > len(cl):
-            new = []
-            nh = 0
-            for idx, c in enumerate(cl):
-                if cap[c] > 0:
-                    if idx < hint:
-                        nh += 1
-                    new.append(c)
-            cl, hint, ndead = new, nh, 0
-        N = len(cl)
-        if step == last:
-            for c in cl:
-                if cap[c] > 0:
-                    out_t.append(t)
-                    out_c.append(c)
-                    out_l.append(cap[c])
-                    cap[c] = 0.0
-            break
-        i = min(hint, N - 1)
-        # window starting at cell i: full cells i..j-1 (length Lb, mass Mb), end inside cell j
-        Lb = Mb = 0.0
-        j = i
-        while j < N and Lb + cap[cl[j]] < q:
-            c = cl[j]
-            Lb += cap[c]
-            Mb += cap[c] * d[c]
-            j += 1
-        fits = j < N
-        g = Mb + (q - Lb) * d[cl[j]] if fits else -1.0
-        if fits and g >= s:
-            while i + 1 < N:  # slide right while the next start still carries at least s
-                c = cl[i]
-                nLb, nMb, nj = Lb - cap[c], Mb - cap[c] * d[c], j
-                if nj == i:  # window inside cell i: restart the end at i + 1
-                    nLb, nMb, nj = 0.0, 0.0, i + 1
-                while nj < N and nLb + cap[cl[nj]] < q:
-                    cc = cl[nj]
-                    nLb += cap[cc]
-                    nMb += cap[cc] * d[cc]
-                    nj += 1
-                if nj >= N:
-                    break
-                ng = nMb + (q - nLb) * d[cl[nj]]
-                if ng < s:
-                    break
-                i, Lb, Mb, j, g = i + 1, nLb, nMb, nj, ng
-        else:
-            while i > 0:  # slide left until the window carries at least s
-                i -= 1
-                c = cl[i]
-                Lb += cap[c]
-                Mb += cap[c] * d[c]
-                if j >= N:
-                    j = N - 1
-                    Lb -= cap[cl[j]]
-                    Mb -= cap[cl[j]] * d[cl[j]]
-                while j > i and Lb >= q:
-                    j -= 1
-                    cc = cl[j]
-                    Lb -= cap[cc]
-                    Mb -= cap[cc] * d[cc]
-                if Lb + cap[cl[j]] < q:
-                    continue
-                g = Mb + (q - Lb) * d[cl[j]]
-                if g >= s:
-                    break
-            if j >= N or Lb + cap[cl[j]] < q:  # round-off: take the first q
-                Lb = Mb = 0.0
-                j = i = 0
-                while j < N - 1 and Lb + cap[cl[j]] < q:
-                    Lb += cap[cl[j]]
-                    Mb += cap[cl[j]] * d[cl[j]]
-                    j += 1
-                g = Mb + (q - Lb) * d[cl[j]]
-        # slide the start inside cell i by delta: the front loses d_i per unit, the end
-        # gains the density of the cell it enters
-        ci = cl[i]
-        capi, di = cap[ci], d[ci]
-        need = g - s
-        delta = 0.0
-        jj = j
-        rem = Lb + cap[cl[j]] - q
-        while need > 0.0 and delta < capi:
-            if rem <= 0.0:
-                jj += 1
-                if jj >= N:
-                    break
-                rem = cap[cl[jj]]
-                continue
-            slope = di - d[cl[jj]]
-            step_len = min(rem, capi - delta)
-            if slope > 0.0 and slope * step_len >= need:
-                delta += need / slope
-                need = 0.0
-                break
-            need -= slope * step_len
-            delta += step_len
-            rem -= step_len
-        delta = min(delta, capi)
-        # the pieces of [start_i + delta, start_i + delta + q]
-        sel: list[int] = []
-        lens: list[float] = []
-        left = q
-        first = min(capi - delta, left)
-        if first > 0.0:
-            sel.append(ci)
-            lens.append(first)
-            left -= first
-        k2 = i + 1
-        while left > 0.0 and k2 < N:
-            c = cl[k2]
-            take = min(cap[c], left)
-            if take > 0.0:
-                sel.append(c)
-                lens.append(take)
-                left -= take
-            k2 += 1
-        if len(sel) >= 2:
-            mid_len = q - lens[0] - lens[-1]
-            mid_mass = sum(lens[h] * d[sel[h]] for h in range(1, len(sel) - 1))
-            d0, d1 = d[sel[0]], d[sel[-1]]
-            if d0 > d1:
-                x0 = ((s - mid_mass) - d1 * (q - mid_len)) / (d0 - d1)
-                x1 = (q - mid_len) - x0
-                if 0.0 <= x0 <= cap[sel[0]] and 0.0 <= x1 <= cap[sel[-1]]:
-                    lens[0], lens[-1] = x0, x1
-        for c, ln in zip(sel, lens):
-            ln = min(ln, cap[c])
-            if ln <= 0.0:
-                continue
-            out_t.append(t)
-            out_c.append(c)
-            out_l.append(ln)
-            cap[c] -= ln
-            if cap[c] <= 1e-15 * el[c]:
-                cap[c] = 0.0
-                ndead += 1
-        hint = i
-    return np.array(out_t, dtype=np.int64), np.array(out_c, dtype=np.int64), np.array(out_l, dtype=np.float64)
 
 
 def _interp_root(cand, gv, ge, s, top):
@@ -1147,6 +1058,39 @@ def _exact_max_flow(sets, D, p):
 # ---------------------------------------------------------------------------------------
 # re-check
 # ---------------------------------------------------------------------------------------
+def _recheck_line(p, law: IID, ov: _LineVerifier, exact: bool):
+    """Acceptance Σ min(p, s) with s recomputed from the shares and from cell masses
+    recomputed from the law's q; violation = worst of the tiling errors, |s − ov.s|,
+    |Σ s − 1|, and whether the cells of the subset's complement come first."""
+    q = law._exact if exact else law.q
+    line = ov._line.tolist()
+    ell, mass = _cell_masses([q[i] for i in line], law.k, exact)
+    viol = ov._layout_violation()
+    in_s = np.zeros(law.n, dtype=bool)
+    in_s[list(ov.subset)] = True
+    flags = in_s[ov._line]
+    if flags.size and np.any(flags[:-1] & ~flags[1:]):  # a B cell after an A cell
+        viol = max(viol, 1 if exact else 1.0)
+    m = len(line)
+    if exact:
+        s_home = [Fraction(0)] * m
+        for h in range(m):
+            for j in range(ov._ptr[h], ov._ptr[h + 1]):
+                c = int(ov._pcell[j])
+                s_home[h] += ov._plen[j] * mass[c] / ell[c]
+        s = [Fraction(0)] * law.n
+        for h, tok in enumerate(line):
+            s[tok] = s_home[h]
+        viol = max([viol, abs(sum(s, Fraction(0)) - 1)] + [abs(a - b) for a, b in zip(s, ov.s)])
+        return sum((min(p[y], s[y]) for y in range(law.n)), Fraction(0)), viol
+    dens = np.where(ell > 0, mass / np.where(ell > 0, ell, 1.0), 0.0)
+    tok = np.repeat(np.arange(m), np.diff(ov._ptr))
+    s = np.zeros(law.n)
+    s[ov._line] = np.bincount(tok, weights=ov._plen * dens[ov._pcell], minlength=m)
+    viol = max(viol, abs(float(s.sum()) - 1.0), float(np.abs(s - np.asarray(ov.s)).max(initial=0.0)))
+    return float(np.minimum(p, s).sum()), viol
+
+
 def verify_verifier(p: Any, drafts: DraftLaw, ov: OptimalVerifier, *, tol: float = 1e-9) -> Verification:
     """Independent re-check of an :class:`OptimalVerifier`: its acceptance, recomputed
     from its rule (line verifier: from the cell shares; greedy: from its acceptance
@@ -1161,16 +1105,23 @@ def verify_verifier(p: Any, drafts: DraftLaw, ov: OptimalVerifier, *, tol: float
     pv = px if exact else pf
     dual = _dual_bound(pv, drafts, ov.subset, exact)
     if isinstance(ov, _LineVerifier):
-        s = ov.s
-        if exact:
-            acc = sum((min(pv[y], s[y]) for y in range(drafts.n)), Fraction(0))
-        else:
-            acc = float(np.minimum(pf, s).sum())
-        viol = ov._layout_violation()
-        ssum = sum(s, Fraction(0)) if exact else float(np.sum(s))
-        viol = max(viol, abs(ssum - 1))
+        acc, viol = _recheck_line(pv, drafts, ov, exact)
+    elif isinstance(ov, _GreedyVerifier):
+        qr = drafts._q_rest_exact if exact else drafts.q_rest
+        top = set(drafts.top)
+        zero = Fraction(0) if exact else 0.0
+        acc = sum((pv[y] for y in top), zero) + sum(
+            (qr[y] * ov._accept[y] for y in range(drafts.n) if y not in top), zero
+        )
+        viol = zero
     else:
-        acc, viol = ov.acceptance, (Fraction(0) if exact else 0.0)
+        sl = drafts.set_law()
+        zero = Fraction(0) if exact else 0.0
+        acc = zero
+        for A, pr in zip(sl.sets, sl.probs if exact else np.asarray(sl.probs).tolist()):
+            row = ov._rows[ov._index[A]]
+            acc += pr * sum((row[y] for y in A), zero)
+        viol = zero
     if exact:
         return Verification(
             dual_value=dual,

@@ -638,3 +638,39 @@ def test_iid_scan_handles_negative_zero_and_scratch_reuse():
     first = (value, tuple(subset()))
     _sorted.iid_scan(q, p + 0.0, 3)
     assert tuple(subset()) == first[1]
+
+
+def test_empty_batches_and_mixed_kinds():
+    e = np.zeros((0, 5))
+    for drafts in ("iid", "swor", "greedy"):
+        out = batched_optimal_acceptance(e, e, 2, drafts)
+        assert isinstance(out, np.ndarray) and out.shape == (0,)
+    assert batched_verifier_acceptance(e, e, 2, "rrs").shape == (0,)
+    if torch is not None:  # a tensor on either side gives a tensor
+        p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
+        out = batched_optimal_acceptance(p, torch.tensor(q), 2)
+        assert isinstance(out, torch.Tensor)
+        assert float(out[0]) == pytest.approx(float(batched_optimal_acceptance(p, q, 2)[0]), abs=1e-15)
+
+
+def test_chunked_validation_names_the_right_row():
+    """Rows are validated chunk by chunk; an error still names the row of the whole batch,
+    and rescaled rows give one warning."""
+    import warnings
+
+    rng = np.random.default_rng(70)
+    p, q = llm_like(rng, 5, 6)
+    bad = p.copy()
+    bad[3, 0] += 0.5
+    with pytest.raises(InputError, match="row 3"):
+        batched_optimal_acceptance(bad, q, 2, batch_size=2)
+    q1 = q.copy()
+    q1[4] = [1.0, 0, 0, 0, 0, 0]
+    with pytest.raises(InputError, match="row 4"):
+        batched_optimal_acceptance(p, q1, 2, "swor", batch_size=2)
+    off = p * (1 + 1e-7)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = batched_optimal_acceptance(off, q, 2, batch_size=2)
+    assert sum(issubclass(w.category, oa.RenormalizedWarning) for w in caught) == 1
+    np.testing.assert_allclose(got, batched_optimal_acceptance(p, q, 2), atol=1e-15)

@@ -129,11 +129,16 @@ def test_tree_extraction_matches_chains_tiny(tiny, drafts, tmp_path):
 def test_checkpoint_resumes(tiny, tmp_path):
     pair = llm.ModelPair(tiny, _Tok(), llm.layer_skip(tiny, [1, 2, 3]))
     kw = dict(k=2, length=2, device="cpu", chat=False, progress=False, seed=3)
-    full = llm.extract_trees(pair, ["12", "345", "6"], **kw)
-    part = llm.extract_trees(pair, ["12", "345", "6"][:2], checkpoint=tmp_path / "ck", **kw)
-    assert part.n_trees == 2
+    prompts = ["12", "345", "6"]
+    full = llm.extract_trees(pair, prompts, checkpoint=tmp_path / "ck", **kw)
+    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == [f"prompt-0000{i}.npz" for i in range(3)]
+    (tmp_path / "ck" / "prompt-00001.npz").unlink()  # an interrupted run
+    again = llm.extract_trees(pair, prompts, checkpoint=tmp_path / "ck", **kw)
+    assert again.meta["extraction"]["new_nodes"] == full.nodes(1).size
+    np.testing.assert_array_equal(again.target, full.target)
+    assert [again.chains(i) for i in range(3)] == [full.chains(i) for i in range(3)]
     with pytest.raises(InputError, match="other settings"):
-        llm.extract_trees(pair, ["12", "345", "6"], checkpoint=tmp_path / "ck", **{**kw, "seed": 4})
+        llm.extract_trees(pair, prompts, checkpoint=tmp_path / "ck", **{**kw, "seed": 4})
 
 
 def test_sequence_models_and_replay(tiny):

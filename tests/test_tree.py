@@ -111,15 +111,27 @@ def test_nasty_cases():
 
 def test_exact_mode_fractions():
     rng = np.random.default_rng(1)
-    P = {w: [F(int(a), 10) for a in rng.multinomial(10, np.ones(3) / 3)]
-         for L in range(3) for w in itertools.product(range(3), repeat=L)}
-    Q = {w: [F(int(a), 12) for a in rng.multinomial(12, np.ones(3) / 3)]
-         for L in range(3) for w in itertools.product(range(3), repeat=L)}
+    P = {
+        w: [F(int(a), 10) for a in rng.multinomial(10, np.ones(3) / 3)]
+        for L in range(3)
+        for w in itertools.product(range(3), repeat=L)
+    }
+    Q = {
+        w: [F(int(a), 12) for a in rng.multinomial(12, np.ones(3) / 3)]
+        for L in range(3)
+        for w in itertools.product(range(3), repeat=L)
+    }
     for v, k, d in (("token", 2, "iid"), ("block", 1, "iid"), ("traversal", 2, "swor"), ("token_optimal", 1, "iid")):
         r = value(P, Q, 2, k, d, v)
         assert r.exact, v
-        fl = value({w: np.array(x, dtype=float) for w, x in P.items()},
-                   {w: np.array(x, dtype=float) for w, x in Q.items()}, 2, k, d, v)
+        fl = value(
+            {w: np.array(x, dtype=float) for w, x in P.items()},
+            {w: np.array(x, dtype=float) for w, x in Q.items()},
+            2,
+            k,
+            d,
+            v,
+        )
         assert float(r.value) == pytest.approx(float(fl.value), abs=1e-12)
     assert not value(P, Q, 2, 1, "iid", "optimal").exact  # the LP is float64
 
@@ -175,8 +187,9 @@ def _check_simulation(P, Q, L, k, drafts, v, steps, seed):
     n = len(P[()])
     exact = float(value(P, Q, L, k, drafts, v).value)
     rng = np.random.default_rng(seed)
-    lens, texts = tree.simulate(P.__getitem__, Q.__getitem__, length=L, k=k, drafts=drafts, verifier=v,
-                                steps=steps, rng=rng)
+    lens, texts = tree.simulate(
+        P.__getitem__, Q.__getitem__, length=L, k=k, drafts=drafts, verifier=v, steps=steps, rng=rng
+    )
     sd = max(lens.std(), 1e-3) / np.sqrt(steps)
     assert abs(lens.mean() - exact) <= 5 * sd, (v, lens.mean(), exact)
     # losslessness: the law of the generated text, read through the target's continuation
@@ -197,8 +210,14 @@ def _check_simulation(P, Q, L, k, drafts, v, steps, seed):
 
 @pytest.mark.parametrize(
     "k,drafts,v",
-    [(1, "iid", "token"), (1, "iid", "block"), (1, "iid", "traversal"), (3, "iid", "token"),
-     (2, "swor", "token"), (3, "swor", "traversal")],
+    [
+        (1, "iid", "token"),
+        (1, "iid", "block"),
+        (1, "iid", "traversal"),
+        (3, "iid", "token"),
+        (2, "swor", "token"),
+        (3, "swor", "traversal"),
+    ],
 )
 def test_simulators_match_exact_and_are_lossless(k, drafts, v):
     rng = np.random.default_rng(5)
@@ -221,29 +240,61 @@ def test_simulators_many_instances(seed):
 def test_rao_blackwell_matches_exact(tmp_path):
     rng = np.random.default_rng(4)
     P, Q = table(3, 2, rng), table(3, 2, rng)
-    out = tree.sample_accepted_tokens(P.__getitem__, Q.__getitem__, length=2, k=2, drafts="swor",
-                                      trees=600, rng=3, chunk=100, progress=False)
+    out = tree.sample_accepted_tokens(
+        P.__getitem__, Q.__getitem__, length=2, k=2, drafts="swor", trees=600, rng=3, chunk=100, progress=False
+    )
     assert set(out) == {"token", "traversal"}
     for v, r in out.items():
         ex = float(value(P, Q, 2, 2, "swor", v).value)
         assert abs(r.value - ex) <= 5 * r.std_err + 1e-12
     # resume: a checkpoint written by a shorter run is reused and the result is identical
-    tree.sample_accepted_tokens(P.__getitem__, Q.__getitem__, length=2, k=2, drafts="swor",
-                                trees=300, rng=3, chunk=100, progress=False, checkpoint=tmp_path)
+    tree.sample_accepted_tokens(
+        P.__getitem__,
+        Q.__getitem__,
+        length=2,
+        k=2,
+        drafts="swor",
+        trees=300,
+        rng=3,
+        chunk=100,
+        progress=False,
+        checkpoint=tmp_path,
+    )
     assert len(list(tmp_path.glob("trees-*.npz"))) == 3
-    again = tree.sample_accepted_tokens(P.__getitem__, Q.__getitem__, length=2, k=2, drafts="swor",
-                                        trees=600, rng=3, chunk=100, progress=False, checkpoint=tmp_path)
+    again = tree.sample_accepted_tokens(
+        P.__getitem__,
+        Q.__getitem__,
+        length=2,
+        k=2,
+        drafts="swor",
+        trees=600,
+        rng=3,
+        chunk=100,
+        progress=False,
+        checkpoint=tmp_path,
+    )
     for v in out:
         np.testing.assert_array_equal(again[v].details["values"], out[v].details["values"])
     with pytest.raises(InputError, match="checkpoint"):
-        tree.sample_accepted_tokens(P.__getitem__, Q.__getitem__, length=2, k=1, drafts="swor",
-                                    trees=100, rng=3, chunk=100, progress=False, checkpoint=tmp_path)
+        tree.sample_accepted_tokens(
+            P.__getitem__,
+            Q.__getitem__,
+            length=2,
+            k=1,
+            drafts="swor",
+            trees=100,
+            rng=3,
+            chunk=100,
+            progress=False,
+            checkpoint=tmp_path,
+        )
 
 
 def test_block_per_chain_and_large_vocabulary():
     target, draft = tree.synthetic_pair(2000, seed=1, noise=0.5)
-    out = tree.sample_accepted_tokens(target, draft, length=3, k=1, trees=40, rng=np.random.default_rng(0),
-                                      progress=False)
+    out = tree.sample_accepted_tokens(
+        target, draft, length=3, k=1, trees=40, rng=np.random.default_rng(0), progress=False
+    )
     # block >= token holds in expectation (Sun et al.), not tree by tree: paired 5σ check
     diff = out["block"].details["values"] - out["token"].details["values"]
     assert diff.mean() >= -5 * diff.std(ddof=1) / np.sqrt(diff.size)
@@ -298,16 +349,24 @@ def test_object_protocol_and_errors():
 
 def test_sweep_default_backend():
     target, draft = tree.synthetic_pair(3, seed=2)
-    rows = tree.sweep({"syn": (target, draft)}, temperatures=(1.0, 0.5), ks=(1, 2), lengths=(2,),
-                      drafts=("iid",), verifiers=("token", "block"), n_jobs=1)
+    rows = tree.sweep(
+        {"syn": (target, draft)},
+        temperatures=(1.0, 0.5),
+        ks=(1, 2),
+        lengths=(2,),
+        drafts=("iid",),
+        verifiers=("token", "block"),
+        n_jobs=1,
+    )
     assert len(rows) == 8
     skipped = [r for r in rows if r["skipped"]]
     assert {(r["k"], r["verifier"]) for r in skipped} == {(2, "block")}
     for r in rows:
         if r["skipped"]:
             continue
-        want = tree.accepted_tokens(target, draft, r["length"], r["k"], r["drafts"], r["verifier"],
-                                    temperature=r["temperature"])
+        want = tree.accepted_tokens(
+            target, draft, r["length"], r["k"], r["drafts"], r["verifier"], temperature=r["temperature"]
+        )
         assert r["value"] == pytest.approx(float(want.value), abs=1e-12)
     sampled = tree.sweep([(target, draft)], ks=(2,), lengths=(2,), verifiers=("token",), samples=50, seed=1)
     again = tree.sweep([(target, draft)], ks=(2,), lengths=(2,), verifiers=("token",), samples=50, seed=1)
@@ -362,14 +421,42 @@ def test_sweep_over_distribution_files(tmp_path):
     for i in range(2):
         t, d = rng.dirichlet(np.ones(4), size=3), rng.dirichlet(np.ones(4), size=3)
         paths.append(Distributions(t, d, meta={"i": i}).save(tmp_path / f"d{i}.npz"))
-    rows = tree.sweep(paths, ks=(2,), lengths=(2,), drafts=("swor",), verifiers=("token", "traversal", "optimal"),
-                      n_jobs=2)
+    rows = tree.sweep(
+        paths, ks=(2,), lengths=(2,), drafts=("swor",), verifiers=("token", "traversal", "optimal"), n_jobs=2
+    )
     assert len(rows) == 6 and all(r["skipped"] is None for r in rows)
     for r in rows:
         d = Distributions.load(r["source"])
         pair = PositionPair(np.asarray(d.target)[:3], np.asarray(d.draft)[:3])
         want = tree.accepted_tokens(pair, None, 2, 2, "swor", r["verifier"])
         assert r["value"] == pytest.approx(float(want.value), abs=1e-9)
-    sampled = tree.sweep(paths[:1], ks=(2,), lengths=(2,), drafts=("swor",), verifiers=("token", "optimal"),
-                         samples=20, seed=0)
+    sampled = tree.sweep(
+        paths[:1], ks=(2,), lengths=(2,), drafts=("swor",), verifiers=("token", "optimal"), samples=20, seed=0
+    )
     assert sampled[0]["std_err"] > 0 and "exact" in sampled[1]["skipped"]
+
+
+def test_traversal_sequence_level_rate_example():
+    """Weng et al.'s motivating numbers: a parent accepted with ratio 1/2 and a child
+    with ratio 4/3 have token-level acceptance 1/2 · 1 = 1/2 but sequence-level rate
+    min(1/2 · 4/3, 1) = 2/3."""
+    from optaccept.tree._verifiers import _TraversalState
+
+    P = {(): [F(1, 4), F(3, 4)], (0,): [F(2, 3), F(1, 3)]}
+    Q = {(): [F(1, 2), F(1, 2)], (0,): [F(1, 2), F(1, 2)]}
+    t = tree.DraftTree(((0, 0),), 2, "iid")
+    st = _TraversalState(t, P.__getitem__, Q.__getitem__)
+    assert st.a[(0,)] == F(1, 2) and st.a[(0, 0)] == F(2, 3)
+    assert st.candidate() == (0, 0)
+
+
+def test_import_stays_light():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, optaccept, optaccept.tree; "
+        "print([m for m in ('joblib', 'tqdm', 'torch', 'cvxpy', 'optaccept.sequence') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

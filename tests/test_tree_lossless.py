@@ -117,8 +117,15 @@ def text_law_is_target(P, out, n, L):
     return bad
 
 
-CASES = [("token", 1, "iid"), ("token", 3, "iid"), ("token", 2, "swor"), ("block", 1, "iid"),
-         ("traversal", 1, "iid"), ("traversal", 2, "swor"), ("traversal", 3, "swor")]
+CASES = [
+    ("token", 1, "iid"),
+    ("token", 3, "iid"),
+    ("token", 2, "swor"),
+    ("block", 1, "iid"),
+    ("traversal", 1, "iid"),
+    ("traversal", 2, "swor"),
+    ("traversal", 3, "swor"),
+]
 
 
 @pytest.mark.parametrize("verifier,k,drafts", CASES)

@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from .._errors import InputError
-from ._batched import resolve_device
+from .._rows import resolve_device
 from ._extract import _encode, _prompt_seed
 from ._models import ModelPair, Warp, package_versions
 from ._prompts import Prompt, as_prompts
@@ -601,7 +601,7 @@ class _TreeRunner:
         self.device = device
         self.P = len(prompt_ids)
         with torch.no_grad():
-            out = model(input_ids=torch.tensor([prompt_ids], device=device), use_cache=True)
+            out = model(input_ids=torch.tensor([prompt_ids], device=device), use_cache=True, logits_to_keep=1)
         self.past = out.past_key_values
         self.root_logits = out.logits[0, -1].float()
         self.fed = 0  # nodes currently in the cache after the prompt

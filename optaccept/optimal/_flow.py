@@ -78,15 +78,19 @@ def _certified(
     # (arcs carrying ~1e-11) can open spurious paths at a tight one, so try several and
     # keep the cut of smallest value.  Any subset is an upper bound, so this is safe.
     best = None
+    inflow = flow.sum(axis=0)
+    cands = []
     for eps in (1e-12, 1e-10, 1e-8, 1e-6):
-        cand = min_cut_subset(plan, D, p, tol=eps)
+        cands.append(min_cut_subset(plan, D, p, tol=eps))
+        # the saturated tokens (p(y) − inflow ≤ eps) are a cut too, often the exact one when
+        # solver noise (~1e-12 on near-one-hot laws) opens a spurious residual path
+        cands.append(tuple(int(i) for i in np.flatnonzero(p - inflow <= eps)))
+    for cand in cands:
         mask = np.zeros(law.n, dtype=bool)
         mask[list(cand)] = True
         value = float(p[mask].sum()) + 1.0 - float(law.subset_prob(mask))
         if best is None or value < best[0]:
             best = (value, cand)
-        if abs(value - plan.value) <= 0.1 * tol:
-            break
     upper, S = best
     lower = plan.value
     if upper - lower > tol or lower - upper > tol:

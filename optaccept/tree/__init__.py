@@ -23,6 +23,7 @@ Fraction(11, 9)
 from ._api import VERIFIERS, accepted_tokens
 from ._draft import DRAFT_LAWS, DraftTree, enumerate_trees, sample_tree
 from ._models import Model, SequenceModel, as_model, model_pair, synthetic_pair, with_temperature
+from ._real import TreeTable, tree_table
 from ._result import LPCertificate, TreeResult
 from ._sampling import rao_blackwell, sample_accepted_tokens, tree_value
 from ._simulate import simulate, simulate_step
@@ -49,4 +50,6 @@ __all__ = [
     "model_pair",
     "with_temperature",
     "synthetic_pair",
+    "tree_table",
+    "TreeTable",
 ]

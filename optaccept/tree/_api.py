@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
-from ._draft import DRAFT_LAWS, _check, enumerate_trees
+from ._draft import _check, enumerate_trees
 from ._models import as_model, model_pair
 from ._result import TreeResult
 from ._verifiers import block_value, token_value, traversal_value
@@ -34,9 +34,7 @@ def check_verifier(verifier: Any, k: int, drafts: str) -> str:
     if verifier == "block" and k != 1:
         raise MethodError(f"verifier 'block' verifies one chain (k = 1), got k = {k}; use 'traversal' or 'token'")
     if verifier == "traversal" and drafts == "iid" and k > 1:
-        raise MethodError(
-            "verifier 'traversal' needs siblings drawn without replacement: use drafts='swor' (or k = 1)"
-        )
+        raise MethodError("verifier 'traversal' needs siblings drawn without replacement: use drafts='swor' (or k = 1)")
     return verifier
 
 
@@ -122,22 +120,48 @@ def accepted_tokens(
         if draft is not None:
             raise InputError("draft: leave it out when target is a MarkovPair (it holds both)")
         parts = [
-            (float(w), accepted_tokens(target, None, length, k, drafts, verifier, prompt=s, temperature=temperature,
-                                       samples=samples, rng=rng, progress=progress, max_trees=max_trees))
-            for s, w in enumerate(target.initial) if w > 0
+            (
+                float(w),
+                accepted_tokens(
+                    target,
+                    None,
+                    length,
+                    k,
+                    drafts,
+                    verifier,
+                    prompt=s,
+                    temperature=temperature,
+                    samples=samples,
+                    rng=rng,
+                    progress=progress,
+                    max_trees=max_trees,
+                ),
+            )
+            for s, w in enumerate(target.initial)
+            if w > 0
         ]
         value = sum(w * float(r.value) for w, r in parts)
         err = None
         if samples is not None:
             err = float(np.sqrt(sum((w * r.std_err) ** 2 for w, r in parts)))
-        return TreeResult(value, verifier, drafts, length, k, method=parts[0][1].method, std_err=err,
-                          trees=sum(r.trees for _, r in parts), details={"by_prompt": parts})
+        return TreeResult(
+            value,
+            verifier,
+            drafts,
+            length,
+            k,
+            method=parts[0][1].method,
+            std_err=err,
+            trees=sum(r.trees for _, r in parts),
+            details={"by_prompt": parts},
+        )
     P, Q = resolve_models(target, draft, prompt, temperature)
     if samples is not None:
         from ._sampling import sample_accepted_tokens
 
-        return sample_accepted_tokens(P, Q, length=length, k=k, drafts=drafts, verifiers=(verifier,),
-                                      trees=samples, rng=rng, progress=progress)[verifier]
+        return sample_accepted_tokens(
+            P, Q, length=length, k=k, drafts=drafts, verifiers=(verifier,), trees=samples, rng=rng, progress=progress
+        )[verifier]
     return exact_accepted_tokens(P, Q, length, k, drafts, verifier, max_trees=max_trees)
 
 
@@ -157,8 +181,9 @@ def exact_accepted_tokens(P, Q, length: int, k: int, drafts: str, verifier: str,
         from ._optimal_lp import optimal_lp
 
         v, cert, details = optimal_lp(trees, Pc, P.n, length)
-        return TreeResult(v, verifier, drafts, length, k, method="lp", trees=len(trees), certificate=cert,
-                          details=details)
+        return TreeResult(
+            v, verifier, drafts, length, k, method="lp", trees=len(trees), certificate=cert, details=details
+        )
     fn = PER_TREE[verifier]
     total = 0
     for t, pr in trees:
@@ -174,6 +199,3 @@ def _plain(v: Any) -> Any:
     if isinstance(v, int):
         return Fraction(v)
     return float(v)
-
-
-_ = DRAFT_LAWS

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -181,7 +180,3 @@ def sample_tree(
             c = c + (_draw(q(c), rng),)
         chains.append(c)
     return DraftTree(tuple(chains), length, drafts)
-
-
-def is_exact_value(v: Any) -> bool:
-    return isinstance(v, (Fraction, int)) and not isinstance(v, bool)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable
-from fractions import Fraction
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -215,10 +214,6 @@ def model_pair(pair: Any, *, prompt: int | None = None) -> tuple[Callable, Calla
 def with_temperature(model: Any, temperature: float, name: str = "model") -> Model:
     """``model`` with its laws raised to 1/temperature and renormalised."""
     return as_model(model, name, temperature=temperature)
-
-
-def is_fraction_vector(v: np.ndarray) -> bool:
-    return v.dtype == object and v.size > 0 and isinstance(v.flat[0], Fraction)
 
 
 class _Synthetic:

@@ -92,19 +92,30 @@ class TreeResult:
         )
 
     def _repr_html_(self) -> str:
-        rows = [("verifier", self.verifier), ("accepted tokens / step", self._shown()),
-                ("k × length", f"{self.k} × {self.length}"), ("drafts", self.drafts),
-                ("method", self.method), ("trees", str(self.trees))]
+        rows = [
+            ("verifier", self.verifier),
+            ("accepted tokens / step", self._shown()),
+            ("k × length", f"{self.k} × {self.length}"),
+            ("drafts", self.drafts),
+            ("method", self.method),
+            ("trees", str(self.trees)),
+        ]
         if self.certificate is not None:
             c = self.certificate
             rows.append(("certificate", f"gap {c.duality_gap:.2e}, violation {c.max_violation:.2e}, ok={c.ok}"))
-        body = "".join(f"<tr><th style='text-align:left'>{html.escape(a)}</th><td>{html.escape(b)}</td></tr>"
-                       for a, b in rows)
+        body = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(a)}</th><td>{html.escape(b)}</td></tr>" for a, b in rows
+        )
         return f"<table>{body}</table>"
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "verifier": self.verifier, "drafts": self.drafts, "length": self.length, "k": self.k,
-            "value": str(self.value) if self.exact else float(self.value), "std_err": self.std_err,
-            "method": self.method, "trees": self.trees,
+            "verifier": self.verifier,
+            "drafts": self.drafts,
+            "length": self.length,
+            "k": self.k,
+            "value": str(self.value) if self.exact else float(self.value),
+            "std_err": self.std_err,
+            "method": self.method,
+            "trees": self.trees,
         }

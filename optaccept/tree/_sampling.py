@@ -35,13 +35,14 @@ def tree_value(tree: DraftTree, target: Any, draft: Any, verifier: str = "token"
     """Expected accepted length of ``verifier`` on one given tree (its coin flips summed
     out).  ``target`` and ``draft`` are sequence models or the other engineer's cached
     laws of a stored tree (any callable prefix -> probabilities)."""
-    from ._models import as_model
+    from ._models import _Cached, as_model
 
     if verifier not in PER_TREE:
         raise MethodError(f"verifier {verifier!r} has no per-tree value; per-tree verifiers: {tuple(PER_TREE)}")
     check_verifier(verifier, tree.k, tree.drafts)
-    P = as_model(target, "target").cached()
-    Q = as_model(draft, "draft").cached()
+    # an already validated, cached model (Model.cached()) is used as it is
+    P = target if isinstance(target, _Cached) else as_model(target, "target").cached()
+    Q = draft if isinstance(draft, _Cached) else as_model(draft, "draft").cached()
     return PER_TREE[verifier](tree, P, Q)
 
 
@@ -102,8 +103,11 @@ def sample_accepted_tokens(
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 2 - (name == "chunk"):
             raise InputError(f"{name}: must be an integer >= {2 - (name == 'chunk')}, got {v!r}")
     if verifiers is None:
-        verifiers = tuple(v for v in PER_TREE if not (v == "block" and k != 1)
-                          and not (v == "traversal" and drafts == "iid" and k > 1))
+        verifiers = tuple(
+            v
+            for v in PER_TREE
+            if not (v == "block" and k != 1) and not (v == "traversal" and drafts == "iid" and k > 1)
+        )
     verifiers = tuple(verifiers)
     for v in verifiers:
         if v not in PER_TREE:
@@ -114,8 +118,16 @@ def sample_accepted_tokens(
         check_verifier(v, k, drafts)
     P, Q = resolve_models(target, draft, prompt, temperature)
     seed = _seed_of(rng)
-    config = {"length": length, "k": k, "drafts": drafts, "verifiers": list(verifiers), "seed": seed,
-              "chunk": int(chunk), "temperature": temperature, "prompt": prompt}
+    config = {
+        "length": length,
+        "k": k,
+        "drafts": drafts,
+        "verifiers": list(verifiers),
+        "seed": seed,
+        "chunk": int(chunk),
+        "temperature": temperature,
+        "prompt": prompt,
+    }
     digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
     n_chunks = -(-int(trees) // int(chunk))
     done: dict[int, np.ndarray] = {}
@@ -156,9 +168,17 @@ def sample_accepted_tokens(
     out = {}
     for j, v in enumerate(verifiers):
         x = allv[:, j]
-        out[v] = TreeResult(float(x.mean()), v, drafts, length, k, method="sampled",
-                            std_err=float(x.std(ddof=1) / np.sqrt(x.size)), trees=int(x.size),
-                            details={"values": x, "seed": seed})
+        out[v] = TreeResult(
+            float(x.mean()),
+            v,
+            drafts,
+            length,
+            k,
+            method="sampled",
+            std_err=float(x.std(ddof=1) / np.sqrt(x.size)),
+            trees=int(x.size),
+            details={"values": x, "seed": seed},
+        )
     return out
 
 
@@ -194,6 +214,15 @@ def rao_blackwell(
     out = {}
     for v, xs in vals.items():
         x = np.asarray(xs)
-        out[v] = TreeResult(float(x.mean()), v, drafts, length, k, method="sampled",
-                            std_err=float(x.std(ddof=1) / np.sqrt(x.size)), trees=int(x.size), details={"values": x})
+        out[v] = TreeResult(
+            float(x.mean()),
+            v,
+            drafts,
+            length,
+            k,
+            method="sampled",
+            std_err=float(x.std(ddof=1) / np.sqrt(x.size)),
+            trees=int(x.size),
+            details={"values": x},
+        )
     return out

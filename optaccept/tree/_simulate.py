@@ -142,8 +142,15 @@ def simulate_step(tree: DraftTree, P: Callable, Q: Callable, verifier: str, rng:
 
 
 def simulate(
-    target: Any, draft: Any, *, length: int, k: int = 1, drafts: str = "iid", verifier: str = "token",
-    steps: int = 10_000, rng: np.random.Generator,
+    target: Any,
+    draft: Any,
+    *,
+    length: int,
+    k: int = 1,
+    drafts: str = "iid",
+    verifier: str = "token",
+    steps: int = 10_000,
+    rng: np.random.Generator,
 ) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     """Draft and verify ``steps`` times: the accepted lengths, and the generated texts
     (accepted tokens + emitted token, before the target continues)."""

@@ -46,8 +46,16 @@ def load_source(source: Any, *, start: int = 0, positions: int | None = None) ->
     return (source, None)
 
 
-def _task(name: str, source: Any, loader: Callable | None, point: dict[str, Any], verifiers: tuple[str, ...],
-          samples: int | None, seed: int, max_trees: int) -> list[dict[str, Any]]:
+def _task(
+    name: str,
+    source: Any,
+    loader: Callable | None,
+    point: dict[str, Any],
+    verifiers: tuple[str, ...],
+    samples: int | None,
+    seed: int,
+    max_trees: int,
+) -> list[dict[str, Any]]:
     """One grid point, every verifier (sampled verifiers share the same trees)."""
     from ._api import PER_TREE, accepted_tokens, check_verifier
     from ._sampling import sample_accepted_tokens
@@ -71,13 +79,30 @@ def _task(name: str, source: Any, loader: Callable | None, point: dict[str, Any]
         rows[v] = row
     if samples is None:
         for v in todo:
-            r = accepted_tokens(target, draft, point["length"], point["k"], point["drafts"], v,
-                                temperature=point["temperature"], max_trees=max_trees)
+            r = accepted_tokens(
+                target,
+                draft,
+                point["length"],
+                point["k"],
+                point["drafts"],
+                v,
+                temperature=point["temperature"],
+                max_trees=max_trees,
+            )
             rows[v].update(value=float(r.value), std_err=None, method=r.method, skipped=None)
     elif todo:
-        out = sample_accepted_tokens(target, draft, length=point["length"], k=point["k"], drafts=point["drafts"],
-                                     verifiers=tuple(todo), trees=samples, rng=np.random.default_rng([seed, *_key(point)]),
-                                     temperature=point["temperature"], progress=False)
+        out = sample_accepted_tokens(
+            target,
+            draft,
+            length=point["length"],
+            k=point["k"],
+            drafts=point["drafts"],
+            verifiers=tuple(todo),
+            trees=samples,
+            rng=np.random.default_rng([seed, *_key(point)]),
+            temperature=point["temperature"],
+            progress=False,
+        )
         for v in todo:
             rows[v].update(value=float(out[v].value), std_err=out[v].std_err, method="sampled", skipped=None)
     return [rows[v] for v in verifiers]
@@ -149,7 +174,10 @@ def sweep(
         {"temperature": float(t), "k": int(k), "length": int(L), "drafts": d}
         for t, k, L, d in itertools.product(temperatures, ks, lengths, drafts)
     ]
-    tasks = [joblib.delayed(_task)(name, src, loader, point, tuple(verifiers), samples, seed, max_trees)
-             for name, src in named for point in grid]
+    tasks = [
+        joblib.delayed(_task)(name, src, loader, point, tuple(verifiers), samples, seed, max_trees)
+        for name, src in named
+        for point in grid
+    ]
     par = joblib.Parallel(n_jobs=n_jobs, verbose=10 if progress else 0)
     return [row for rows in par(tasks) for row in rows]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from math import factorial
+from math import comb, factorial
 from typing import Any
 
 import numpy as np
@@ -69,10 +69,12 @@ def _transport(outcomes, p: np.ndarray, weight: Callable[[int, int], float], tol
     D = np.array([float(pr) for _, pr in outcomes])
     pf = np.asarray(p, dtype=np.float64)
     n = pf.size
-    A = sp.vstack([
-        sp.csr_matrix((np.ones(nv), (cols_set, np.arange(nv))), shape=(len(outcomes), nv)),
-        sp.csr_matrix((np.ones(nv), (cols_tok, np.arange(nv))), shape=(n, nv)),
-    ]).tocsr()
+    A = sp.vstack(
+        [
+            sp.csr_matrix((np.ones(nv), (cols_set, np.arange(nv))), shape=(len(outcomes), nv)),
+            sp.csr_matrix((np.ones(nv), (cols_tok, np.arange(nv))), shape=(n, nv)),
+        ]
+    ).tocsr()
     b = np.concatenate([D, pf])
     res = None
     for options in (_HIGHS, {**_HIGHS, "presolve": False}):
@@ -90,8 +92,13 @@ def _transport(outcomes, p: np.ndarray, weight: Callable[[int, int], float], tol
 
 
 def token_optimal_value(
-    P: Callable[[Prefix], np.ndarray], Q: Callable[[Prefix], np.ndarray], length: int, k: int, drafts: str,
-    *, max_outcomes: int = 20_000,
+    P: Callable[[Prefix], np.ndarray],
+    Q: Callable[[Prefix], np.ndarray],
+    length: int,
+    k: int,
+    drafts: str,
+    *,
+    max_outcomes: int = 20_000,
 ) -> Any:
     """W((), k): exact (Fraction) when every node carries one chain and the laws are Fractions."""
     memo: dict[tuple[Prefix, int], Any] = {}
@@ -110,8 +117,8 @@ def token_optimal_value(
                 total = total + min(p[y], q[y]) * (1 + W(u + (y,), 1))
         else:
             support = int(np.count_nonzero(q != 0))
-            size = len(list(itertools.combinations_with_replacement(range(support), m))) if support < 40 else None
-            if size is None or size > max_outcomes:
+            size = comb(support + m - 1, m) if drafts == "iid" else comb(support, min(m, support))
+            if size > max_outcomes:
                 raise MethodError(
                     f"verifier 'token_optimal': too many draft outcomes at a node (support {support}, {m} chains)"
                 )

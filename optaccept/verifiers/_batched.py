@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import _stable
 from .._errors import InputError
-from .._rows import as_rows, check_k, sorted_by_ratio, take_rows, top_mask
+from .._rows import check_k, iter_rows, sorted_by_ratio, take_rows, top_mask
 from .._stable import array_namespace, is_torch, one_minus_pow1m
 
 __all__ = ["VERIFIERS", "batched_acceptance", "kseq_both"]
@@ -163,7 +163,7 @@ def kseq_both(p: Any, q: Any, k: int, *, output: bool = True) -> tuple[Any, Any]
     return p_acc, p_acc + rejected * xp.where(mass > 0, hit, xp.zeros_like(hit))
 
 
-def greedy(p: Any, q: Any, k: int) -> Any:
+def greedy(p: Any, q: Any, k: int, offset: int = 0) -> Any:
     """Hu et al.'s greedy verifier: the sampled last draft X ~ q̃ is accepted w.p.
     min(1, p(X)/q̃(X)); else a sample from r ∝ p on T, (p − q̃)₊ off T.  The output is a
     draft when X is accepted or r lands in T (r is 0 at a rejected X):
@@ -179,7 +179,7 @@ def greedy(p: Any, q: Any, k: int) -> Any:
     rest = xp.where(in_t, zero, q)
     mass = rest.sum(1)
     if bool((mass <= 0).any()):
-        row = int(mass.argmin())
+        row = int(mass.argmin()) + offset
         raise InputError(
             f"q: row {row} puts all its mass on its k-1 = {k - 1} most likely tokens; Greedy needs mass outside them"
         )
@@ -218,20 +218,30 @@ def batched_acceptance(p: Any, q: Any, k: int, verifier: str = "rrs", *, device:
     k = check_k(k)
     if verifier not in VERIFIERS:
         raise InputError(f"verifier: must be one of {VERIFIERS}, got {verifier!r}")
-    rows = as_rows(p, q, device)
-    pr, qr = rows.p, rows.q
+    parts, done = [], 0
+    for rows in iter_rows(p, q, device):
+        parts.append(rows.out(_one_chunk(rows.p, rows.q, k, verifier, done)))
+        done += int(rows.p.shape[0])
+    if len(parts) == 1:
+        return parts[0]
+    if is_torch(parts[0]):
+        import torch
+
+        return torch.cat(parts)
+    return np.concatenate(parts)
+
+
+def _one_chunk(pr: Any, qr: Any, k: int, verifier: str, offset: int) -> Any:
     if pr.shape[0] == 0:
-        return rows.out(pr.sum(1))
+        return pr.sum(1)
     if verifier == "sd":
-        out = sd(pr, qr)
-    elif verifier == "nss":
-        out = nss(pr, qr, k)
-    elif verifier == "rrs":
-        out = rrs(pr, qr, k)
-    elif verifier == "kseq":
-        out = kseq_both(pr, qr, k, output=False)[0]
-    elif verifier == "kseq-output":
-        out = kseq_both(pr, qr, k, output=True)[1]
-    else:
-        out = greedy(pr, qr, k)
-    return rows.out(out)
+        return sd(pr, qr)
+    if verifier == "nss":
+        return nss(pr, qr, k)
+    if verifier == "rrs":
+        return rrs(pr, qr, k)
+    if verifier == "kseq":
+        return kseq_both(pr, qr, k, output=False)[0]
+    if verifier == "kseq-output":
+        return kseq_both(pr, qr, k, output=True)[1]
+    return greedy(pr, qr, k, offset)
