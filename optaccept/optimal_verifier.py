@@ -173,7 +173,7 @@ class OptimalVerifier:
     def _layout_violation(self) -> Any:
         return 0
 
-    # -- helpers ---------------------------------------------------------------------
+    # -- internals -------------------------------------------------------------------
     def _check_tuple(self, drafts: Any) -> tuple[int, ...]:
         try:
             x = tuple(int(v) for v in np.asarray(drafts).reshape(-1).tolist())

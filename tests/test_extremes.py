@@ -211,20 +211,19 @@ def _float_args(law):
     return (law.q, law.k)
 
 
-@pytest.mark.parametrize("n", [21, 40, 300])
+@pytest.mark.parametrize("n", [21, 300])
 def test_advice_for_independent_drafts_is_not_circular(n) -> None:
     q = np.full(n, 1.0 / n)
-    law = oa.Independent([q, q, q])
-    for method in ("auto", "lp", "sorted", "subsets", "transport"):
-        try:
+    law = oa.Independent([q, q])
+    for method in ("sorted", "subsets", "closed_form") + (("auto", "lp", "transport") if n > 100 else ()):
+        with pytest.raises(oa.MethodError) as info:
             oa.optimal_acceptance(q, law, method=method)
-        except oa.MethodError as exc:
-            other = _named(str(exc))
-            if other is not None:
-                assert other != method
-                oa.optimal_acceptance(q, law, method=other)  # the named method must work
-            else:
-                assert "no method" in str(exc)
+        other = _named(str(info.value))
+        if other is not None:
+            assert other != method
+            assert oa.optimal_acceptance(q, law, method=other).value == pytest.approx(1.0, abs=1e-9)
+        else:
+            assert "no method" in str(info.value)
 
 
 @pytest.mark.parametrize("bad", [np.array([0.5 + 0j, 0.5]), np.array([True, False]), ["0.5", "0.5"]])

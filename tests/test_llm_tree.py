@@ -203,7 +203,10 @@ def test_shipped_trees(drafts):
     assert "SmolLM2-135M-Instruct" in m["target_model"] and "layer skip" in m["draft_model"]
     assert m["target_warp"]["top_k"] == 50 and m["draft_warp"]["top_k"] == 50
     assert trees.n_trees == 2 * len(m["prompt_ids"])
-    assert np.all((trees.target > 0).sum(1) <= 50) and np.all((trees.draft > 0).sum(1) <= 50)
+    for rows in (trees.target, trees.draft):  # top 50, more only through ties at the 50th value
+        for row in rows[(rows > 0).sum(1) != 50]:
+            kept = row[row > 0]
+            assert kept.size > 50 and np.sum(kept == kept.min()) >= kept.size - 49
     np.testing.assert_allclose(trees.target.sum(1), 1, atol=1e-4)
     # every drafted token has draft mass at its parent (it was sampled from it)
     child = trees.parent >= 0

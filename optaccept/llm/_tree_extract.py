@@ -122,6 +122,7 @@ class DraftTrees:
         for a in (self.tree, self.parent, self.depth, self.token, self.prompt_index, self.chains_nodes):
             a.setflags(write=False)
         self._prefix_index: list[dict[tuple[int, ...], int]] | None = None
+        self._compact: dict[int, tuple[Any, ...]] | None = None
 
     @staticmethod
     def _ints(x: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
@@ -239,6 +240,15 @@ class DraftTrees:
         new numbering, see :meth:`vocabulary`): every verifier's value is unchanged
         and truncated rows get small.
         """
+        if compact:
+            if self._compact is None:
+                self._compact = {}
+            if i not in self._compact:
+                self._compact[i] = self._models(i, True)
+            return self._compact[i][:2]
+        return self._models(i, False)[:2]
+
+    def _models(self, i: int, compact: bool) -> tuple[StoredModel, StoredModel]:
         index = self.prefixes(i)
         nodes = list(index.values())
         p, q = self.rows(nodes)
@@ -250,7 +260,8 @@ class DraftTrees:
             keys = [tuple(new[t] for t in key) for key in keys]
         where = f"tree {i}"
         return (StoredModel(dict(zip(keys, p, strict=True)), "target", where),
-                StoredModel(dict(zip(keys, q, strict=True)), "draft", where))
+                StoredModel(dict(zip(keys, q, strict=True)), "draft", where),
+                new if compact else None)
 
     def vocabulary(self, i: int) -> np.ndarray:
         """Tokens with p > 0 or q > 0 at some node of tree ``i`` (sorted): the compact
@@ -276,7 +287,8 @@ class DraftTrees:
                              f"got {k} and {length}")
         chains = [c[:length] for c in self.chains(i)[:k]]
         if compact:
-            new = {int(t): j for j, t in enumerate(self.vocabulary(i))}
+            self.models(i, compact=True)
+            new = self._compact[i][2]
             chains = [tuple(new[t] for t in c) for c in chains]
         return DraftTree(tuple(chains), length, self.drafts)
 

@@ -222,6 +222,7 @@ def tree_table(
                 continue  # one chain: the same law as i.i.d.
             for L in ll:
                 jobs.append((f, k, L))
+    roots = {id(f): _root_rows(f) for f in files}
     for f, k, L in tqdm(jobs, desc="cells", disable=not progress):
         verifiers = ["token"]
         if k == 1:
@@ -240,14 +241,14 @@ def tree_table(
                              length=L, value=float(b.value), std_err=float(b.std_err), trees=int(b.trees),
                              method="= block (k = 1)"))
         if L == 1:
-            p, q = _root_rows(f)
+            p, q = roots[id(f)]
             law = IID if f.drafts == "iid" else WithoutReplacement
             alpha = [float(optimal_acceptance(pi, law(qi, k)).value) for pi, qi in zip(p, q, strict=True)]
             m, se = _mean_se(alpha)
             rows.append(dict(drafts=f.drafts, verifier="optimal", name=VERIFIER_NAMES[("optimal", f.drafts)], k=k,
                              length=1, value=m, std_err=se, trees=len(alpha), method="exact per prompt"))
         if L == 1 and f.drafts == "iid":
-            p, q = _root_rows(f)
+            p, q = roots[id(f)]
             acc = [1 - batch_rejection_probability(pi, qi, k) for pi, qi in zip(p, q, strict=True)]
             m, se = _mean_se(acc)
             rows.append(dict(drafts="iid", verifier="batch", name=VERIFIER_NAMES[("batch", "iid")], k=k, length=1,

@@ -30,6 +30,90 @@ __all__ = ["CanonicalDecomposition", "canonical_decomposition"]
 
 #: Largest gap tolerated between the LP value and α* from ``optimal_acceptance``.
 CHECK_TOL = 1e-7
+#: Largest number of (set, token) arcs for the augmenting-path polish of the LP's β.
+MAX_POLISH_ARCS = 200_000
+
+
+def _polish(sets, D: np.ndarray, p: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """Finish the LP's β to a maximum flow exactly in floats (augmenting paths).
+
+    HiGHS stops within its tolerances (~1e-7 on laws whose set probabilities are ~1e-12, as
+    near-one-hot drafts give).  The selection problem is a max flow source → A (capacity
+    D(A)) → y ∈ A → sink (capacity p(y)), with f(A, y) = min-part of D(A) β_y(A); starting
+    from the LP's flow, breadth-first augmenting paths in the residual network (each arc
+    used only while its residual is positive) raise it to a maximum flow whose value is
+    Σ min(p, p_I) = α* up to rounding.  Mass a set cannot send usefully stays on its
+    LP-chosen tokens (it never lowers Σ min(p, p_I)).
+    """
+    m, n = beta.shape
+    send = D[:, None] * beta  # D(A) β_y(A)
+    inflow = send.sum(axis=0)
+    # useful flow: scale each token's incoming mass down to p(y)
+    scale = np.where(inflow > p, p / np.where(inflow > 0, inflow, 1.0), 1.0)
+    f = send * scale[None, :]
+    members = [list(s) for s in sets]
+    holders: list[list[int]] = [[] for _ in range(n)]
+    for a, s in enumerate(members):
+        for y in s:
+            holders[y].append(a)
+    tiny = 1e-300
+    for _ in range(4 * (m + n) + 100):
+        src_res = D - f.sum(axis=1)
+        sink_res = p - f.sum(axis=0)
+        # BFS from the source over sets with residual capacity
+        prev_set = {a: None for a in np.flatnonzero(src_res > tiny).tolist()}
+        prev_tok: dict[int, int] = {}
+        frontier = list(prev_set)
+        target = -1
+        while frontier and target < 0:
+            nxt = []
+            for a in frontier:
+                for y in members[a]:
+                    if y in prev_tok:
+                        continue
+                    prev_tok[y] = a
+                    if sink_res[y] > tiny:
+                        target = y
+                        break
+                    for b in holders[y]:
+                        if b not in prev_set and f[b, y] > tiny:
+                            prev_set[b] = y
+                            nxt.append(b)
+                if target >= 0:
+                    break
+            frontier = nxt
+        if target < 0:
+            break
+        # bottleneck along target ← a ← y' ← b ... ← source
+        path = []
+        y = target
+        while True:
+            a = prev_tok[y]
+            path.append((a, y))
+            back = prev_set[a]
+            if back is None:
+                break
+            path.append((a, back))  # the arc a → back is undone (backward residual)
+            y = back
+        amount = min(sink_res[target], src_res[path[-1][0]])
+        for i in range(1, len(path), 2):
+            a, yb = path[i]
+            amount = min(amount, f[a, yb])
+        if not amount > 0:
+            break
+        for i, (a, y) in enumerate(path):
+            f[a, y] += amount if i % 2 == 0 else -amount
+    # β: the flow, plus each set's unsent mass where the LP put it
+    rest = np.clip(send - f, 0.0, None)
+    left = D - f.sum(axis=1)
+    tot = rest.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        extra = np.where(tot[:, None] > 0, rest * (left / np.where(tot > 0, tot, 1.0))[:, None], 0.0)
+    out = f + np.clip(extra, 0.0, None)
+    rows = out.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        new_beta = np.where(rows[:, None] > 0, out / np.where(rows > 0, rows, 1.0)[:, None], beta)
+    return new_beta
 
 
 @dataclass(frozen=True)
@@ -127,6 +211,8 @@ def canonical_decomposition(p: Any, law: DraftLaw, *, max_sets: int = MAX_ENUMER
     beta = np.zeros((len(sets), n))
     beta[a_idx, y_idx] = np.clip(res.x[:nb], 0.0, None)
     beta /= beta.sum(axis=1, keepdims=True)
+    if a_idx.size <= MAX_POLISH_ARCS:
+        beta = _polish(sets, D, pf, beta)
     p_I = D @ beta
     value = float(np.minimum(pf, p_I).sum())
     alpha_star = float(optimal_acceptance(pf, law).value)
