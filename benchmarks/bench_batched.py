@@ -85,7 +85,9 @@ def main() -> None:
             cells = [f"{r_core:.1f}", f"{r_np:.1f}", f"{r_np / r_core:.2f}"]
             if torch is not None:
                 t_t, got_t = best_time_and_result(
-                    lambda name=name, k=k, m=m: oa.batched_optimal_acceptance(pt[:m], qt[:m], k, name), reps, warmup=reps > 1
+                    lambda name=name, k=k, m=m: oa.batched_optimal_acceptance(pt[:m], qt[:m], k, name),
+                    reps,
+                    warmup=reps > 1,
                 )
                 err = max(err, float(np.max(np.abs(got_t.numpy() - ref))))
                 cells += [f"{m / t_t:.1f}", f"{(m / t_t) / r_core:.2f}"]
@@ -96,8 +98,14 @@ def main() -> None:
     print("\n## Batched verifier acceptance (positions/s; ratio = batched / numpy verifier class)\n")
     print("| verifier | k | numpy class | batched numpy | ratio | batched torch CPU | ratio | max |Δα| |")
     print("|---|---|---|---|---|---|---|---|")
-    pairs = {"sd": (V.SD, "output"), "nss": (V.NSS, "output"), "rrs": (V.RRS, "output"),
-             "kseq": (V.KSeq, "rule"), "kseq-output": (V.KSeq, "output"), "greedy": (V.HuGreedy, "output")}
+    pairs = {
+        "sd": (V.SD, "output"),
+        "nss": (V.NSS, "output"),
+        "rrs": (V.RRS, "output"),
+        "kseq": (V.KSeq, "rule"),
+        "kseq-output": (V.KSeq, "output"),
+        "greedy": (V.HuGreedy, "output"),
+    }
     for k in (2, 4):
         for name, (cls, notion) in pairs.items():
             kk = 1 if name == "sd" else k

@@ -269,8 +269,9 @@ class WithoutReplacement(DraftLaw):
     D(x̄) = ∏ᵢ q(xᵢ) / (1 − Σ_{j<i} q(x_j)) for distinct tokens; needs k ≤ |supp q|.
     D(set ⊆ S) = P(first k draws land in S): for k = 2,
     Σ_{i∈S} qᵢ (q(S) − qᵢ)/(1 − qᵢ); for any k by the exponential-clock integral
-    of docs/theory.md §2.2 (evaluated by :mod:`optaccept._swor`) or, exactly, by a dynamic
-    programme over subsets of S.
+    of docs/theory.md §2.2 (evaluated by :mod:`optaccept._swor`: O(n·k·G) for G ≈ 21 × a few
+    dozen quadrature nodes, accurate to ~1e-14 for k up to the support size and for masses
+    down to subnormals) or, exactly, by a dynamic programme over subsets of S.
     """
 
     name = "swor"

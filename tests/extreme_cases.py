@@ -187,7 +187,36 @@ def _exact_verifier_values(name: str, p, q, k: int, alpha_own):
         return base + sum((max(a - b, 0) * (1 - (1 - b) ** (k - 1)) for a, b in zip(p, q)), Fraction(0))
     if name in ("hu_greedy", "optimal"):
         return alpha_own
+    if name == "rrs":
+        return _rrs_exact(p, q, k, replace=True)
+    if name == "rrs_wor" and k <= 3:
+        return _rrs_exact(p, q, k, replace=False)
     return None
+
+
+def _rrs_exact(p, q, k: int, replace: bool) -> Fraction:
+    """Recursive rejection sampling, every branch in Fractions: draft x from the current
+    draft law q_m (q itself, or q off the drafted tokens renormalised), accept it with
+    probability min(1, r(x)/q_m(x)), else go on with r ← (r − q_m)₊ normalised."""
+    n = len(p)
+
+    def rec(r, drafted: frozenset, m: int) -> Fraction:
+        rest = 1 - sum((q[i] for i in drafted), Fraction(0))
+        qm = [Fraction(0) if i in drafted else q[i] / rest for i in range(n)]
+        acc = sum((min(r[i], qm[i]) for i in range(n)), Fraction(0))
+        diff = [max(r[i] - qm[i], Fraction(0)) for i in range(n)]
+        s = sum(diff, Fraction(0))
+        if m == k or s == 0:
+            return acc
+        rnew = [d / s for d in diff]
+        if replace:  # the residual does not depend on which draft was rejected
+            return acc + (1 - acc) * rec(rnew, drafted, m + 1)
+        return acc + sum(
+            (max(qm[x] - r[x], Fraction(0)) * rec(rnew, drafted | {x}, m + 1) for x in range(n) if qm[x] > r[x]),
+            Fraction(0),
+        )
+
+    return rec(list(p), frozenset(), 1)
 
 
 _OWN_LAW = {"sd": "iid", "nss": "iid", "naive_tree": "iid", "rrs": "iid", "kseq": "iid", "khisti_is": "iid",
@@ -250,3 +279,27 @@ def measure(p: np.ndarray, q: np.ndarray, ks, *, transport: bool = False, batche
             ref = _exact_verifier_values(v.name, pe, qe, k, a_own)
             if ref is not None:
                 yield f"verifier {v.name} (vs exact)", abs(float(acc) - float(ref))
+
+
+def concentrated_p(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
+    """Most of p on a few random tokens, the rest spread, so that α* < 1: S = all but the
+    heavy tokens has a small p(S) and D(S) = C(n − heavy, k)/C(n, k)."""
+    heavy = 1 if k > n // 2 else 3
+    rest = 1e-6 if k > n // 2 else 0.1
+    p = rng.dirichlet(np.ones(n)) * rest
+    idx = rng.choice(n, size=heavy, replace=False)
+    p[idx] += rng.dirichlet(np.ones(heavy)) * (1 - rest)
+    return p / p.sum()
+
+
+def uniform_alpha(p: np.ndarray, k: int) -> float:
+    """α* for uniform q without replacement: the best S of each size m holds the m
+    smallest p, and D(set ⊆ S) = C(m, k)/C(n, k) (exact rationals)."""
+    n = p.size
+    ps = [Fraction(float(v)) for v in np.sort(p)]
+    tot = sum(ps, Fraction(0))
+    best, P = Fraction(1), Fraction(0)
+    for m in range(1, n + 1):
+        P += ps[m - 1] / tot
+        best = min(best, P + 1 - Fraction(math.comb(m, k), math.comb(n, k)))
+    return float(best)

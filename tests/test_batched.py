@@ -176,8 +176,9 @@ def test_float32_within_1e5_of_float64(drafts):
     rng = np.random.default_rng(2)
     p, q = llm_like(rng, 4, 4096)
     v64 = batched_optimal_acceptance(p, q, 3, drafts)
-    v32 = batched_optimal_acceptance(torch.tensor(p, dtype=torch.float32),
-                                     torch.tensor(q, dtype=torch.float32), 3, drafts)
+    v32 = batched_optimal_acceptance(
+        torch.tensor(p, dtype=torch.float32), torch.tensor(q, dtype=torch.float32), 3, drafts
+    )
     assert v32.dtype == torch.float32
     np.testing.assert_allclose(v32.numpy(), v64, atol=1e-5, rtol=0)
 
@@ -234,8 +235,7 @@ def test_against_numpy_core():
     for k in (2, 3, 4):
         for drafts, law in (("iid", oa.IID), ("swor", oa.WithoutReplacement), ("greedy", oa.Greedy)):
             got = batched_optimal_acceptance(p, q, k, drafts)
-            ref = [float(oa.optimal_acceptance(p[i], law(q[i], k), method="sorted").value)
-                   for i in range(3)]
+            ref = [float(oa.optimal_acceptance(p[i], law(q[i], k), method="sorted").value) for i in range(3)]
             np.testing.assert_allclose(got, ref, atol=1e-9, rtol=0, err_msg=f"{drafts} k={k}")
 
 
@@ -337,9 +337,14 @@ def test_against_verifiers_module():
     ver = pytest.importorskip("optaccept.verifiers")
     rng = np.random.default_rng(12)
     p, q = llm_like(rng, 3, 200)
-    pairs = {"sd": ("SD", "output"), "nss": ("NSS", "output"), "rrs": ("RRS", "output"),
-             "kseq-output": ("KSeq", "output"), "kseq": ("KSeq", "rule"),
-             "greedy": ("HuGreedy", "output")}
+    pairs = {
+        "sd": ("SD", "output"),
+        "nss": ("NSS", "output"),
+        "rrs": ("RRS", "output"),
+        "kseq-output": ("KSeq", "output"),
+        "kseq": ("KSeq", "rule"),
+        "greedy": ("HuGreedy", "output"),
+    }
     for k in (1, 2, 3):
         for name, (cls, notion) in pairs.items():
             kk = 1 if name == "sd" else k

@@ -43,6 +43,8 @@ __all__ = [
     "StoredModel",
     "sequence_models",
     "trees_path",
+    "realised_optimal",
+    "RealisedTable",
 ]
 
 _WHERE = {
@@ -70,6 +72,8 @@ _WHERE = {
     "StoredModel": "_tree_extract",
     "sequence_models": "_tree_extract",
     "trees_path": "_tree_extract",
+    "realised_optimal": "_realised",
+    "RealisedTable": "_realised",
 }
 
 

@@ -21,13 +21,10 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from ._batched import (
-    _kseq_both,
-    batched_optimal_acceptance,
-    batched_verifier_acceptance,
-    resolve_device,
-    shared_sort,
-)
+from .._rows import resolve_device, shared_sort
+from ..optimal._batched import batched_optimal_acceptance
+from ..verifiers._batched import batched_acceptance as batched_verifier_acceptance
+from ..verifiers._batched import kseq_both as _kseq_both
 from ._storage import Distributions
 
 __all__ = ["GapTable", "gap_table", "plot_gaps", "QUANTITIES"]

@@ -108,8 +108,10 @@ def optimal_acceptance(
         The law of the draft tuple: ``IID``, ``WithoutReplacement``, ``Greedy``,
         ``Independent``, ``SpecHub`` or ``Joint``.
     method : {"auto", "transport", "lp", "subsets", "sorted", "closed_form"}
-        See the module docstring.  ``"auto"``: ``"sorted"`` for IID, WithoutReplacement,
-        Greedy and SpecHub; ``"lp"`` otherwise (``"subsets"`` in exact mode).
+        See the module docstring.  ``"auto"``: ``"sorted"`` for IID, WithoutReplacement
+        (floats), Greedy and SpecHub; otherwise the fastest of ``"subsets"``, ``"lp"``,
+        ``"transport"`` whose size guard and arithmetic accept the law (exact mode:
+        ``"subsets"`` up to n = 14, else a :class:`MethodError` that names the float method).
     normalize : bool
         Rescale p to sum 1 instead of refusing a sum off by more than float32 rounding
         explains (n·2⁻²³; the rule of ``optaccept._validation``).
@@ -123,7 +125,9 @@ def optimal_acceptance(
         minimising S in (★)), ``method``, ``plan`` (flow or coupling for the LP methods),
         ``upper_bound`` ((★) at ``subset``), ``lower_bound`` (value of ``plan``).
         LP answers are checked before they are returned: status, feasibility of the
-        flow, and |flow value − cut value| ≤ 1e-9 (else :class:`SolverError`).
+        flow, and |flow value − cut value| ≤ 1e-9 (else :class:`SolverError`); their
+        ``value`` is then the cut value, (★) evaluated by the law's own formula (exact to
+        rounding, where the flow carries the solver's tolerances).
 
     Raises
     ------
@@ -282,7 +286,9 @@ def two_draft_condition(
     (holds, violating_subset)
         ``holds`` is True iff min_S p(S) − q(S)² ≥ −tol; otherwise the most violated
         prefix S (sorted token ids) is returned as the witness.  Fractions give an
-        exact answer (``tol`` is then ignored).
+        exact answer (``tol`` is then ignored).  Float input whose margin is within
+        rounding (8·n·ε) of −tol is decided exactly, reading the floats as rationals, so
+        an input exactly on the boundary holds under ``tol = 0`` on every machine.
     """
     law = IID(q, 2, normalize=normalize)
     pf, px = _clean_p(p, law, normalize)

@@ -96,7 +96,7 @@ def _zeta_ok(law: DraftLaw, exact: bool) -> bool:
 
 
 def refusal_advice(law: DraftLaw, exact: bool, method: str) -> str:
-    """"use method='X'" naming a method that works, or why none does."""
+    """ "use method='X'" naming a method that works, or why none does."""
     other = working_method(law, exact, exclude=(method,))
     if other is not None:
         return f"use method={other!r}"

@@ -71,7 +71,7 @@ def ratio_order(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 #: per-bucket sums to stay in the first-level cache).
 _LOG2_BUCKETS = 12
 #: Largest n whose scratch arrays :func:`iid_scan` keeps between calls (per thread).
-_KEEP_SCRATCH = 1 << 22
+_KEEP_SCRATCH = 1 << 20
 _scratch = threading.local()
 
 

@@ -49,7 +49,6 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
 
     from .._display import write_table
     from ..plots import (
-        CONTINUATION_LABELS,
         describe_pair,
         plot_batch_improvement,
         plot_batch_rejections,
@@ -161,8 +160,9 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         out_dir / "sequence_values", ["quantity", "value"], rows,
         title="Sequence-level values (Yin et al.)",
         notes=(f"`MarkovPair.random(states=7, horizon=50, rng=np.random.default_rng({SEED}))`. "
-               f"Yin et al.'s batch SD: {CONTINUATION_LABELS['single']}; token tree: "
-               f"{CONTINUATION_LABELS['matching']} (docs/theory.md §6)."),
+               "Yin et al.'s batch SD: only the accepted draft continues (their Algorithm 4, "
+               "`continuation=\"single\"`); token tree: every draft matching the accepted text continues "
+               "(`continuation=\"matching\"`, an algorithm the paper does not analyse); docs/theory.md §6."),
         caption="Sequence-level quantities of Yin et al. at the stated seed.",
     )
     bar.update()

@@ -52,7 +52,7 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
     tex.write_text(table.to_latex())
     csv_path = table.to_csv(stem.with_suffix(".csv"))
     lengths = sorted({r["length"] for r in table.rows})
-    fig, axes = plt.subplots(1, len(lengths), figsize=(3.4 * len(lengths), 3.6), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(lengths), figsize=(3.4 * len(lengths), 3.6), squeeze=False)
     for ax, L in zip(axes[0], lengths, strict=True):
         plot_accepted_tokens(table, L, ax=ax, legend=False)
         if L != lengths[0]:

@@ -22,6 +22,7 @@ from ._greedy import HuGreedy
 from ._khisti import KhistiIS
 from ._kseq import KSeq, kseq_rho
 from ._optimal import OptimalVerifier
+from ._realised import RealisedAcceptance, realised_acceptance
 from ._rrs import RRS, RRSWithoutReplacement, rrs_residuals
 from ._sd import NSS, SD, NaiveTree
 from ._spechub import SpecHubVerifier
@@ -48,6 +49,8 @@ __all__ = [
     "gap_table",
     "GapTable",
     "canonical_decomposition",
+    "realised_acceptance",
+    "RealisedAcceptance",
     "CanonicalDecomposition",
 ]
 

@@ -157,6 +157,16 @@ class KhistiIS(Verifier):
     """Khisti et al.'s importance-weighted selection with a truncated LP of ``s`` tokens
     (pairwise tournament for k > 2), followed by speculative sampling.
 
+    Deterministic: a stage LP has many optimal weight matrices in general, and which one a
+    solver returns depends on its version and platform (and later stages depend on it; two
+    correct choices differ by 0.05 in acceptance at k = 3 on a five-token example).  Each
+    stage therefore solves its LP lexicographically: first the acceptance objective, then,
+    among (1e-13-)optimal weights, the one closest to the plain ranking tournament — a
+    tie-break that depends only on the ranks, so every run and machine agrees and
+    permuting the tokens permutes the plan.  Sizes are checked first: more than
+    :data:`MAX_STAGES` stages (or |supp q|ᵏ above :data:`MAX_TUPLES` for the output
+    notion) raise :class:`~optaccept.MethodError` before any LP is solved.
+
     Parameters
     ----------
     s : int
