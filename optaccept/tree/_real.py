@@ -25,7 +25,6 @@ exactly per prompt.
 from __future__ import annotations
 
 import csv
-import html
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -108,28 +107,27 @@ class TreeTable:
     def _lookup(self) -> dict[tuple, dict[str, Any]]:
         return {(r["verifier"], r["drafts"], r["length"], r["k"]): r for r in self.rows}
 
-    def to_markdown(self) -> str:
-        """One row per verifier, one column per (length, k); value ± standard error."""
+    def _body(self, latex: bool = False) -> tuple[list[str], list[list[str]]]:
         cols, series = self._grid()
         look = self._lookup()
-        head = "| verifier | " + " | ".join(f"L={L}, k={k}" for L, k in cols) + " |"
-        lines = [head, "|---|" + "---|" * len(cols)]
-        for v, d in series:
-            cells = [self._cell(look.get((v, d, L, k))) for L, k in cols]
-            lines.append(f"| {VERIFIER_NAMES[(v, d)]} | " + " | ".join(cells) + " |")
-        return "\n".join(lines) + "\n"
+        header = ["L", "k"] + [VERIFIER_NAMES[s] for s in series]
+        rows = [[str(L), str(k)] + [self._cell(look.get((v, d, L, k)), latex) or "–" for v, d in series]
+                for L, k in cols]
+        return header, rows
 
-    def to_latex(self) -> str:
-        """A booktabs ``tabular`` of the same grid as :meth:`to_markdown`."""
-        cols, series = self._grid()
-        look = self._lookup()
-        out = [r"\begin{tabular}{l" + "c" * len(cols) + "}", r"\toprule",
-               "verifier & " + " & ".join(f"$L={L}$, $k={k}$" for L, k in cols) + r" \\", r"\midrule"]
-        for v, d in series:
-            cells = [self._cell(look.get((v, d, L, k)), latex=True) for L, k in cols]
-            out.append(VERIFIER_NAMES[(v, d)].replace("&", r"\&") + " & " + " & ".join(cells) + r" \\")
-        out += [r"\bottomrule", r"\end{tabular}"]
-        return "\n".join(out) + "\n"
+    def to_markdown(self) -> str:
+        """One row per (length L, number of chains k), one column per verifier; value ± s.e."""
+        from .._display import markdown_table
+
+        return markdown_table(*self._body())
+
+    def to_latex(self, caption: str = "Expected draft tokens accepted per step (± standard error).") -> str:
+        """The same table as :meth:`to_markdown`, as a booktabs LaTeX ``table``."""
+        from .._display import latex_escape, latex_table
+
+        header, rows = self._body()
+        header = ["$L$", "$k$"] + [latex_escape(h) for h in header[2:]]
+        return latex_table(header, rows, caption=caption, label="tab:trees-accepted-tokens")
 
     def to_csv(self, path: str | Path) -> Path:
         path = Path(path)
@@ -142,17 +140,10 @@ class TreeTable:
         return path
 
     def _repr_html_(self) -> str:
-        cols, series = self._grid()
-        look = self._lookup()
-        head = "".join(f"<th>L={L}, k={k}</th>" for L, k in cols)
-        body = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(VERIFIER_NAMES[(v, d)])}</th>"
-            + "".join(f"<td>{html.escape(self._cell(look.get((v, d, L, k))))}</td>" for L, k in cols)
-            + "</tr>"
-            for v, d in series
-        )
-        return (f"<table><caption>expected accepted tokens per step (± standard error)</caption>"
-                f"<tr><th>verifier</th>{head}</tr>{body}</table>")
+        from .._display import html_table
+
+        header, rows = self._body()
+        return html_table(header, rows, title="Expected draft tokens accepted per step (± standard error)")
 
 
 def _mean_se(x: Sequence[float]) -> tuple[float, float]:
