@@ -153,8 +153,11 @@ def safe_div(num: Any, den: Any) -> Any:
 
 
 def odds(q: Any, axis: int = -1, complement: Any = None) -> Any:
-    """q_i / (1 − q_i) with the complement from the rest of the law (0 where q_i = 1 exactly
-    is impossible to represent: such a token has odds +inf, returned as inf).
+    """q_i / (1 − q_i) with the complement 1 − q_i summed from the rest of the law.
+
+    A token holding all the mass (empty rest) has odds +inf; a zero token has odds 0.  The
+    quotient overflows to inf when the rest is below ~1e-308 · q_i: callers that need
+    finite values keep the largest token apart (see :func:`swor2_prefix_complement`).
 
     ``complement``: 1 − q_i if the caller has it already (e.g. :func:`others_sum` of the law).
     """

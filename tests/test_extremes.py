@@ -39,7 +39,7 @@ def test_every_method_verifier_and_batched_path_is_exact_on_extreme_instances(ch
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_extreme_sweep_large() -> None:
-    for label, p, q in E.instances(160, seed=11, nmax=6):
+    for label, p, q in E.instances(96, seed=11, nmax=6):
         _check_all(p, q, range(1, p.size + 1), label, transport=True)
 
 
