@@ -194,11 +194,16 @@ def _batches(
         yield b, p, qs, idx + lo, steps, tokens
 
 
+def _check_int(name: str, v: Any, lo: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+        raise InputError(f"{name}: must be an integer >= {lo}, got {v!r}")
+    return int(v)
+
+
 def _check_args(max_new_tokens: int, batch_size: int, seed: int) -> None:
     for name, v, lo in (("max_new_tokens", max_new_tokens, 1), ("batch_size", batch_size, 1),
                         ("seed", seed, 0)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise InputError(f"{name}: must be an integer >= {lo}, got {v!r}")
+        _check_int(name, v, lo)
 
 
 def _meta(pair: ModelPair, prompts: list[Prompt], **settings: Any) -> dict[str, Any]:
@@ -215,6 +220,26 @@ def _meta(pair: ModelPair, prompts: list[Prompt], **settings: Any) -> dict[str, 
         json.dumps(config, sort_keys=True).encode()
     ).hexdigest()
     return meta
+
+
+def _resume(
+    checkpoint: str | os.PathLike | None, pattern: str, cls: Any, meta: dict[str, Any], key: str
+) -> tuple[Path | None, dict[int, Any]]:
+    """The checkpoint folder (created; None without one) and its finished shards
+    (files ``pattern`` read by ``cls.load``), by their ``meta[key]``."""
+    done: dict[int, Any] = {}
+    folder = Path(checkpoint) if checkpoint is not None else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for shard in sorted(folder.glob(pattern)):
+            part = cls.load(shard)
+            if part.meta.get("config_sha256") != meta["config_sha256"]:
+                raise InputError(
+                    f"checkpoint: {folder} holds shards made with other settings; "
+                    "use another folder or delete it"
+                )
+            done[int(part.meta[key])] = part
+    return folder, done
 
 
 def extract(
@@ -270,18 +295,7 @@ def extract(
         pair, prompts, max_new_tokens=max_new_tokens, seed=seed, batch_size=batch_size,
         chat=chat, device=str(dev),
     )
-    done: dict[int, Distributions] = {}
-    folder = Path(checkpoint) if checkpoint is not None else None
-    if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-        for shard in sorted(folder.glob("batch-*.npz")):
-            part = Distributions.load(shard)
-            if part.meta.get("config_sha256") != meta["config_sha256"]:
-                raise InputError(
-                    f"checkpoint: {folder} holds shards made with other settings; "
-                    "use another folder or delete it"
-                )
-            done[int(part.meta["batch"])] = part
+    folder, done = _resume(checkpoint, "batch-*.npz", Distributions, meta, "batch")
     start = time.perf_counter()
     fresh = 0
     for b, p, (q,), idx, steps, tokens in _batches(

@@ -38,6 +38,75 @@ def _checksum(arrays: dict[str, np.ndarray], meta_json: str) -> str:
     return h.hexdigest()
 
 
+def _want_sparse(sparse: bool | None, target: np.ndarray, draft: np.ndarray) -> bool:
+    """``sparse``, or when it is None: under half of the entries are nonzero in p or q."""
+    if sparse is None:
+        return int(np.count_nonzero((target > 0) | (draft > 0))) < 0.5 * target.size
+    return bool(sparse)
+
+
+def _write_archive(path: str | os.PathLike, arrays: dict[str, np.ndarray], meta_json: str) -> Path:
+    """Write ``arrays``, ``meta_json`` and their checksum to a compressed ``.npz``, atomically."""
+    path = Path(path)
+    checksum = _checksum(arrays, meta_json)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez_compressed(fh, **arrays, meta=np.array(meta_json), checksum=np.array(checksum))
+    os.replace(tmp, path)
+    return path
+
+
+def _read_archive(
+    path: str | os.PathLike, kind: str, fmt: str, verify: bool
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, Any]]:
+    """Read a file written by :func:`_write_archive` in format ``fmt``.
+
+    Returns the dense rows (target, draft), the other arrays and the provenance
+    (without its format); raises InputError naming ``kind`` for anything else.
+    """
+    path = Path(path)
+    if not path.is_file():
+        what = "is a folder, not a file" if path.is_dir() else "does not exist"
+        raise InputError(f"path: {path} {what}")
+    try:
+        obj = np.load(path, allow_pickle=False)
+    except _READ_ERRORS as exc:
+        detail = "" if "pickled" in str(exc) else f" ({_first_line(exc)})"
+        raise InputError(f"path: {path} is not {kind}{detail}") from None
+    if not isinstance(obj, np.lib.npyio.NpzFile):
+        raise InputError(f"path: {path} holds a single array, not {kind}")
+    try:
+        with obj as z:
+            data = {name: z[name] for name in z.files}
+    except _READ_ERRORS as exc:
+        raise InputError(f"path: {path} is damaged ({_first_line(exc)})") from None
+    if "meta" not in data or "checksum" not in data:
+        raise InputError(f"path: {path} is not {kind}")
+    try:
+        meta_json = str(data.pop("meta"))
+        checksum = str(data.pop("checksum"))
+        if verify and _checksum(data, meta_json) != checksum:
+            raise InputError(f"path: {path} fails its checksum (corrupted or edited)")
+        meta = json.loads(meta_json)
+        if not isinstance(meta, dict) or meta.pop("format", None) != fmt:
+            raise InputError(f"path: {path} has an unknown format")
+        if "indptr" in data:
+            m, n = (int(x) for x in data["shape"])
+            rows = np.repeat(np.arange(m), np.diff(data["indptr"]))
+            target = np.zeros((m, n), dtype=np.float32)
+            draft = np.zeros((m, n), dtype=np.float32)
+            target[rows, data["indices"]] = data["target_values"]
+            draft[rows, data["indices"]] = data["draft_values"]
+        else:
+            target, draft = data["target"], data["draft"]
+    except InputError:
+        raise
+    except (KeyError, ValueError, TypeError, IndexError) as exc:
+        raise InputError(f"path: {path} is malformed ({_first_line(exc)})") from None
+    return target, draft, data, meta
+
+
 class Distributions:
     """Target and draft next-token distributions at a set of positions.
 
@@ -194,65 +263,15 @@ class Distributions:
         ``sparse=None`` stores the union of supports when under half of the
         entries are nonzero (truncated distributions), else dense rows.
         """
-        path = Path(path)
-        if sparse is None:
-            nnz = int(np.count_nonzero((self._target > 0) | (self._draft > 0)))
-            sparse = nnz < 0.5 * self._target.size
-        arrays = self._arrays(bool(sparse))
+        arrays = self._arrays(_want_sparse(sparse, self._target, self._draft))
         meta_json = json.dumps({"format": FORMAT, **self.meta}, sort_keys=True)
-        checksum = _checksum(arrays, meta_json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as fh:
-            np.savez_compressed(
-                fh, **arrays, meta=np.array(meta_json), checksum=np.array(checksum)
-            )
-        os.replace(tmp, path)
-        return path
+        return _write_archive(path, arrays, meta_json)
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, verify: bool = True) -> Distributions:
         """Read a file written by :meth:`save`; checks the checksum unless told not to."""
-        path = Path(path)
-        if not path.is_file():
-            what = "is a folder, not a file" if path.is_dir() else "does not exist"
-            raise InputError(f"path: {path} {what}")
         kind = "an optaccept distribution archive (.npz written by 'optaccept extract')"
-        try:
-            obj = np.load(path, allow_pickle=False)
-        except _READ_ERRORS as exc:
-            detail = "" if "pickled" in str(exc) else f" ({_first_line(exc)})"
-            raise InputError(f"path: {path} is not {kind}{detail}") from None
-        if not isinstance(obj, np.lib.npyio.NpzFile):
-            raise InputError(f"path: {path} holds a single array, not {kind}")
-        try:
-            with obj as z:
-                data = {name: z[name] for name in z.files}
-        except _READ_ERRORS as exc:
-            raise InputError(f"path: {path} is damaged ({_first_line(exc)})") from None
-        if "meta" not in data or "checksum" not in data:
-            raise InputError(f"path: {path} is not {kind}")
-        try:
-            meta_json = str(data.pop("meta"))
-            checksum = str(data.pop("checksum"))
-            if verify and _checksum(data, meta_json) != checksum:
-                raise InputError(f"path: {path} fails its checksum (corrupted or edited)")
-            meta = json.loads(meta_json)
-            if not isinstance(meta, dict) or meta.pop("format", None) != FORMAT:
-                raise InputError(f"path: {path} has an unknown format")
-            if "indptr" in data:
-                m, n = (int(x) for x in data["shape"])
-                rows = np.repeat(np.arange(m), np.diff(data["indptr"]))
-                target = np.zeros((m, n), dtype=np.float32)
-                draft = np.zeros((m, n), dtype=np.float32)
-                target[rows, data["indices"]] = data["target_values"]
-                draft[rows, data["indices"]] = data["draft_values"]
-            else:
-                target, draft = data["target"], data["draft"]
-        except InputError:
-            raise
-        except (KeyError, ValueError, TypeError, IndexError) as exc:
-            raise InputError(f"path: {path} is malformed ({_first_line(exc)})") from None
+        target, draft, data, meta = _read_archive(path, kind, FORMAT, verify)
         return cls(
             target,
             draft,

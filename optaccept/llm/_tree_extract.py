@@ -43,10 +43,10 @@ import torch
 
 from .._errors import InputError
 from .._rows import resolve_device
-from ._extract import _encode, _prompt_seed
+from ._extract import _check_int, _encode, _meta, _prompt_seed, _resume
 from ._models import ModelPair, Warp, package_versions
 from ._prompts import Prompt, as_prompts
-from ._storage import Distributions, _checksum
+from ._storage import Distributions, _read_archive, _want_sparse, _write_archive
 
 __all__ = ["DraftTrees", "extract_trees", "SequenceModel", "StoredModel", "sequence_models", "trees_path",
            "DRAFT_LAWS", "TREES_FILES"]
@@ -379,50 +379,16 @@ class DraftTrees:
         """
         if dtype not in ("float32", "float16"):
             raise InputError(f"dtype: must be 'float32' or 'float16', got {dtype!r}")
-        path = Path(path)
-        if sparse is None:
-            nnz = int(np.count_nonzero((self.target > 0) | (self.draft > 0)))
-            sparse = nnz < 0.5 * self.target.size
-        arrays = self._arrays(bool(sparse), dtype)
+        arrays = self._arrays(_want_sparse(sparse, self.target, self.draft), dtype)
         meta_json = json.dumps({"format": FORMAT, **self.meta, "row_dtype": dtype}, sort_keys=True)
-        checksum = _checksum(arrays, meta_json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as fh:
-            np.savez_compressed(fh, **arrays, meta=np.array(meta_json), checksum=np.array(checksum))
-        os.replace(tmp, path)
-        return path
+        return _write_archive(path, arrays, meta_json)
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, verify: bool = True) -> DraftTrees:
         """Read a file written by :meth:`save`; checks the checksum unless told not to."""
-        path = Path(path)
-        if not path.is_file():
-            raise InputError(f"path: {path} does not exist")
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                data = {name: z[name] for name in z.files}
-        except (OSError, ValueError) as exc:
-            raise InputError(f"path: {path} is not a readable .npz file ({exc})") from None
-        if "meta" not in data or "checksum" not in data:
-            raise InputError(f"path: {path} is not an optaccept draft-tree file")
-        meta_json = str(data.pop("meta"))
-        checksum = str(data.pop("checksum"))
-        if verify and _checksum(data, meta_json) != checksum:
-            raise InputError(f"path: {path} fails its checksum (corrupted or edited)")
-        meta = json.loads(meta_json)
-        if meta.pop("format", None) != FORMAT:
-            raise InputError(f"path: {path} has an unknown format")
+        kind = "an optaccept draft-tree archive (.npz written by 'extract_trees')"
+        target, draft, data, meta = _read_archive(path, kind, FORMAT, verify)
         meta.pop("row_dtype", None)
-        if "indptr" in data:
-            m, n = (int(x) for x in data["shape"])
-            rows = np.repeat(np.arange(m), np.diff(data["indptr"]))
-            target = np.zeros((m, n), dtype=np.float32)
-            draft = np.zeros((m, n), dtype=np.float32)
-            target[rows, data["indices"]] = data["target_values"]
-            draft[rows, data["indices"]] = data["draft_values"]
-        else:
-            target, draft = data["target"], data["draft"]
         return cls(
             target, draft, tree=data["tree"], parent=data["parent"], depth=data["depth"],
             token=data["token"], prompt_index=data["prompt_index"], chains=data["chains"], meta=meta,
@@ -761,26 +727,6 @@ def _grow_trees(
     }
 
 
-def _check_int(name: str, v: Any, lo: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-        raise InputError(f"{name}: must be an integer >= {lo}, got {v!r}")
-    return int(v)
-
-
-def _meta(pair: ModelPair, prompts: list[Prompt], **settings: Any) -> dict[str, Any]:
-    texts = json.dumps([[p.id, p.text] for p in prompts])
-    meta = {
-        **pair.provenance(),
-        "prompt_ids": [p.id for p in prompts],
-        "prompts_sha256": hashlib.sha256(texts.encode()).hexdigest(),
-        **settings,
-        "packages": package_versions(),
-    }
-    config = {k: v for k, v in meta.items() if k not in ("packages", "device")}
-    meta["config_sha256"] = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
-    return meta
-
-
 def extract_trees(
     pair: ModelPair,
     prompts: Any = None,
@@ -843,16 +789,7 @@ def extract_trees(
     pair.to(dev)
     meta = _meta(pair, prompts, k=k, length=length, drafts=drafts, trees_per_prompt=trees_per_prompt,
                  seed=seed, chat=chat, device=str(dev))
-    folder = Path(checkpoint) if checkpoint is not None else None
-    done: dict[int, DraftTrees] = {}
-    if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-        for shard in sorted(folder.glob("prompt-*.npz")):
-            part = DraftTrees.load(shard)
-            if part.meta.get("config_sha256") != meta["config_sha256"]:
-                raise InputError(f"checkpoint: {folder} holds shards made with other settings; "
-                                 "use another folder or delete it")
-            done[int(part.meta["prompt"])] = part
+    folder, done = _resume(checkpoint, "prompt-*.npz", DraftTrees, meta, "prompt")
     encoded = _encode(pair.tokenizer, prompts, chat)
     start = time.perf_counter()
     fresh_nodes = 0
