@@ -253,3 +253,22 @@ def top_mask(q: Any, m: int) -> Any:
     if bool((tied.sum(1, keepdims=True) <= need).all()):
         return above | tied
     return above | (tied & (np.cumsum(tied, axis=1) <= need))
+
+
+def greedy_split(q: Any, k: int, offset: int = 0) -> tuple[Any, Any]:
+    """Greedy's (Hu et al.) deterministic set T (each row's k-1 most likely tokens) as a
+    mask, and q̃ = q off T renormalised; InputError for k > n or a row with no mass off T
+    (``offset`` is added to the row number in the message)."""
+    xp = array_namespace(q)
+    n = q.shape[1]
+    if k > n:
+        raise InputError(f"k: Greedy needs k <= n, got k={k}, n={n}")
+    in_t = top_mask(q, k - 1)
+    rest = xp.where(in_t, xp.zeros_like(q), q)
+    mass = rest.sum(1)
+    if bool((mass <= 0).any()):
+        row = int(mass.argmin()) + offset
+        raise InputError(
+            f"q: row {row} puts all its mass on its k-1 = {k - 1} most likely tokens; Greedy needs mass outside them"
+        )
+    return in_t, rest / mass[:, None]

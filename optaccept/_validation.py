@@ -186,17 +186,24 @@ def _object_to_float(raw: np.ndarray, name: str) -> np.ndarray:
     return out
 
 
+def _real_tensor(x: Any, name: str) -> tuple[Any, Any]:
+    """``x`` detached and its source float dtype (None for ints); complex or bool refused."""
+    import torch
+
+    t = x.detach()
+    if t.is_complex():
+        raise InputError(f"{name}: entries must be real numbers, got complex numbers")
+    if t.dtype == torch.bool:
+        raise InputError(f"{name}: entries must be real numbers, got booleans")
+    return t, (t.dtype if t.dtype.is_floating_point else None)
+
+
 def _to_numpy(x: Any, name: str) -> tuple[np.ndarray, Any]:
     """A fresh float64 copy of ``x`` and its source float dtype (None for ints/objects)."""
     if _is_torch(x):
-        t = x.detach()
-        if t.is_complex():
-            raise InputError(f"{name}: entries must be real numbers, got complex numbers")
         import torch
 
-        if t.dtype == torch.bool:
-            raise InputError(f"{name}: entries must be real numbers, got booleans")
-        src = t.dtype if t.dtype.is_floating_point else None
+        t, src = _real_tensor(x, name)
         return t.to(device="cpu", dtype=torch.float64).numpy().copy(), src
     if isinstance(x, (str, bytes)):
         raise InputError(f"{name}: entries must be real numbers, got a string")
@@ -371,12 +378,7 @@ def _rows_convert(x: Any, name: str, n: int | None, keep_float32: bool, ndim: in
     if _is_torch(x):
         import torch
 
-        t = x.detach()
-        if t.is_complex():
-            raise InputError(f"{name}: entries must be real numbers, got complex numbers")
-        if t.dtype == torch.bool:
-            raise InputError(f"{name}: entries must be real numbers, got booleans")
-        src = t.dtype if t.dtype.is_floating_point else None
+        t, src = _real_tensor(x, name)
         low = src in (torch.float16, torch.bfloat16, torch.float32)
         out = t.to(torch.float32 if keep_float32 and low else torch.float64)
         is_t = True

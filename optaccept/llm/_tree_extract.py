@@ -28,7 +28,6 @@ callable.
 
 from __future__ import annotations
 
-import hashlib
 import html
 import json
 import os
@@ -44,8 +43,8 @@ import torch
 from .._errors import InputError
 from .._rows import resolve_device
 from ._extract import _check_int, _encode, _meta, _prompt_seed, _resume
-from ._models import ModelPair, Warp, package_versions
-from ._prompts import Prompt, as_prompts
+from ._models import ModelPair, Warp
+from ._prompts import as_prompts
 from ._storage import Distributions, _read_archive, _want_sparse, _write_archive
 
 __all__ = ["DraftTrees", "extract_trees", "SequenceModel", "StoredModel", "sequence_models", "trees_path",

@@ -293,15 +293,7 @@ def two_draft_condition(
     law = IID(q, 2, normalize=normalize)
     pf, px = _clean_p(p, law, normalize)
     if px is not None and law.exact:
-        qx = law._exact
-        order = sorted(range(law.n), key=lambda i: _sorted._exact_ratio_key(px[i], qx[i], i))
-        P = Q = Fraction(0)
-        worst, worst_j = Fraction(0), 0
-        for j, i in enumerate(order, start=1):
-            P += px[i]
-            Q += qx[i]
-            if P - Q * Q < worst:
-                worst, worst_j = P - Q * Q, j
+        worst, order, worst_j = _worst_exact_prefix(px, law._exact)
         if worst >= 0:
             return True, None
         return False, tuple(sorted(order[:worst_j]))
@@ -324,8 +316,15 @@ def _two_draft_exact(px: list, qx: list, tol: float) -> tuple[bool, tuple[int, .
     """p(S) − q(S)² ≥ −tol over the ratio-sorted prefixes, in exact rational arithmetic
     (the laws are rescaled to sum exactly 1, as the float path does implicitly)."""
     sp, sq = sum(px, Fraction(0)), sum(qx, Fraction(0))
-    px = [v / sp for v in px]
-    qx = [v / sq for v in qx]
+    worst, order, worst_j = _worst_exact_prefix([v / sp for v in px], [v / sq for v in qx])
+    if worst >= -Fraction(tol):
+        return True, None
+    return False, tuple(sorted(order[:worst_j]))
+
+
+def _worst_exact_prefix(px: list, qx: list) -> tuple[Fraction, list[int], int]:
+    """min(0, min_j p(S_j) − q(S_j)²) over the ratio-sorted prefixes S_j, exactly, with the
+    order and the j reaching it (0 when no prefix is negative)."""
     order = sorted(range(len(px)), key=lambda i: _sorted._exact_ratio_key(px[i], qx[i], i))
     P = Q = Fraction(0)
     worst, worst_j = Fraction(0), 0
@@ -334,6 +333,4 @@ def _two_draft_exact(px: list, qx: list, tol: float) -> tuple[bool, tuple[int, .
         Q += qx[i]
         if P - Q * Q < worst:
             worst, worst_j = P - Q * Q, j
-    if worst >= -Fraction(tol):
-        return True, None
-    return False, tuple(sorted(order[:worst_j]))
+    return worst, order, worst_j

@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import _stable, _swor
 from .._errors import InputError
-from .._rows import check_k, iter_rows, row_min, sorted_by_ratio, top_mask
+from .._rows import check_k, greedy_split, iter_rows, row_min, sorted_by_ratio
 from .._stable import array_namespace, is_torch, one_minus_pow1m
 from ._sorted import iid_scan
 
@@ -178,22 +178,11 @@ def _swor_cpu(p: np.ndarray, q: np.ndarray, k: int, want_subset: bool) -> tuple[
 
 def _greedy_rows(p: Any, q: Any, k: int, want_subset: bool, offset: int = 0) -> tuple[Any, Any]:
     xp = array_namespace(p)
-    n = q.shape[1]
     if k == 1:
         val = xp.minimum(p, q).sum(1)
         return val, ((p < q) if want_subset else None)
-    if k > n:
-        raise InputError(f"k: Greedy needs k <= n, got k={k}, n={n}")
-    in_t = top_mask(q, k - 1)
+    in_t, q_tilde = greedy_split(q, k, offset)
     zero = xp.zeros_like(q)
-    rest = xp.where(in_t, zero, q)
-    mass = rest.sum(1)
-    if bool((mass <= 0).any()):
-        row = int(mass.argmin()) + offset
-        raise InputError(
-            f"q: row {row} puts all its mass on its k-1 = {k - 1} most likely tokens; Greedy needs mass outside them"
-        )
-    q_tilde = rest / mass[:, None]
     val = xp.where(in_t, p, zero).sum(1) + xp.where(in_t, zero, xp.minimum(p, q_tilde)).sum(1)
     val = xp.minimum(val, xp.ones_like(val))
     return val, ((in_t | (~in_t & (p < q_tilde))) if want_subset else None)

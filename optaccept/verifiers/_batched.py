@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import _stable
 from .._errors import InputError
-from .._rows import check_k, iter_rows, sorted_by_ratio, take_rows, top_mask
+from .._rows import check_k, greedy_split, iter_rows, sorted_by_ratio, take_rows
 from .._stable import array_namespace, is_torch, one_minus_pow1m
 
 __all__ = ["VERIFIERS", "batched_acceptance", "kseq_both"]
@@ -171,19 +171,8 @@ def greedy(p: Any, q: Any, k: int, offset: int = 0) -> Any:
     xp = array_namespace(p)
     if k == 1:
         return sd(p, q)
-    n = q.shape[1]
-    if k > n:
-        raise InputError(f"k: Greedy needs k <= n, got k={k}, n={n}")
-    in_t = top_mask(q, k - 1)
+    in_t, q_tilde = greedy_split(q, k, offset)
     zero = xp.zeros_like(q)
-    rest = xp.where(in_t, zero, q)
-    mass = rest.sum(1)
-    if bool((mass <= 0).any()):
-        row = int(mass.argmin()) + offset
-        raise InputError(
-            f"q: row {row} puts all its mass on its k-1 = {k - 1} most likely tokens; Greedy needs mass outside them"
-        )
-    q_tilde = rest / mass[:, None]
     return xp.where(in_t, p, zero).sum(1) + xp.where(in_t, zero, _minimum(q_tilde, p)).sum(1)
 
 
