@@ -589,6 +589,10 @@ def _windows(ell, mass, tq, ts, exact: bool):
 
 
 _REACH = 16  # initial search reach (cells) around the previous window
+try:  # the compiled interpolation, without the wrapper's per-call checks (tiny arrays, many calls)
+    from numpy._core.multiarray import interp as _interp
+except ImportError:  # pragma: no cover - other numpy layouts
+    _interp = np.interp
 
 
 def _windows_float(ell, mass, tq, ts):
@@ -596,23 +600,30 @@ def _windows_float(ell, mass, tq, ts):
     range of the remaining cells around the previous one, doubled until it brackets
     the root (the window mass is monotone in its position), so the work per token is
     proportional to the cells it spans; its two end pieces are then solved so that its
-    length and mass are q and s to rounding of their own size."""
+    length and mass are q and s to rounding of their own size.
+
+    The loop runs once per token, so it is written for small arrays: ufuncs with ``out=``
+    instead of wrappers that allocate (``np.clip``, ``np.concatenate``), scalar root
+    bracketing, and the token column built once at the end."""
     cap = ell.copy()
     dens = np.where(ell > 0, mass / np.where(ell > 0, ell, 1.0), 0.0)
-    order = [t for t in range(tq.size) if tq[t] > 0]
+    tql, tsl = tq.tolist(), ts.tolist()
+    order = [t for t in range(tq.size) if tql[t] > 0]
     alive = np.flatnonzero(cap > 0)
     out_t, out_c, out_l = [], [], []
     hint, ndead = 0, 0
+    last = len(order) - 1
+    minimum, maximum, cumsum, searchsorted = np.minimum, np.maximum, np.cumsum, np.searchsorted
     for step, t in enumerate(order):
-        q, s = float(tq[t]), float(ts[t])
+        q, s = tql[t], tsl[t]
         if ndead > 64 and 2 * ndead > alive.size:
             keep = cap[alive] > 0
             hint = int(np.count_nonzero(keep[:hint]))
             alive = alive[keep]
             ndead = 0
-        if step == len(order) - 1:
+        if step == last:
             live = alive[cap[alive] > 0]
-            out_t.append(np.full(live.size, t))
+            out_t.append((t, live.size))
             out_c.append(live)
             out_l.append(cap[live].copy())
             cap[live] = 0.0
@@ -623,25 +634,34 @@ def _windows_float(ell, mass, tq, ts):
         while True:
             cells = alive[lo:hi]
             ca = cap[cells]
-            cC = np.concatenate([[0.0], np.cumsum(ca)])
-            Lloc = cC[-1]
+            nc = ca.size
+            cC = np.empty(nc + 1)
+            cC[0] = 0.0
+            cumsum(ca, out=cC[1:])
+            Lloc = float(cC[-1])
             if Lloc <= q and (lo > 0 or hi < size):
                 w = max(hi - lo, 8)
                 lo, hi = max(0, lo - w), min(size, hi + w)
                 continue
-            cM = np.concatenate([[0.0], np.cumsum(ca * dens[cells])])
+            cM = np.empty(nc + 1)
+            cM[0] = 0.0
+            cumsum(ca * dens[cells], out=cM[1:])
             if Lloc <= q:  # everything left is (to rounding) this token's
                 beta = None
                 break
             top = Lloc - q
-            cand = np.clip(np.concatenate((cC, cC - q)), 0.0, top)
-            gv = np.interp(cand + q, cC, cM) - np.interp(cand, cC, cM)
+            cand = np.empty(2 * nc + 2)
+            cand[: nc + 1] = cC
+            np.subtract(cC, q, out=cand[nc + 1 :])
+            minimum(cand, top, out=cand)
+            maximum(cand, 0.0, out=cand)
+            gv = _interp(cand + q, cC, cM) - _interp(cand, cC, cM)
             ge = gv >= s
             w = max(hi - lo, 8)
-            if not ge.any() and lo > 0:
+            if lo > 0 and not ge.any():
                 lo = max(0, lo - 4 * w)
                 continue
-            if (gv > s).all() and hi < size:
+            if hi < size and (gv > s).all():
                 hi = min(size, hi + 4 * w)
                 continue
             beta = _interp_root(cand, gv, ge, s, top)
@@ -651,34 +671,48 @@ def _windows_float(ell, mass, tq, ts):
             sel = cells
             i0 = 0
         else:
-            i0 = max(int(np.searchsorted(cC, beta, side="right")) - 1, 0)
-            i1 = min(int(np.searchsorted(cC, beta + q, side="left")), cells.size)
+            i0 = max(int(searchsorted(cC, beta, side="right")) - 1, 0)
+            i1 = min(int(searchsorted(cC, beta + q, side="left")), nc)
             i1 = max(i1, i0 + 1)
             sel = cells[i0:i1]
-            lens = np.clip(np.minimum(cC[i0 + 1 : i1 + 1], beta + q) - np.maximum(cC[i0:i1], beta), 0.0, None)
+            lens = minimum(cC[i0 + 1 : i1 + 1], beta + q)
+            np.subtract(lens, maximum(cC[i0:i1], beta), out=lens)
+            maximum(lens, 0.0, out=lens)
             if sel.size >= 2:
-                lens[1:-1] = cap[sel[1:-1]]
-                d0, d1 = dens[sel[0]], dens[sel[-1]]
-                rest_len = q - float(lens[1:-1].sum())
-                rest_mass = s - float(lens[1:-1] @ dens[sel[1:-1]])
+                mid = sel[1:-1]
+                lens[1:-1] = cap[mid]
+                d0, d1 = float(dens[sel[0]]), float(dens[sel[-1]])
                 if d0 > d1:
+                    ml = lens[1:-1]
+                    rest_len = q - float(ml.sum())
+                    rest_mass = s - float(ml @ dens[mid])
                     x0 = (rest_mass - d1 * rest_len) / (d0 - d1)
                     x1 = rest_len - x0
                     if 0.0 <= x0 <= cap[sel[0]] and 0.0 <= x1 <= cap[sel[-1]]:
                         lens[0], lens[-1] = x0, x1
-            lens = np.minimum(lens, cap[sel])
+            capsel = cap[sel]
+            minimum(lens, capsel, out=lens)
+        if beta is None:
+            capsel = cap[sel]
         keep = lens > 0
-        out_t.append(np.full(int(keep.sum()), t))
-        out_c.append(sel[keep])
-        out_l.append(lens[keep])
-        cap[sel] -= lens
-        dust = cap[sel] <= 1e-15 * ell[sel]
-        cap[sel[dust]] = 0.0
-        ndead += int(dust.sum())
+        if keep.all():
+            out_t.append((t, lens.size))
+            out_c.append(sel)
+            out_l.append(lens)
+        else:
+            out_t.append((t, int(keep.sum())))
+            out_c.append(sel[keep])
+            out_l.append(lens[keep])
+        capsel -= lens
+        dust = capsel <= 1e-15 * ell[sel]
+        capsel[dust] = 0.0
+        cap[sel] = capsel
+        ndead += int(np.count_nonzero(dust))
         hint = lo + i0
     if not out_t:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
-    return np.concatenate(out_t), np.concatenate(out_c), np.concatenate(out_l)
+    tt, cnt = zip(*out_t)
+    return np.repeat(np.array(tt, dtype=np.int64), cnt), np.concatenate(out_c), np.concatenate(out_l)
 
 
 def _interp_root(cand, gv, ge, s, top):
@@ -686,12 +720,11 @@ def _interp_root(cand, gv, ge, s, top):
     breakpoints: bracket between the last candidate with g ≥ s and the first with g < s."""
     if not ge.any():
         return 0.0
-    j = int(np.argmax(np.where(ge, cand, -np.inf)))
+    j = int(np.where(ge, cand, -np.inf).argmax())
     b_lo, g_lo = float(cand[j]), float(gv[j])
-    if not (~ge).any() or g_lo <= s:
+    if g_lo <= s or ge.all():
         return b_lo
-    above = np.where(ge, np.inf, cand)
-    jj = int(np.argmin(above))
+    jj = int(np.where(ge, np.inf, cand).argmin())
     b_hi, g_hi = float(cand[jj]), float(gv[jj])
     if b_hi <= b_lo or g_lo == g_hi:
         return b_lo
