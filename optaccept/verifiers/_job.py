@@ -129,6 +129,18 @@ def _gap_rows(ens: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _rounded(obj):
+    """Floats to 12 significant digits, so that a re-run rewrites the same bytes (the last
+    bits of a standard error depend on the summation order)."""
+    if isinstance(obj, float):
+        return float(f"{obj:.12g}")
+    if isinstance(obj, dict):
+        return {k: _rounded(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_rounded(v) for v in obj]
+    return obj
+
+
 def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]:
     """Write ``verifiers_khisti_fig2.{png,pdf}``, ``verifiers_gap.{png,pdf}``,
     ``verifiers_gap.{md,csv,tex}`` and ``verifiers_gap.json`` into ``figures_dir``."""
@@ -197,7 +209,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         {"target": d["label"], "plateau": None if d["plateau"] is None else [str(x) for x in d["plateau"]]}
         for d in figs
     ]
-    p4.write_text(json.dumps(js, indent=2) + "\n")
+    p4.write_text(json.dumps(_rounded(js), indent=2) + "\n")
     paths.append(p4)
     for d in figs:
         pl = d["plateau"]
