@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _window_kernel
 from ._errors import InputError, MethodError
 from ._validation import check_rng, check_size
 from .drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, SpecHub
@@ -228,6 +229,19 @@ def _ratio_desc(p, q, idx: list[int], exact: bool) -> list[int]:
     return ids[np.lexsort((ids, -r))].tolist()
 
 
+def _ratio_desc_ids(p, q: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Float form of :func:`_ratio_desc` for ids with q > 0 (ties by id: a stable sort)."""
+    r = np.asarray(p, dtype=np.float64)[ids] / q[ids]
+    return ids[np.argsort(-r, kind="stable")]
+
+
+def _subset_ids(res) -> np.ndarray:
+    """The ids of a result's certificate S without building the tuple of ints."""
+    if res._subset is None and res._subset_fn is not None:
+        return np.asarray(res._subset_fn(), dtype=np.int64)
+    return np.asarray(res.subset, dtype=np.int64)
+
+
 class _LineVerifier(OptimalVerifier):
     kind = "line"
 
@@ -237,28 +251,61 @@ class _LineVerifier(OptimalVerifier):
         q = law._exact if exact else law.q
         res = optimal_acceptance(p, law)
         self.value = res.value
-        self.subset = res.subset
         in_a = np.zeros(n, dtype=bool)
-        in_a[list(self.subset)] = True
-        b_ids = _ratio_desc(p, q, np.flatnonzero(~in_a).tolist(), exact)
-        a_ids = _ratio_desc(p, q, np.flatnonzero(in_a).tolist(), exact)
-        # drop q = 0 tokens: they are never drafted and own no cell
-        b_ids = [i for i in b_ids if q[i] > 0]
-        a_ids = [i for i in a_ids if q[i] > 0]
-        line = b_ids + a_ids
-        self._line = np.array(line, dtype=np.int64)  # cell c belongs to token line[c] (its home)
-        nb = len(b_ids)
-        ell, mass = _cell_masses([q[i] for i in line], k, exact)
+        if exact:
+            self.subset = res.subset
+            in_a[list(self.subset)] = True
+        else:  # the tuple of ids is made on first access (it costs more than the solve)
+            self._result = res
+            in_a[_subset_ids(res)] = True
+        if exact:
+            b_ids = _ratio_desc(p, q, np.flatnonzero(~in_a).tolist(), exact)
+            a_ids = _ratio_desc(p, q, np.flatnonzero(in_a).tolist(), exact)
+            # drop q = 0 tokens: they are never drafted and own no cell
+            b_ids = [i for i in b_ids if q[i] > 0]
+            a_ids = [i for i in a_ids if q[i] > 0]
+            line = np.array(b_ids + a_ids, dtype=np.int64)
+            nb = len(b_ids)
+        else:
+            qa = np.asarray(q)
+            live = qa > 0
+            b_arr = _ratio_desc_ids(p, qa, np.flatnonzero(~in_a & live))
+            a_arr = _ratio_desc_ids(p, qa, np.flatnonzero(in_a & live))
+            line = np.concatenate([b_arr, a_arr])
+            nb = b_arr.size
+        self._line = line  # cell c belongs to token line[c] (its home)
+        if exact:
+            ell, mass = _cell_masses([q[i] for i in line.tolist()], k, exact)
+            pl = [p[i] for i in line.tolist()]
+        else:
+            ell, mass = _cell_masses(np.asarray(q)[line], k, exact)
+            pl = np.asarray(p, dtype=np.float64)[line]
         self._ell, self._mass = ell, mass
-        pl = [p[i] for i in line]
-        tb, gb = _side_groups(pl[:nb], mass[:nb], upper=True, exact=exact)
-        ta, ga = _side_groups(pl[nb:], mass[nb:], upper=False, exact=exact)
-        targets = tb + ta
-        self._targets = targets
-        groups = gb + [g + nb for g in ga]
+        if not exact and _window_kernel.available():
+            tb, sb, bb, ob = _side_groups_float(pl[:nb], mass[:nb], upper=True)
+            ta, sa, ba, oa_ = _side_groups_float(pl[nb:], mass[nb:], upper=False)
+            targets = np.concatenate([tb, ta])
+            self._targets = targets
+            singles = np.concatenate([sb, sa + nb])
+            blocks = np.concatenate([bb, ba + nb])
+            offsets = np.concatenate([ob, oa_[1:] + ob[-1]])
+            toks, cells, lens = [singles], [singles], [ell[singles]]
+            if blocks.size:
+                t, c, ln = _window_kernel.windows_blocks(ell[blocks], mass[blocks], targets[blocks], offsets)
+                toks.append(blocks[t])
+                cells.append(blocks[c])
+                lens.append(ln)
+            groups = []
+        else:
+            pl = list(pl) if exact else pl.tolist()
+            tb, gb = _side_groups(pl[:nb], mass[:nb], upper=True, exact=exact)
+            ta, ga = _side_groups(pl[nb:], mass[nb:], upper=False, exact=exact)
+            targets = tb + ta
+            self._targets = targets
+            groups = gb + [g + nb for g in ga]
+            toks, cells, lens = [], [], []
         # realise the targets group by group: a token at its own cell, or a block of the
         # tokens that trade mass, realised by the window construction on their cells
-        toks, cells, lens = [], [], []
         for g in groups:
             if g.size == 1:
                 h = int(g[0])
@@ -282,7 +329,10 @@ class _LineVerifier(OptimalVerifier):
             len_arr = np.array([v for part in lens for v in part], dtype=object)
         else:
             len_arr = np.concatenate(lens) if lens else np.zeros(0)
-        order = np.lexsort((cell_arr, tok_local))
+        if exact:
+            order = np.lexsort((cell_arr, tok_local))
+        else:  # each token's pieces come in cell order, the tokens in two sorted runs
+            order = np.argsort(tok_local, kind="stable")
         tok_local, cell_arr, len_arr = tok_local[order], cell_arr[order], len_arr[order]
         m = len(line)
         self._ptr = np.searchsorted(tok_local, np.arange(m + 1))  # CSR by home index
@@ -297,7 +347,7 @@ class _LineVerifier(OptimalVerifier):
             for t, c, ln in zip(tok_local.tolist(), cell_arr.tolist(), len_arr.tolist()):
                 s_home[t] += ln * dens[c]
             s = [Fraction(0)] * n
-            for h, tok in enumerate(line):
+            for h, tok in enumerate(line.tolist()):
                 s[tok] = s_home[h]
             self.s = tuple(s)
             acc = [min(p[y], s[y]) if s[y] > 0 else Fraction(0) for y in range(n)]
@@ -321,6 +371,16 @@ class _LineVerifier(OptimalVerifier):
             self.acceptance = float(np.minimum(pf, s).sum())
         # positions of the cells on the unit line (for sampling)
         self._cell_start = np.concatenate([[0.0], np.cumsum(np.asarray(ell, dtype=np.float64))])[:-1]
+
+    @property
+    def subset(self) -> tuple[int, ...]:
+        if "_subset" not in self.__dict__:
+            self.__dict__["_subset"] = self._result.subset
+        return self.__dict__["_subset"]
+
+    @subset.setter
+    def subset(self, value) -> None:
+        self.__dict__["_subset"] = tuple(value)
 
     # -- layout check ----------------------------------------------------------------
     def _layout_violation(self):
@@ -495,6 +555,52 @@ def _side_groups(pl: list, mass, *, upper: bool, exact: bool):
             targets[j] = v
         groups += [nidx[lo:hi] for lo, hi in zip(cn[:-1], cn[1:])]
     return targets, groups
+
+
+def _side_groups_float(pl: np.ndarray, mass: np.ndarray, *, upper: bool):
+    """Vectorised float form of :func:`_side_groups`: (targets, tokens alone, blocks'
+    tokens concatenated, block offsets), local indices.
+
+    The balancing scan is a reflected walk: on side B the outstanding excess after token j
+    is W_j = max(W_{j−1} + e_j, 0) (e = μ − p), i.e. W = E − min(0, running min of E) for
+    E = cumsum(e); a token joins N if it is a violator or meets outstanding excess.  (A
+    token taken in by rounding of W only adds room to N, which keeps the condition of §3.)
+    Side A is the mirror image, scanned from the right."""
+    m = pl.size
+    if m == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return np.zeros(0), z, z, np.zeros(1, dtype=np.int64)
+    e = mass - pl
+    if not upper:
+        e = -e[::-1]
+    E = np.cumsum(e)
+    W = E - np.minimum(np.minimum.accumulate(E), 0.0)
+    before = np.concatenate([[0.0], W[:-1]])
+    inN = (e > 0) | ((e < 0) & (before > 0))
+    if not upper:
+        inN = inN[::-1]
+    targets = np.array(mass, dtype=np.float64)
+    nidx = np.flatnonzero(inN)
+    singles = np.flatnonzero(~inN)
+    if nidx.size == 0:
+        return targets, singles, nidx, np.zeros(1, dtype=np.int64)
+    pn, mn = pl[nidx], mass[nidx]
+    P = np.concatenate([[0.0], np.cumsum(pn)])
+    M = np.concatenate([[0.0], np.cumsum(mn)])
+    contacts = np.asarray(_contacts_float(M - P, upper), dtype=np.int64)
+    c0, c1 = contacts[:-1], contacts[1:]
+    closing = c1 - 1 if upper else c0
+    tn = pn.copy()
+    blk = (M[c1] - M[c0]) - ((P[c1] - P[c0]) - pn[closing])
+    tn[closing] = np.maximum(blk, 0.0)
+    targets[nidx] = tn
+    sizes = c1 - c0
+    one = sizes == 1
+    singles = np.sort(np.concatenate([singles, nidx[c0[one]]]))
+    keep = np.repeat(~one, sizes)
+    blocks = nidx[keep]
+    offsets = np.concatenate([[0], np.cumsum(sizes[~one])])
+    return targets, singles, blocks, offsets
 
 
 def _targets(pl: list, mass, *, upper: bool, exact: bool) -> list:

@@ -258,3 +258,83 @@ def test_verifier_family_runs_the_rule():
     y, acc = v.sample(p, q, 4, np.random.default_rng(3), 20_000)
     star = oa.optimal_acceptance(p, oa.IID(q, 4)).value
     assert abs(acc.mean() - star) <= 5 * np.sqrt(star * (1 - star) / 20_000) + 1e-12
+
+
+# ---------------------------------------------------------------------------------------
+# the compiled window kernel against the numpy loop
+# ---------------------------------------------------------------------------------------
+def _build_both(p, law, monkeypatch):
+    from optaccept import _window_kernel
+
+    with monkeypatch.context() as m:
+        m.setenv("OPTACCEPT_NO_JIT", "1")
+        slow = optimal_verifier(p, law)
+    fast = optimal_verifier(p, law) if _window_kernel.available() else None
+    return slow, fast
+
+
+def _line_checks(ov, tol=1e-12):
+    c = ov.certificate()
+    assert c["ok"], c
+    assert abs(ov.acceptance - ov.value) <= tol
+    assert c["layout_violation"] <= tol
+    assert oa.verify(ov.p, ov.law, ov).ok
+
+
+def test_window_kernel_matches_numpy_loop(monkeypatch):
+    """The compiled kernel and the numpy loop realise the same selection marginal (both
+    optimal, shares tiling the cells) on random and nasty instances, k = 1..8."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(77)
+    count = 0
+    for n in (2, 5, 30, 400, 3000):
+        for k in (1, 2, 3, 5, 8):
+            for p, q in _nasty_cases(rng, n, k):
+                law = oa.IID(q, k)
+                slow, fast = _build_both(p, law, monkeypatch)
+                _line_checks(slow)
+                _line_checks(fast)
+                assert np.abs(np.asarray(fast.s) - np.asarray(slow.s)).max() <= 1e-12
+                count += 1
+    assert count >= 150
+
+
+def test_window_kernel_uncompiled_logic():
+    """The kernel's own code, run as plain Python (no numba needed), realises the targets
+    of the blocks of both sides: each token's pieces have total length q and mass equal to
+    its target, and the pieces tile the cells."""
+    from optaccept import _window_kernel as wk
+    from optaccept.optimal_verifier import _side_groups_float
+
+    rng = np.random.default_rng(5)
+    blocks_seen = 0
+    for _ in range(400):
+        m = int(rng.integers(2, 60))
+        k = int(rng.integers(1, 6))
+        ell = rng.dirichlet(np.full(m, 0.7))
+        tails = np.concatenate([np.cumsum(ell[::-1])[::-1], [0.0]])
+        mass = tails[:-1] ** k - tails[1:] ** k
+        upper = bool(rng.integers(2))
+        # a side's p with p/q non-increasing (the layout) that meets the side's condition:
+        # side B, every suffix has p ≥ cell mass; side A, every prefix has p ≤ cell mass
+        pl = np.sort(rng.dirichlet(np.full(m, 0.7)) / ell)[::-1] * ell
+        pl *= mass.sum() * rng.uniform(0.9, 1.1) / pl.sum()
+        if upper and (np.cumsum((pl - mass)[::-1]) < 0).any():
+            continue
+        if not upper and (np.cumsum(mass - pl) < 0).any():
+            continue
+        targets, singles, blocks, offsets = _side_groups_float(pl, mass, upper=upper)
+        if blocks.size == 0:
+            continue
+        blocks_seen += 1
+        cap = 3 * blocks.size + 8
+        out_t, out_c, out_l = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap)
+        cnt = wk._windows_blocks_py(ell[blocks], mass[blocks], targets[blocks], offsets, out_t, out_c, out_l)
+        t, c, ln = out_t[:cnt], out_c[:cnt], out_l[:cnt]
+        b = blocks.size
+        dens = mass[blocks] / ell[blocks]
+        np.testing.assert_allclose(np.bincount(t, weights=ln, minlength=b), ell[blocks], rtol=0, atol=1e-13)
+        np.testing.assert_allclose(np.bincount(c, weights=ln, minlength=b), ell[blocks], rtol=0, atol=1e-13)
+        got = np.bincount(t, weights=ln * dens[c], minlength=b)
+        np.testing.assert_allclose(got, targets[blocks], rtol=0, atol=1e-13)
+    assert blocks_seen >= 10
