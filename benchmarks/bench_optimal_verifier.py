@@ -62,10 +62,10 @@ def main() -> None:
     )
     ns = (4096,) if args.quick else (49_152, 131_072)
     sigmas = (1.0, 0.3)
-    from optaccept import _window_kernel
+    from optaccept import _line_kernel
 
     print("\n## 1. Build for one position vs the α* solve (IID)\n")
-    if _window_kernel.available():
+    if _line_kernel.available():
         t0 = time.perf_counter()
         p0, q0 = zipf_pair(64, 1.0, seed=1)
         optimal_verifier(p0, oa.IID(q0, 2))
@@ -83,7 +83,7 @@ def main() -> None:
                 law = oa.IID(q, k)
                 base = best_time(lambda law=law, p=p: oa.optimal_acceptance(p, law), repeat=5)
                 fast = float("nan")
-                if _window_kernel.available():
+                if _line_kernel.available():
                     fast = best_time(lambda law=law, p=p: optimal_verifier(p, law), repeat=3)
                 os.environ["OPTACCEPT_NO_JIT"] = "1"
                 try:
@@ -92,7 +92,7 @@ def main() -> None:
                     slow = time.perf_counter() - t0
                 finally:
                     del os.environ["OPTACCEPT_NO_JIT"]
-                if _window_kernel.available():
+                if _line_kernel.available():
                     ov = optimal_verifier(p, law)
                 print(
                     f"| {n} | {k} | {sigma} | {ov.value:.6f} | {1e3 * base:.2f} | {1e3 * fast:.1f} | "

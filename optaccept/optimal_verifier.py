@@ -41,13 +41,14 @@ re-checks it independently.
 from __future__ import annotations
 
 import bisect
+import os
 from collections import deque
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from . import _window_kernel
+from . import _line_kernel
 from ._errors import InputError, MethodError
 from ._validation import check_rng, check_size
 from .drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, SpecHub
@@ -281,7 +282,7 @@ class _LineVerifier(OptimalVerifier):
             ell, mass = _cell_masses(np.asarray(q)[line], k, exact)
             pl = np.asarray(p, dtype=np.float64)[line]
         self._ell, self._mass = ell, mass
-        if not exact and _window_kernel.available():
+        if not exact and _line_kernel.available():
             tb, sb, bb, ob = _side_groups_float(pl[:nb], mass[:nb], upper=True)
             ta, sa, ba, oa_ = _side_groups_float(pl[nb:], mass[nb:], upper=False)
             targets = np.concatenate([tb, ta])
@@ -291,7 +292,7 @@ class _LineVerifier(OptimalVerifier):
             offsets = np.concatenate([ob, oa_[1:] + ob[-1]])
             toks, cells, lens = [singles], [singles], [ell[singles]]
             if blocks.size:
-                t, c, ln = _window_kernel.windows_blocks(ell[blocks], mass[blocks], targets[blocks], offsets)
+                t, c, ln = _line_kernel.windows_blocks(ell[blocks], mass[blocks], targets[blocks], offsets)
                 toks.append(blocks[t])
                 cells.append(blocks[c])
                 lens.append(ln)
@@ -421,10 +422,20 @@ class _LineVerifier(OptimalVerifier):
 
     def selection(self, drafts: Any) -> list:
         """P(draft i is selected | x̄), i = 1..k (sums to 1)."""
-        return _select_probs([self._pieces(t) for t in self._check_tuple(drafts)], self.exact)
+        return self._selection(self._check_tuple(drafts))
+
+    def _selection(self, x) -> list:
+        if not self.exact and _line_kernel.available():
+            h = self._home[np.asarray(x, dtype=np.int64)]
+            if (h >= 0).all():
+                a, b = self._ptr[h], self._ptr[h + 1]
+                cells = [self._pcell[i:j] for i, j in zip(a.tolist(), b.tolist())]
+                probs = [self._plen[i:j] / self._ell[hh] for i, j, hh in zip(a.tolist(), b.tolist(), h.tolist())]
+                return _line_kernel.select_probs(cells, probs).tolist()
+        return _select_probs([self._pieces(t) for t in x], self.exact)
 
     def _conditional(self, x):
-        sel = _select_probs([self._pieces(t) for t in x], self.exact)
+        sel = self._selection(x)
         if self.exact:
             out = np.array([Fraction(0)] * self.law.n, dtype=object)
             rej = Fraction(0)
@@ -1282,7 +1293,9 @@ def verify_verifier(p: Any, drafts: DraftLaw, ov: OptimalVerifier, *, tol: float
 # ---------------------------------------------------------------------------------------
 # batched torch form
 # ---------------------------------------------------------------------------------------
-def optimal_verifier_batched(p: Any, q: Any, drafts: Any, generator: Any = None, *, law: str = "iid"):
+def optimal_verifier_batched(
+    p: Any, q: Any, drafts: Any, generator: Any = None, *, law: str = "iid", threads: int | None = None
+):
     """Run the optimal verifier on a batch of positions (torch tensors, CPU or CUDA).
 
     Parameters
@@ -1295,6 +1308,9 @@ def optimal_verifier_batched(p: Any, q: Any, drafts: Any, generator: Any = None,
         Source of randomness (its device must match the tensors).
     law : {"iid"}
         The draft law of the rows.
+    threads : int, optional
+        Rows built in parallel threads (default: one per CPU core); the result does not
+        depend on it, since every row's uniforms are drawn up front.
 
     Returns
     -------
@@ -1320,10 +1336,19 @@ def optimal_verifier_batched(p: Any, q: Any, drafts: Any, generator: Any = None,
     dn = drafts.detach().to("cpu", torch.int64).numpy()
     # three uniforms per draft and two per row, from the caller's generator
     uni = torch.rand((rows, 3 * k + 2), generator=generator, dtype=torch.float64, device=p.device).cpu().numpy()
-    out = np.empty(rows, dtype=np.int64)
-    for r in range(rows):
+    def one(r: int) -> int:
         ov = optimal_verifier(pn[r], IID(qn[r], k, normalize=True), normalize=True)
-        out[r] = ov._respond_uniform(dn[r], uni[r])
+        return ov._respond_uniform(dn[r], uni[r])
+
+    if threads is None:
+        threads = min(rows, os.cpu_count() or 1)
+    if threads > 1 and rows > 1:  # the compiled kernel and most numpy calls release the GIL
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            out = np.fromiter(pool.map(one, range(rows)), dtype=np.int64, count=rows)
+    else:
+        out = np.fromiter((one(r) for r in range(rows)), dtype=np.int64, count=rows)
     return torch.as_tensor(out, device=p.device)
 
 

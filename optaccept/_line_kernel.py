@@ -1,5 +1,7 @@
-r"""Compiled window construction of the optimal verifier (the window lemma, float form).
+r"""Compiled kernels of the optimal verifier's line device (float form): the window
+construction that builds the shares, and the selection probabilities of one tuple.
 
+**Windows.**
 The same construction as :func:`optaccept.optimal_verifier._windows_float` — each token of
 a block, in home order, takes the run of the remaining ("compressed") line whose length is
 its q and whose mass is its target; the last token takes what is left
@@ -11,19 +13,26 @@ until both ends of the run stay in one cell each, then one linear step; the run'
 pieces are then solved so that its length and mass are q and s to rounding of their own
 size.  Dead cells are skipped with a "next alive cell" forest (path halving).
 
-numba is optional (``pip install optaccept[fast]``): without it the numpy loop is used, and
-the environment variable ``OPTACCEPT_NO_JIT=1`` forces that loop (for comparisons).
+**Selection.** P(draft i has the leftmost point | x̄) =
+Σ_c π_i(c) ∫₀¹ Π_{j≠i} (1 − A_j(c) − B_j(c) + B_j(c) t) dt (docs/optimal_verifier.md §4), one
+pointer per draft walking its sorted cells, so a tuple costs O(k · pieces + k² · pieces).
+
+numba is optional (``pip install optaccept[fast]``): without it the numpy code is used, and
+the environment variable ``OPTACCEPT_NO_JIT=1`` forces it (for comparisons).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
-__all__ = ["available", "windows_blocks"]
+__all__ = ["available", "windows_blocks", "select_probs"]
 
 _KERNEL = None
+_SELECT = None
+_LOCK = threading.Lock()
 
 
 def available() -> bool:
@@ -32,9 +41,16 @@ def available() -> bool:
 
 
 def _kernel():
-    global _KERNEL
     if os.environ.get("OPTACCEPT_NO_JIT", "") not in ("", "0"):
         return None
+    if _KERNEL is None:
+        with _LOCK:  # the batched form builds rows in threads
+            _compile()
+    return _KERNEL or None
+
+
+def _compile() -> None:
+    global _KERNEL
     if _KERNEL is None:
         try:
             import numba
@@ -44,8 +60,23 @@ def _kernel():
             g = globals()
             for name in ("_fen_add", "_locate", "_find", "_mass_to", "_run_mass"):  # helpers first
                 g[name] = numba.njit(cache=True, nogil=True)(g[name])
-            _KERNEL = numba.njit(cache=True, nogil=True)(_windows_blocks_py)
-    return _KERNEL or None
+            global _SELECT
+            _SELECT = numba.njit(cache=True, nogil=True)(_select_probs_py)
+            _KERNEL = numba.njit(cache=True, nogil=True)(_windows_blocks_py)  # last: it marks "ready"
+
+
+def select_probs(cells: list, probs: list) -> np.ndarray:
+    """P(draft i is selected | x̄) for the drafts' (cells, probabilities), cells sorted."""
+    if _kernel() is None:
+        raise RuntimeError("the compiled selection kernel is not available")
+    k = len(cells)
+    offs = np.zeros(k + 1, dtype=np.int64)
+    offs[1:] = np.cumsum([len(c) for c in cells])
+    cc = np.concatenate(cells).astype(np.int64) if k else np.zeros(0, dtype=np.int64)
+    pp = np.concatenate(probs).astype(np.float64) if k else np.zeros(0)
+    out = np.zeros(k)
+    _SELECT(cc, pp, offs, out)
+    return out
 
 
 def windows_blocks(ell: np.ndarray, mass: np.ndarray, ts: np.ndarray, offsets: np.ndarray):
@@ -316,3 +347,44 @@ def _windows_blocks_py(ell, mass, ts, offsets, out_t, out_c, out_l):
                     w += 1
             cnt = w
     return cnt
+
+
+def _select_probs_py(cells, probs, offs, out):
+    k = offs.size - 1
+    ptr = np.empty(k, dtype=np.int64)
+    acc = np.empty(k)
+    poly = np.empty(k + 1)
+    for i in range(k):
+        for j in range(k):
+            ptr[j] = offs[j]
+            acc[j] = 0.0
+        tot = 0.0
+        for a in range(offs[i], offs[i + 1]):
+            c = cells[a]
+            poly[0] = 1.0
+            deg = 0
+            for j in range(k):
+                if j == i:
+                    continue
+                # advance draft j's pointer past its cells before c, accumulating A_j(c)
+                while ptr[j] < offs[j + 1] and cells[ptr[j]] < c:
+                    acc[j] += probs[ptr[j]]
+                    ptr[j] += 1
+                B = probs[ptr[j]] if ptr[j] < offs[j + 1] and cells[ptr[j]] == c else 0.0
+                alpha = 1.0 - acc[j] - B
+                poly[deg + 1] = B * poly[deg]
+                for d in range(deg, 0, -1):
+                    poly[d] = alpha * poly[d] + B * poly[d - 1]
+                poly[0] = alpha * poly[0]
+                deg += 1
+            integral = 0.0
+            for d in range(deg + 1):
+                integral += poly[d] / (d + 1)
+            tot += probs[a] * integral
+        out[i] = tot
+    s = 0.0
+    for i in range(k):
+        s += out[i]
+    if s > 0.0:
+        for i in range(k):
+            out[i] /= s
