@@ -230,9 +230,25 @@ def _ratio_desc(p, q, idx: list[int], exact: bool) -> list[int]:
     return ids[np.lexsort((ids, -r))].tolist()
 
 
+def _residual(p: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """The residual law (p − s)₊ / Σ (p − s)₊ of speculative sampling against s.
+
+    In exact arithmetic its total equals the rejection mass Σ_y s_y (1 − min(1, p_y/s_y)) =
+    Σ (s − p)₊.  In floats a realised s can exceed p on a token by a relative amount (its
+    own rounding) while p − s rounds to 0 everywhere else; the rejection mass — of the order
+    of the rounding — then still needs a law to go to, and p itself is used, so that every
+    conditional sums to 1 and the output law stays p to the rounding of s."""
+    r = np.clip(p - s, 0.0, None)
+    tot = r.sum()
+    if tot > 0:
+        return r / tot
+    return p / p.sum()
+
+
 def _ratio_desc_ids(p, q: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """Float form of :func:`_ratio_desc` for ids with q > 0 (ties by id: a stable sort)."""
-    r = np.asarray(p, dtype=np.float64)[ids] / q[ids]
+    with np.errstate(over="ignore"):  # a subnormal q: the ratio is +inf, first in the order
+        r = np.asarray(p, dtype=np.float64)[ids] / q[ids]
     return ids[np.argsort(-r, kind="stable")]
 
 
@@ -364,11 +380,9 @@ class _LineVerifier(OptimalVerifier):
             s[self._line] = s_home
             self.s = s
             pf = np.asarray(p, dtype=np.float64)
-            with np.errstate(divide="ignore", invalid="ignore"):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 self._accept = np.where(s > pf, pf / np.where(s > 0, s, 1.0), 1.0)
-            resid = np.clip(pf - s, 0.0, None)
-            tot = resid.sum()
-            self._resid = resid / tot if tot > 0 else resid
+            self._resid = _residual(pf, s)
             self.acceptance = float(np.minimum(pf, s).sum())
         # positions of the cells on the unit line (for sampling)
         self._cell_start = np.concatenate([[0.0], np.cumsum(np.asarray(ell, dtype=np.float64))])[:-1]
@@ -1008,9 +1022,9 @@ class _GreedyVerifier(OptimalVerifier):
             top = list(self._top)
             acc[top] = 1.0
             self._accept = acc
-            r = np.clip(pf - qr, 0.0, None)
-            r[top] = pf[top]
-            self._resid = r / r.sum() if r.sum() > 0 else r
+            qt = qr.copy()
+            qt[top] = 0.0
+            self._resid = _residual(pf, qt)
             off = np.ones(n, dtype=bool)
             off[top] = False
             self.acceptance = float(pf[top].sum() + np.minimum(pf, qr)[off].sum())

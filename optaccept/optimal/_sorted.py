@@ -96,7 +96,7 @@ def _one_minus_pow(lam: np.ndarray, k: int) -> np.ndarray:
 def _ratio_bits(p: np.ndarray, q: np.ndarray, q_has_zero: bool, out: np.ndarray) -> np.ndarray:
     """r = p/q into ``out`` (q = 0 → +inf, −0.0 → +0.0), returned as its uint64 bit pattern,
     which is monotone in r for r ≥ 0."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # subnormal q: +inf
         r = np.divide(p, q, out=out)
     if q_has_zero:
         r[q == 0] = np.inf  # x/0 and 0/0 go last
