@@ -401,3 +401,46 @@ def test_extremes_at_vocabulary_scale():
             top = int(np.argmax(p))
             sd = np.sqrt(p[top] * (1 - p[top]) * 4000)
             assert abs((y == top).sum() - 4000 * p[top]) <= 5 * sd + 1, label
+
+
+def test_without_replacement_layout_targets_are_feasible():
+    """The documented observation for without-replacement drafts (docs/optimal_verifier.md
+    §7): the truncated-greedy targets along the p/q layout, with the without-replacement
+    coverage increments as cell masses, lie in B(f_B) ∩ {s ≤ p} and B(g_A) ∩ {s ≥ p} —
+    checked over every subset."""
+    from itertools import combinations
+
+    from optaccept.optimal_verifier import _targets
+
+    rng = np.random.default_rng(21)
+    for _ in range(80):
+        n = int(rng.integers(2, 7))
+        k = int(rng.integers(2, min(n, 4) + 1))
+        p = rng.dirichlet(np.full(n, rng.choice([0.3, 1.0, 3.0])))
+        q = rng.dirichlet(np.full(n, rng.choice([0.3, 1.0, 3.0])))
+        law = oa.WithoutReplacement(q, k)
+        A = set(oa.optimal_acceptance(p, law).subset)
+
+        def inside(S):  # P(set ⊆ S)
+            m = np.zeros(n, dtype=bool)
+            m[list(S)] = True
+            return float(law.subset_prob(m))
+
+        every = frozenset(range(n))
+        for upper, side in ((True, [i for i in range(n) if i not in A]), (False, sorted(A))):
+            order = sorted(side, key=lambda i: (-p[i] / q[i], i))
+            if not order:
+                continue
+            if upper:  # f_B(U) = P(set hits U)
+                f = lambda U: 1.0 - inside(every - frozenset(U))  # noqa: E731
+            else:  # g_A(T) = P(set ⊆ A, set hits T)
+                f = lambda U: inside(A) - inside(frozenset(A) - frozenset(U))  # noqa: E731
+            F = [f(order[:j]) for j in range(len(order) + 1)]
+            t, _ = _targets([p[i] for i in order], np.diff(F), upper=upper, exact=False)
+            t = np.asarray(t)
+            for r in range(1, len(order) + 1):
+                for U in combinations(range(len(order)), r):
+                    assert t[list(U)].sum() <= f([order[i] for i in U]) + 1e-12
+            assert abs(t.sum() - F[-1]) <= 1e-12
+            pl = np.array([p[i] for i in order])
+            assert ((t <= pl + 1e-12) if upper else (t >= pl - 1e-12)).all()
