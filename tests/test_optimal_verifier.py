@@ -403,6 +403,20 @@ def test_extremes_at_vocabulary_scale():
             assert abs((y == top).sum() - 4000 * p[top]) <= 5 * sd + 1, label
 
 
+def _side_coverage(law, A: set, upper: bool):
+    """Side B: f_B(U) = P(set hits U); side A: g_A(T) = P(set ⊆ A, set hits T)."""
+
+    def inside(S) -> float:  # P(set ⊆ S)
+        m = np.zeros(law.n, dtype=bool)
+        m[list(S)] = True
+        return float(law.subset_prob(m))
+
+    every, a = frozenset(range(law.n)), frozenset(A)
+    if upper:
+        return lambda U: 1.0 - inside(every - frozenset(U))
+    return lambda U: inside(a) - inside(a - frozenset(U))
+
+
 def test_without_replacement_layout_targets_are_feasible():
     """The documented observation for without-replacement drafts (docs/optimal_verifier.md
     §7): the truncated-greedy targets along the p/q layout, with the without-replacement
@@ -420,21 +434,11 @@ def test_without_replacement_layout_targets_are_feasible():
         q = rng.dirichlet(np.full(n, rng.choice([0.3, 1.0, 3.0])))
         law = oa.WithoutReplacement(q, k)
         A = set(oa.optimal_acceptance(p, law).subset)
-
-        def inside(S):  # P(set ⊆ S)
-            m = np.zeros(n, dtype=bool)
-            m[list(S)] = True
-            return float(law.subset_prob(m))
-
-        every = frozenset(range(n))
         for upper, side in ((True, [i for i in range(n) if i not in A]), (False, sorted(A))):
             order = sorted(side, key=lambda i: (-p[i] / q[i], i))
             if not order:
                 continue
-            if upper:  # f_B(U) = P(set hits U)
-                f = lambda U: 1.0 - inside(every - frozenset(U))  # noqa: E731
-            else:  # g_A(T) = P(set ⊆ A, set hits T)
-                f = lambda U: inside(A) - inside(frozenset(A) - frozenset(U))  # noqa: E731
+            f = _side_coverage(law, A, upper)
             F = [f(order[:j]) for j in range(len(order) + 1)]
             t, _ = _targets([p[i] for i in order], np.diff(F), upper=upper, exact=False)
             t = np.asarray(t)
