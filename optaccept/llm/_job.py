@@ -47,14 +47,7 @@ def _write_table(table, stem: pathlib.Path, what: str) -> list[pathlib.Path]:
     from ..plots import QUANTITY_LABELS
 
     temps = sorted({t for t, _, _ in table.values})
-    names = [n for n in QUANTITY_LABELS if any(key[2] == n for key in table.values)]
-    rows = []
-    for t, k in sorted({(t, k) for t, k, _ in table.values}):
-        cells = [f"{t:g}", str(k)]
-        for n in names:
-            v = table.values.get((t, k, n))
-            cells.append("–" if v is None else f"{v.mean():.4f} ± {v.std(ddof=1) / np.sqrt(v.size):.4f}")
-        rows.append(cells)
+    names, rows = table._wide()  # mean ± standard error per (T_draft, k) and quantity
     findings = "\n".join(f"- {line}" for line in table.findings().splitlines())
     notes = (
         f"{what}. Entries: mean ± standard error over positions; α* columns: optimal acceptance per draft law "
@@ -95,7 +88,6 @@ def _realised(shipped, stem: pathlib.Path, *, quick: bool) -> list[pathlib.Path]
     """The optimal verifier *run* on a seeded subset of shipped positions (Monte Carlo
     acceptance ± SE next to α*, its rule's exact acceptance, RRS and K-SEQ)."""
     import matplotlib.pyplot as plt
-    import numpy as np
 
     from .._display import write_table
     from ..plots import describe_pair, save_figure

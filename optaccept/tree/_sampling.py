@@ -165,21 +165,7 @@ def sample_accepted_tokens(
         done[c] = vals
     bar.close()
     allv = np.concatenate([done[c] for c in range(n_chunks)], axis=0)[: int(trees)]
-    out = {}
-    for j, v in enumerate(verifiers):
-        x = allv[:, j]
-        out[v] = TreeResult(
-            float(x.mean()),
-            v,
-            drafts,
-            length,
-            k,
-            method="sampled",
-            std_err=float(x.std(ddof=1) / np.sqrt(x.size)),
-            trees=int(x.size),
-            details={"values": x, "seed": seed},
-        )
-    return out
+    return {v: _sampled(allv[:, j], v, drafts, length, k, seed=seed) for j, v in enumerate(verifiers)}
 
 
 def rao_blackwell(
@@ -211,18 +197,19 @@ def rao_blackwell(
     if meta is None or len(next(iter(vals.values()))) < 2:
         raise InputError("items: at least two trees are needed for a standard error")
     drafts, length, k = meta
-    out = {}
-    for v, xs in vals.items():
-        x = np.asarray(xs)
-        out[v] = TreeResult(
-            float(x.mean()),
-            v,
-            drafts,
-            length,
-            k,
-            method="sampled",
-            std_err=float(x.std(ddof=1) / np.sqrt(x.size)),
-            trees=int(x.size),
-            details={"values": x},
-        )
-    return out
+    return {v: _sampled(np.asarray(xs), v, drafts, length, k) for v, xs in vals.items()}
+
+
+def _sampled(x: np.ndarray, verifier: str, drafts: str, length: int, k: int, **details) -> TreeResult:
+    """The mean of per-tree values with its standard error, as a :class:`TreeResult`."""
+    return TreeResult(
+        float(x.mean()),
+        verifier,
+        drafts,
+        length,
+        k,
+        method="sampled",
+        std_err=float(x.std(ddof=1) / np.sqrt(x.size)),
+        trees=int(x.size),
+        details={"values": x, **details},
+    )
