@@ -310,48 +310,41 @@ class _LineVerifier(OptimalVerifier):
             ell, mass = _cell_masses(np.asarray(q)[line], k, exact)
             pl = np.asarray(p, dtype=np.float64)[line]
         self._ell, self._mass = ell, mass
-        if not exact and _line_kernel.available():
+        # realise the targets: a token alone keeps its own cell; a block of tokens that
+        # trade mass is realised by the window construction on its cells
+        if exact:
+            tb, gb = _side_groups(pl[:nb], mass[:nb], upper=True)
+            ta, ga = _side_groups(pl[nb:], mass[nb:], upper=False)
+            targets = tb + ta
+            toks, cells, lens = [], [], []
+            for g in gb + [g + nb for g in ga]:
+                gl = g.tolist()
+                t, c, ln = _windows([ell[i] for i in gl], [mass[i] for i in gl], [ell[i] for i in gl],
+                                    [targets[i] for i in gl], exact)
+                toks.append(g[np.asarray(t, dtype=np.int64)])
+                cells.append(g[np.asarray(c, dtype=np.int64)])
+                lens.append(ln)
+        else:
             tb, sb, bb, ob = _side_groups_float(pl[:nb], mass[:nb], upper=True)
             ta, sa, ba, oa_ = _side_groups_float(pl[nb:], mass[nb:], upper=False)
             targets = np.concatenate([tb, ta])
-            self._targets = targets
             singles = np.concatenate([sb, sa + nb])
             blocks = np.concatenate([bb, ba + nb])
             offsets = np.concatenate([ob, oa_[1:] + ob[-1]])
             toks, cells, lens = [singles], [singles], [ell[singles]]
-            if blocks.size:
+            if blocks.size and _line_kernel.available():
                 t, c, ln = _line_kernel.windows_blocks(ell[blocks], mass[blocks], targets[blocks], offsets)
                 toks.append(blocks[t])
                 cells.append(blocks[c])
                 lens.append(ln)
-            groups = []
-        else:
-            pl = list(pl) if exact else pl.tolist()
-            tb, gb = _side_groups(pl[:nb], mass[:nb], upper=True, exact=exact)
-            ta, ga = _side_groups(pl[nb:], mass[nb:], upper=False, exact=exact)
-            targets = tb + ta
-            self._targets = targets
-            groups = gb + [g + nb for g in ga]
-            toks, cells, lens = [], [], []
-        # realise the targets group by group: a token at its own cell, or a block of the
-        # tokens that trade mass, realised by the window construction on their cells
-        for g in groups:
-            if g.size == 1:
-                h = int(g[0])
-                toks.append(np.array([h]))
-                cells.append(np.array([h]))
-                lens.append([ell[h]] if exact else np.array([ell[h]]))
-                continue
-            gl = g.tolist()
-            if exact:
-                t, c, ln = _windows(
-                    [ell[i] for i in gl], [mass[i] for i in gl], [ell[i] for i in gl], [targets[i] for i in gl], exact
-                )
             else:
-                t, c, ln = _windows(ell[g], mass[g], ell[g], np.asarray(targets, dtype=np.float64)[g], exact)
-            toks.append(g[np.asarray(t, dtype=np.int64)])
-            cells.append(g[np.asarray(c, dtype=np.int64)])
-            lens.append(ln)
+                for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+                    g = blocks[lo:hi]
+                    t, c, ln = _windows(ell[g], mass[g], ell[g], targets[g], exact)
+                    toks.append(g[t])
+                    cells.append(g[c])
+                    lens.append(ln)
+        self._targets = targets
         tok_local = np.concatenate(toks) if toks else np.zeros(0, dtype=np.int64)
         cell_arr = np.concatenate(cells) if cells else np.zeros(0, dtype=np.int64)
         if exact:
@@ -536,8 +529,9 @@ def _cell_masses(ql: list, k: int, exact: bool):
     return ell, mass
 
 
-def _side_groups(pl: list, mass, *, upper: bool, exact: bool):
-    """Targets on one side and the groups realised independently (local indices).
+def _side_groups(pl: list, mass: list, *, upper: bool):
+    """Targets on one side and the groups realised independently (local indices), in
+    exact arithmetic (floats: :func:`_side_groups_float`, the same scan vectorised).
 
     A token whose own cell already respects its bound (μ(c) ≤ p on side B, ≥ p on side A)
     keeps its cell (target μ(c)).  The others (violators) trade mass with the nearest
@@ -548,11 +542,8 @@ def _side_groups(pl: list, mass, *, upper: bool, exact: bool):
     m = len(pl)
     if m == 0:
         return [], []
-    zero = Fraction(0) if exact else 0.0
-    if exact:
-        excess = [mass[j] - pl[j] for j in range(m)]  # > 0: the cell is too heavy for p
-    else:
-        excess = (np.asarray(mass, dtype=np.float64) - np.asarray(pl, dtype=np.float64)).tolist()
+    zero = Fraction(0)
+    excess = [mass[j] - pl[j] for j in range(m)]  # > 0: the cell is too heavy for p
     inN = [False] * m
     if upper:  # side B: violators have excess > 0; absorbed by slack (excess < 0) to the right
         out = zero
@@ -579,7 +570,7 @@ def _side_groups(pl: list, mass, *, upper: bool, exact: bool):
     nidx = np.array([j for j in range(m) if inN[j]], dtype=np.int64)
     if nidx.size:
         nl = nidx.tolist()
-        tn, cn = _targets([pl[j] for j in nl], [mass[j] for j in nl], upper=upper, exact=exact)
+        tn, cn = _targets([pl[j] for j in nl], [mass[j] for j in nl], upper=upper, exact=True)
         for j, v in zip(nl, tn):
             targets[j] = v
         groups += [nidx[lo:hi] for lo, hi in zip(cn[:-1], cn[1:])]
@@ -713,8 +704,8 @@ def _contacts_float(G: np.ndarray, upper: bool) -> list[int]:
 def _windows(ell, mass, tq, ts, exact: bool):
     """Realise targets ts (lengths tq) on cells (ell, mass) whose densities decrease.
 
-    Tokens are taken by target density ts/tq descending; each takes the contiguous run
-    (in the line with the cells already taken removed) of length tq whose mass is ts.
+    Tokens are taken in home order; each takes the contiguous run (in the line with the
+    cells already taken removed) of length tq whose mass is ts; the last takes the rest.
     Any point of the base polytope of the cells' coverage polymatroid is realised
     (docs/optimal_verifier.md §4).  Returns (token, cell, length) triples (local indices).
     """
