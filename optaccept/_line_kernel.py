@@ -5,11 +5,12 @@ construction that builds the shares, and the selection probabilities of one tupl
 The same construction as :func:`optaccept.optimal_verifier._windows_float` — each token of
 a block, in home order, takes the run of the remaining ("compressed") line whose length is
 its q and whose mass is its target; the last token takes what is left
-(docs/optimal_verifier.md §5) — written as one loop over every block of a side so that
-numba can compile it.  The remaining line is kept in two Fenwick trees (remaining length
-and mass per cell), so locating a point of the compressed line costs O(log m); the run
-start β solves g(β) = s for the non-increasing, piecewise-linear run mass g by bisection
-until both ends of the run stay in one cell each, then one linear step; the run's two end
+(docs/optimal_verifier.md §5) — written as one loop over the blocks of both sides so
+that numba can compile it.  The remaining line is kept in two Fenwick trees (remaining
+length and mass per cell), so locating a point of the compressed line costs O(log m); the
+run start β solves g(β) = s for the non-increasing, piecewise-linear run mass g: galloping
+from the previous run's start brackets it, bisection narrows the bracket until both ends of
+the run stay in one cell each, and one linear step solves that piece; the run's two end
 pieces are then solved so that its length and mass are q and s to rounding of their own
 size.  Dead cells are skipped with a "next alive cell" forest (path halving).
 
