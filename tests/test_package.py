@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import doctest
+import pathlib
+import shutil
 import subprocess
 import sys
+
+import pytest
 
 import optaccept
 
@@ -36,3 +40,13 @@ def test_doctests() -> None:
     for mod in (optaccept, optaccept.optimal):
         result = doctest.testmod(mod)
         assert result.failed == 0 and result.attempted > 0
+
+
+def test_ruff_clean():
+    """The tree passes the project's ruff configuration (pyproject.toml), as CI sees it."""
+    root = pathlib.Path(__file__).resolve().parents[1]
+    exe = shutil.which("ruff", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("ruff")
+    if exe is None:
+        pytest.skip("ruff is not installed (the dev extra)")
+    out = subprocess.run([exe, "check", "--no-cache", str(root)], capture_output=True, text=True, cwd=root)
+    assert out.returncode == 0, out.stdout[-3000:]
