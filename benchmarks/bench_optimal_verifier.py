@@ -8,11 +8,14 @@
 4. The previous LP-plan verifier (draw a plan of the max-flow LP over draft sets, then
    condition on the set) at the largest n it reaches, against the new build on the same
    instances.
+5. Without-replacement drafts from a draft truncated to its m most likely tokens at
+   n = 49,152: the flow-plan verifier (sparse rows), its build against the α* solve, the
+   conditional and the sampler (``--parts 5`` runs this part alone).
 
 Instances: Zipf(1.1) laws with log-normal noise of scale σ on p and q independently
 (σ = 1: α* well below 1; σ = 0.3: α* near 1, where the selection marginal must equal p).
 
-    .venv/bin/python benchmarks/bench_optimal_verifier.py [--quick]
+    .venv/bin/python benchmarks/bench_optimal_verifier.py [--quick] [--parts 12345]
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ def old_lp_plan_build(p: np.ndarray, law) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--parts", default="12345", help="which parts to run, e.g. 5")
     args = ap.parse_args()
     print(
         f"# machine: {platform.machine()} {platform.processor() or ''}, Python {platform.python_version()}, "
@@ -62,6 +66,52 @@ def main() -> None:
     )
     ns = (4096,) if args.quick else (49_152, 131_072)
     sigmas = (1.0, 0.3)
+    if set("1234") & set(args.parts):
+        _parts_1_to_4(args, ns, sigmas)
+    if "5" in args.parts:
+        _part_5(args)
+
+
+def _part_5(args) -> None:
+    import math
+
+    print("\n## 5. Without replacement, top-m drafts, n = 49,152: the flow-plan verifier\n")
+    print("Zipf(1.1) p and q with σ = 1 (seed m + k), q truncated to its m most likely tokens and "
+          "renormalised. α* solve: `optimal_acceptance` (sorted prefix scan); build: "
+          "`optimal_verifier` (set law, max-flow LP, sparse rows, certificate); one run each.\n")
+    print("| m | k | draft sets | α* | α* solve (ms) | build (s) | acceptance − α* | conditional (µs) | "
+          "sampler, 100k draws (s) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    cases = ((50, 2), (16, 8)) if args.quick else ((50, 2), (40, 3), (100, 3), (25, 5), (16, 8))
+    n = 4096 if args.quick else 49_152
+    for m, k in cases:
+        rng = np.random.default_rng(m + k)
+        base = 1.0 / np.arange(1, n + 1) ** 1.1
+        p = base * np.exp(rng.normal(0, 1.0, n))
+        q = base * np.exp(rng.normal(0, 1.0, n))
+        p, q = p / p.sum(), q / q.sum()
+        top = np.argsort(-q)[:m]
+        qt = np.zeros(n)
+        qt[top] = q[top]
+        law = oa.WithoutReplacement(qt / qt.sum(), k)
+        solve = best_time(lambda p=p, law=law: oa.optimal_acceptance(p, law), repeat=3)
+        star = oa.optimal_acceptance(p, law).value
+        t0 = time.perf_counter()
+        ov = optimal_verifier(p, law)
+        build = time.perf_counter() - t0
+        sets = list(ov._index)[:300]
+        t0 = time.perf_counter()
+        for A in sets:
+            ov.conditional(A)
+        cond = (time.perf_counter() - t0) / len(sets)
+        t0 = time.perf_counter()
+        ov.sample(np.random.default_rng(0), 100_000)
+        samp = time.perf_counter() - t0
+        print(f"| {m} | {k} | {math.comb(m, k)} | {star:.6f} | {1e3 * solve:.1f} | {build:.2f} | "
+              f"{ov.acceptance - star:.1e} | {1e6 * cond:.0f} | {samp:.2f} |", flush=True)
+
+
+def _parts_1_to_4(args, ns, sigmas) -> None:
     from optaccept import _line_kernel
 
     print("\n## 1. Build for one position vs the α* solve (IID)\n")

@@ -375,17 +375,17 @@ class WithoutReplacement(DraftLaw):
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         rng, size = check_rng(rng), check_size(size)
         out = np.empty((size, self.k), dtype=np.int64)
-        rows = max(1, 4_000_000 // max(self.n, 1))
+        supp = np.flatnonzero(self.q > 0)  # tokens with q = 0 never ring: clocks for the support only
+        rows = max(1, 4_000_000 // max(supp.size, 1))
         # log ring times log(E/q_i): E/q_i itself overflows to a tie at inf for subnormal q_i
-        with np.errstate(divide="ignore"):
-            log_q = np.where(self.q > 0, np.log(self.q), -np.inf)
+        log_q = np.log(self.q[supp])
         for lo in range(0, size, rows):
             hi = min(size, lo + rows)
             with np.errstate(divide="ignore"):
-                clocks = np.log(rng.standard_exponential((hi - lo, self.n))) - log_q  # log Exp(q_i) ring times
+                clocks = np.log(rng.standard_exponential((hi - lo, supp.size))) - log_q  # log Exp(q_i) ring times
             part = np.argpartition(clocks, self.k - 1, axis=1)[:, : self.k]
             order = np.argsort(np.take_along_axis(clocks, part, axis=1), axis=1)
-            out[lo:hi] = np.take_along_axis(part, order, axis=1)
+            out[lo:hi] = supp[np.take_along_axis(part, order, axis=1)]
         return out
 
 

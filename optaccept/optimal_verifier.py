@@ -74,7 +74,9 @@ def optimal_verifier(p: Any, drafts: DraftLaw, *, normalize: bool = False, max_s
     drafts : DraftLaw
         ``IID`` (any vocabulary), ``Greedy``/``SpecHub`` (any vocabulary), or a law whose
         set law has at most ``max_sets`` sets (``WithoutReplacement``, ``Independent``,
-        ``Joint``; solved by an optimal flow over draft sets).
+        ``Joint``; solved by an optimal flow over draft sets, stored sparsely, so the
+        vocabulary may be large when the draft's support is small: C(m, k) sets for m
+        tokens with q > 0).
     normalize : bool
         Rescale p to sum 1 instead of refusing a sum off by more than 1e-9.
     max_sets : int
@@ -1063,14 +1065,15 @@ class _PlanVerifier(OptimalVerifier):
             sl = law.set_law(max_sets=min(max_sets, MAX_ENUMERATION))
         except MethodError:
             raise MethodError(
-                f"optimal_verifier: the {type(law).__name__} law at n = {n}, k = {law.k} has more than "
-                f"{max_sets} draft sets; the flow-plan verifier needs them listed. Use IID drafts "
-                "(any vocabulary) or Greedy/SpecHub drafts, or a smaller vocabulary"
+                f"optimal_verifier: the {type(law).__name__} law at k = {law.k} has more than "
+                f"{max_sets} draft sets; the flow-plan verifier needs them listed (C(m, k) for m "
+                "tokens with q > 0, whatever the vocabulary). Use IID drafts (any vocabulary), "
+                "Greedy/SpecHub drafts, or a draft truncated to fewer tokens (top-m)"
             ) from None
         if len(sl) > max_sets:
             raise MethodError(
                 f"optimal_verifier: {len(sl)} draft sets exceed max_sets = {max_sets}; "
-                "use IID, Greedy or SpecHub drafts at this size"
+                "use IID, Greedy or SpecHub drafts at this size, or a draft truncated to fewer tokens"
             )
         self._index = {s: i for i, s in enumerate(sl.sets)}
         D = list(sl.probs)
@@ -1100,48 +1103,102 @@ class _PlanVerifier(OptimalVerifier):
                 (D[a] * sum((rows[a][y] for y in s_), Fraction(0)) for a, s_ in enumerate(sl.sets)), Fraction(0)
             )
         else:
+            import scipy.sparse as sp
+
             from .optimal._flow import max_flow_lp
 
-            res = max_flow_lp(np.asarray(p, dtype=np.float64), law, max_sets=max_sets)
+            # a sparse flow: a large vocabulary with a small draft support has many tokens
+            # that no draft set holds, and a dense (sets, n) plan would not fit in memory
+            res = max_flow_lp(np.asarray(p, dtype=np.float64), law, max_sets=max_sets, dense=False)
             self.value, self.subset = res.value, res.subset
-            plan = res.plan
+            sets = res.plan.sets
             Dd = dict(zip(sl.sets, np.asarray(D, dtype=np.float64).tolist()))
-            sets = plan.sets
-            flow = np.clip(np.asarray(plan.flow, dtype=np.float64), 0.0, None)
             Dv = np.array([Dd.get(s_, 0.0) for s_ in sets])
+            flow = sp.csr_matrix(res.plan.flow, dtype=np.float64)
+            flow.data = np.clip(flow.data, 0.0, None)
             # scale rows that exceed their capacity by round-off
-            tot = flow.sum(axis=1)
+            tot = np.asarray(flow.sum(axis=1)).ravel()
             scale = np.where(tot > Dv, Dv / np.where(tot > 0, tot, 1.0), 1.0)
-            flow *= scale[:, None]
-            u = np.clip(Dv - flow.sum(axis=1), 0.0, None)
-            v = np.clip(np.asarray(p, dtype=np.float64) - flow.sum(axis=0), 0.0, None)
-            cond = flow.copy()
-            if v.sum() > 0:
-                cond += u[:, None] * (v / v.sum())[None, :]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                cond = np.where(Dv[:, None] > 0, cond / np.where(Dv > 0, Dv, 1.0)[:, None], 0.0)
+            flow = sp.csr_matrix(sp.diags(scale) @ flow)
+            used = np.asarray(flow.sum(axis=1)).ravel()
+            u = np.clip(Dv - used, 0.0, None)
+            v = np.clip(np.asarray(p, dtype=np.float64) - np.asarray(flow.sum(axis=0)).ravel(), 0.0, None)
+            vt = v.sum()
+            inv = np.where(Dv > 0, 1.0 / np.where(Dv > 0, Dv, 1.0), 0.0)
+            # π(· | A) = flow[A, ·]/D(A) + (unmatched share of A) · (unmatched target mass)
             self._index = {s_: i for i, s_ in enumerate(sets)}
-            self._rows = cond
-            acc = 0.0
-            for i, s_ in enumerate(sets):
-                acc += Dv[i] * float(cond[i, list(s_)].sum())
-            self.acceptance = acc
+            self._sets = sets
+            self._F = sp.csr_matrix(sp.diags(inv) @ flow)
+            self._F.sort_indices()
+            self._u = np.where(vt > 0, u * inv, 0.0)
+            self._r = v / vt if vt > 0 else np.zeros_like(v)
+            self.acceptance = float(flow.sum()) + float(u @ (_incidence(sets, law.n) @ self._r))
+
+    def _row(self, a: int) -> Any:
+        """π(· | sets[a]) as a length-n row."""
+        if self.exact:
+            return self._rows[a]
+        row = self._u[a] * self._r
+        lo, hi = self._F.indptr[a], self._F.indptr[a + 1]
+        row[self._F.indices[lo:hi]] += self._F.data[lo:hi]
+        return row
+
+    def _set_acceptance(self, a: int, A: tuple[int, ...]) -> Any:
+        """Σ_{y ∈ A} π(y | A), from the rule's own row (exact form)."""
+        return sum((self._rows[a][y] for y in A), Fraction(0))
+
+    def _set_acceptances(self) -> np.ndarray:
+        """Σ_{y ∈ A} π(y | A) for every listed set A (float form): the matched part counted
+        only where it lands on a token of A, plus A's unmatched share times r(A)."""
+        inc = _incidence(self._sets, self.law.n)
+        return np.asarray(self._F.multiply(inc).sum(axis=1)).ravel() + self._u * (inc @ self._r)
 
     def _conditional(self, x):
         key = tuple(sorted(set(x)))
         if key not in self._index:
             raise InputError(f"drafts: {x} has probability zero under the draft law")
-        row = self._rows[self._index[key]]
+        row = self._row(self._index[key])
         if self.exact:
             return np.array(list(row), dtype=object)
         return np.array(row, dtype=np.float64)
 
     def _respond(self, d, rng):
-        idx = np.array([self._index[tuple(sorted(set(r)))] for r in d.tolist()], dtype=np.int64)
-        rows = np.asarray(self._rows, dtype=np.float64)
-        from .verifiers._base import sample_rows
+        try:
+            idx = np.array([self._index[tuple(sorted(set(r)))] for r in d.tolist()], dtype=np.int64)
+        except KeyError:
+            raise InputError("drafts: a row has probability zero under the draft law") from None
+        if self.exact:
+            from .verifiers._base import sample_rows
 
-        return sample_rows(rng, rows, idx)
+            return sample_rows(rng, np.asarray(self._rows, dtype=np.float64), idx)
+        # matched part: at most k entries per row, walked at once; the rest from the residual
+        F = self._F
+        start = F.indptr[idx]
+        count = F.indptr[idx + 1] - start
+        u = rng.random(idx.size)
+        out = np.full(idx.size, -1, dtype=np.int64)
+        cum = np.zeros(idx.size)
+        for j in range(int(count.max(initial=0))):
+            has = j < count
+            pos = np.where(has, start + j, 0)
+            cum = cum + np.where(has, F.data[pos], 0.0)
+            take = has & (out < 0) & (u < cum)
+            out[take] = F.indices[pos[take]]
+        rest = out < 0
+        if rest.any():
+            cr = np.cumsum(self._r)
+            if cr.size and cr[-1] > 0:
+                w = rng.random(int(rest.sum())) * cr[-1]
+                out[rest] = np.minimum(np.searchsorted(cr, w, side="right"), cr.size - 1)
+            else:  # no unmatched target mass: the matched part is the whole law (round-off)
+                out[rest] = F.indices[np.maximum(F.indptr[idx[rest] + 1] - 1, F.indptr[idx[rest]])]
+        return out
+
+
+def _incidence(sets, n: int):
+    from .optimal._flow import incidence
+
+    return incidence(sets, n)
 
 
 def _exact_max_flow(sets, D, p):
@@ -1270,9 +1327,13 @@ def verify_verifier(p: Any, drafts: DraftLaw, ov: OptimalVerifier, *, tol: float
         sl = drafts.set_law()
         zero = Fraction(0) if exact else 0.0
         acc = zero
-        for A, pr in zip(sl.sets, sl.probs if exact else np.asarray(sl.probs).tolist()):
-            row = ov._rows[ov._index[A]]
-            acc += pr * sum((row[y] for y in A), zero)
+        if exact:
+            for A, pr in zip(sl.sets, sl.probs):
+                acc += pr * ov._set_acceptance(ov._index[A], A)
+        else:
+            per_set = ov._set_acceptances()
+            idx = np.array([ov._index[A] for A in sl.sets], dtype=np.int64)
+            acc = float(np.asarray(sl.probs, dtype=np.float64) @ per_set[idx])
         viol = zero
     if exact:
         return Verification(

@@ -26,19 +26,31 @@ def incidence(sets: tuple[tuple[int, ...], ...], n: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(len(sets), n))
 
 
-def max_flow_lp(p: np.ndarray, law, *, max_sets: int) -> AcceptanceResult:
-    from scipy.optimize import linprog
+def max_flow_lp(p: np.ndarray, law, *, max_sets: int, dense: bool = True) -> AcceptanceResult:
+    """α* by the max-flow LP over the listed draft sets, certified by a min cut.
 
+    The result's ``plan.flow`` is a dense (sets, n) array, or with ``dense=False`` a
+    ``scipy.sparse`` CSR matrix of the same shape (at most k entries per row: what a large
+    vocabulary with a small draft support needs)."""
     try:
         sl = law.set_law(max_sets=max_sets)
     except MethodError as exc:
         raise MethodError(f"method 'lp': {exc}") from None
     D = np.asarray(sl.probs, dtype=np.float64)
-    n = law.n
-    inc = incidence(sl.sets, n).tocoo()
+    flow = _solve(p, sl.sets, D, law.n)
+    plan = FlowPlan(sl.sets, flow.toarray() if dense else flow)
+    return _certified(p, law, plan, D, "lp")
+
+
+def _solve(p: np.ndarray, sets, D: np.ndarray, n: int) -> sp.csr_matrix:
+    """The max flow source → A (capacity D(A)) → y ∈ A → sink (capacity p(y)), by HiGHS,
+    as a sparse (sets, n) matrix."""
+    from scipy.optimize import linprog
+
+    inc = incidence(sets, n).tocoo()
     nv = inc.nnz  # one variable per (A, y ∈ A)
     var_set, var_tok = inc.row, inc.col
-    m = len(sl.sets)
+    m = len(sets)
     A_ub = sp.vstack(
         [
             sp.csr_matrix((np.ones(nv), (var_set, np.arange(nv))), shape=(m, nv)),
@@ -53,10 +65,12 @@ def max_flow_lp(p: np.ndarray, law, *, max_sets: int) -> AcceptanceResult:
     if res.status != 0 or res.x is None:
         raise SolverError(f"method 'lp': HiGHS did not solve the max-flow LP (status {res.status}: {res.message})")
     x = np.clip(res.x, 0.0, None)
-    flow = np.zeros((m, n))
-    flow[var_set, var_tok] = x
-    plan = FlowPlan(sl.sets, flow)
-    return _certified(p, law, plan, D, "lp")
+    return sp.csr_matrix((x, (var_set, var_tok)), shape=(m, n))
+
+
+def _sums(flow, axis: int) -> np.ndarray:
+    """Row (axis=1) or column (axis=0) sums of a dense or sparse flow, as a 1-D array."""
+    return np.asarray(flow.sum(axis=axis), dtype=np.float64).ravel()
 
 
 def _certified(
@@ -68,9 +82,9 @@ def _certified(
     from which the flow was compressed."""
     flow = plan.flow
     viol = max(
-        float((flow.sum(axis=1) - D).max(initial=0.0)),
-        float((flow.sum(axis=0) - p).max(initial=0.0)),
-        float(-flow.min(initial=0.0)),
+        float((_sums(flow, 1) - D).max(initial=0.0)),
+        float((_sums(flow, 0) - p).max(initial=0.0)),
+        -float(flow.min()) if flow.size else 0.0,
     )
     if viol > tol:
         raise SolverError(f"method {method!r}: the solver's flow violates a capacity by {viol:.3g}")
@@ -78,7 +92,7 @@ def _certified(
     # (arcs carrying ~1e-11) can open spurious paths at a tight one, so try several and
     # keep the cut of smallest value.  Any subset is an upper bound, so this is safe.
     best = None
-    inflow = flow.sum(axis=0)
+    inflow = _sums(flow, 0)
     cands = []
     for eps in (1e-12, 1e-10, 1e-8, 1e-6):
         cands.append(min_cut_subset(plan, D, p, tol=eps))
@@ -150,7 +164,7 @@ def min_cut_subset(plan: FlowPlan, D: np.ndarray, p: np.ndarray, tol: float = 1e
     """
     inc = incidence(plan.sets, p.size)
     back = sp.csr_matrix(plan.flow > tol)
-    reach_A = (D - plan.flow.sum(axis=1)) > tol
+    reach_A = (D - _sums(plan.flow, 1)) > tol
     reach_y = np.zeros(p.size, dtype=bool)
     while True:
         new_y = reach_y | (inc.T @ reach_A.astype(np.float64) > 0)

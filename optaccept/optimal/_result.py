@@ -16,10 +16,11 @@ __all__ = ["AcceptanceResult", "FlowPlan", "TransportPlan", "Verification"]
 class FlowPlan:
     """A flow of the compressed max-flow LP: ``flow[a, y]`` is the mass of draft set
     ``sets[a]`` matched to token y (non-zero only for y ∈ sets[a]).  Its total is a
-    lower bound on α*."""
+    lower bound on α*.  ``flow`` is a dense array, or a ``scipy.sparse`` matrix where a
+    dense one would not fit (a large vocabulary with a small draft support)."""
 
     sets: tuple[tuple[int, ...], ...]
-    flow: np.ndarray  # (len(sets), n)
+    flow: Any  # (len(sets), n): ndarray or scipy.sparse matrix
 
     @property
     def value(self) -> float:
