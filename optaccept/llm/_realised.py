@@ -1,11 +1,13 @@
 """The optimal verifier run on real next-token distributions, beside α* and practical verifiers.
 
 :func:`realised_optimal` builds the optimal verifier (``optaccept.optimal_verifier``,
-docs/optimal_verifier.md) for i.i.d. drafts at a fixed random subset of the positions of a
-:class:`Distributions`, at the full vocabulary, runs it (Monte Carlo) and tabulates, per k,
-the mean realised acceptance ± its standard error next to the mean α* of (★), the rule's
-own exact acceptance, and the exact acceptance of RRS (SpecInfer) and K-SEQ (SpecTr) on the
-same positions.  One build takes up to seconds at vocabulary 49,152, so a subset is used.
+docs/optimal_verifier.md) for i.i.d. drafts (or drafts without replacement, ``law="swor"``)
+at a fixed random subset of the positions of a :class:`Distributions`, at the full
+vocabulary, runs it (Monte Carlo) and tabulates, per k, the mean realised acceptance ± its
+standard error next to the mean α* of (★), the rule's own exact acceptance, and the exact
+acceptance of practical verifiers on the same positions: RRS (SpecInfer) and K-SEQ (SpecTr)
+for i.i.d. drafts, RRS without replacement for the other law.  One build takes up to
+seconds at vocabulary 49,152, so a subset is used.
 """
 
 from __future__ import annotations
@@ -31,6 +33,18 @@ COLUMNS: dict[str, str] = {
     "rrs": "RRS with replacement (SpecInfer), exact",
     "kseq": "K-SEQ (SpecTr), output ∈ drafts, exact",
 }
+#: the same for drafts without replacement (``law="swor"``).
+SWOR_COLUMNS: dict[str, str] = {
+    "alpha_swor": "α* of (★), drafts without replacement",
+    "rule": "exact acceptance of the optimal verifier's rule",
+    "realised": "optimal verifier, run: fraction of outputs among the drafts",
+    "rrs_wor": "RRS without replacement (Jeon et al.), exact",
+}
+_LAW_NAMES = {"iid": "i.i.d.", "swor": "without replacement"}
+
+
+def _columns(law: str) -> dict[str, str]:
+    return COLUMNS if law == "iid" else SWOR_COLUMNS
 
 
 @dataclasses.dataclass
@@ -49,6 +63,8 @@ class RealisedTable:
         ``se[k]`` = per-position standard errors of the realised acceptance.
     meta : dict
         Provenance of the data.
+    law : str
+        ``"iid"`` (columns ``COLUMNS``) or ``"swor"`` (``SWOR_COLUMNS``).
     """
 
     positions: np.ndarray
@@ -56,6 +72,12 @@ class RealisedTable:
     values: dict[tuple[int, str], np.ndarray]
     se: dict[int, np.ndarray]
     meta: dict[str, Any]
+    law: str = "iid"
+
+    @property
+    def columns(self) -> dict[str, str]:
+        """Column -> description for this table's draft law."""
+        return _columns(self.law)
 
     @property
     def ks(self) -> list[int]:
@@ -67,9 +89,9 @@ class RealisedTable:
         if k not in self.se:
             raise InputError(f"k: no row for k={k}; the table has {self.ks}")
         m = self.positions.size
-        out = {c: float(self.values[(k, c)].mean()) for c in COLUMNS}
+        out = {c: float(self.values[(k, c)].mean()) for c in self.columns}
         out["realised_se"] = float(math.sqrt(float(np.sum(self.se[k] ** 2))) / m)
-        d = out["realised"] - out["alpha_iid"]
+        d = out["realised"] - out[f"alpha_{self.law}"]
         out["z"] = d / out["realised_se"] if out["realised_se"] > 0 else 0.0
         out["k"], out["positions"], out["samples_per_position"] = k, m, self.size
         return out
@@ -88,12 +110,15 @@ class RealisedTable:
         return pd.DataFrame(self.rows)
 
     def _wide(self) -> tuple[list[str], list[list[str]]]:
-        head = ["k", "positions", "α* (i.i.d.)", "optimal verifier, run ± SE", "z", "rule (exact)", "RRS", "K-SEQ"]
+        practical = [c for c in self.columns if c not in ("rule", "realised") and not c.startswith("alpha")]
+        names = {"rrs": "RRS", "kseq": "K-SEQ", "rrs_wor": "RRS w/o repl."}
+        head = ["k", "positions", f"α* ({_LAW_NAMES[self.law]})", "optimal verifier, run ± SE", "z",
+                "rule (exact)"] + [names[c] for c in practical]
         body = []
         for r in self.rows:
-            body.append([str(r["k"]), str(r["positions"]), f"{r['alpha_iid']:.4f}",
+            body.append([str(r["k"]), str(r["positions"]), f"{r[f'alpha_{self.law}']:.4f}",
                          f"{r['realised']:.5f} ± {r['realised_se']:.5f}", f"{r['z']:+.2f}",
-                         f"{r['rule']:.4f}", f"{r['rrs']:.4f}", f"{r['kseq']:.4f}"])
+                         f"{r['rule']:.4f}"] + [f"{r[c]:.4f}" for c in practical])
         return head, body
 
     def to_markdown(self) -> str:
@@ -107,7 +132,7 @@ class RealisedTable:
         from .._display import latex_table
 
         head, body = self._wide()
-        head = ["$k$", "positions", r"$\alpha^*$", r"realised $\pm$ SE", "$z$", "rule", "RRS", "K-SEQ"]
+        head = ["$k$", "positions", r"$\alpha^*$", r"realised $\pm$ SE", "$z$", "rule"] + head[6:]
         return latex_table(head, [[c.replace("±", "+/-") for c in r] for r in body], caption)
 
     def _repr_html_(self) -> str:
@@ -115,13 +140,14 @@ class RealisedTable:
 
         head, body = self._wide()
         return html_table(head, body, title=f"Optimal verifier, run ({self.size:,} samples per position)",
-                          caption="; ".join(f"{c}: {d}" for c, d in COLUMNS.items()))
+                          caption="; ".join(f"{c}: {d}" for c, d in self.columns.items()))
 
     def __str__(self) -> str:
         return self.to_markdown()
 
     def __repr__(self) -> str:
-        return f"RealisedTable({self.positions.size} positions, ks={self.ks}, {self.size} samples per position)"
+        return (f"RealisedTable({self.positions.size} positions, ks={self.ks}, law={self.law!r}, "
+                f"{self.size} samples per position)")
 
     def plot(self, ax: Any = None) -> Any:
         """Mean acceptance against k: α*, the optimal verifier run (± 2 SE), RRS, K-SEQ.
@@ -133,11 +159,15 @@ class RealisedTable:
             _, ax = plt.subplots(figsize=(4.5, 3.2))
         rows = self.rows
         ks = [r["k"] for r in rows]
-        ax.plot(ks, [r["alpha_iid"] for r in rows], "k-", label=r"$\alpha^*$ (i.i.d.)")
+        ax.plot(ks, [r[f"alpha_{self.law}"] for r in rows], "k-", label=rf"$\alpha^*$ ({_LAW_NAMES[self.law]})")
         ax.errorbar(ks, [r["realised"] for r in rows], yerr=[2 * r["realised_se"] for r in rows], fmt="o",
                     color="C3", capsize=3, label="optimal verifier, run (± 2 SE)")
-        ax.plot(ks, [r["rrs"] for r in rows], "s--", color="C0", label="RRS")
-        ax.plot(ks, [r["kseq"] for r in rows], "^:", color="C2", label="K-SEQ")
+        styles = {"rrs": ("s--", "C0", "RRS"), "kseq": ("^:", "C2", "K-SEQ"),
+                  "rrs_wor": ("s--", "C0", "RRS without replacement")}
+        for c in self.columns:
+            if c in styles:
+                fmt, color, label = styles[c]
+                ax.plot(ks, [r[c] for r in rows], fmt, color=color, label=label)
         ax.set_xlabel("number of drafts $k$")
         ax.set_ylabel(f"mean acceptance ({self.positions.size} positions)")
         ax.set_xticks(ks)
@@ -153,6 +183,7 @@ def realised_optimal(
     *,
     size: int = 20_000,
     progress: bool = True,
+    law: str = "iid",
 ) -> RealisedTable:
     """Run the optimal verifier on a random subset of positions and tabulate its acceptance.
 
@@ -161,7 +192,7 @@ def realised_optimal(
     data : Distributions
         Target rows p and draft rows q (float64, full vocabulary).
     ks : sequence of int
-        Numbers of i.i.d. drafts.
+        Numbers of drafts.
     positions : int or sequence of int
         How many positions to draw at random (without replacement, with ``rng``), or the
         positions themselves.
@@ -172,6 +203,9 @@ def realised_optimal(
         Monte Carlo samples (draft tuple, output) per position and k.
     progress : bool
         Show a tqdm progress bar.
+    law : {"iid", "swor"}
+        i.i.d. drafts, or drafts without replacement (the verifier lists the C(m, k) draft
+        sets of the m tokens with q > 0: fine for the shipped top-50 rows at k ≤ 3).
 
     Returns
     -------
@@ -189,6 +223,8 @@ def realised_optimal(
     size = check_size(size)
     if size < 1:
         raise InputError("size: must be at least 1")
+    if law not in _LAW_NAMES:
+        raise InputError(f"law: must be one of {tuple(_LAW_NAMES)}, got {law!r}")
     ks = [int(k) for k in ks]
     if not ks or min(ks) < 1:
         raise InputError(f"ks: must be positive integers, got {ks}")
@@ -202,16 +238,17 @@ def realised_optimal(
             raise InputError(f"positions: must be indices in [0, {len(data)})")
     acc: dict[tuple[int, str], list[float]] = {}
     ses: dict[int, list[float]] = {}
-    rrs, kseq = verifiers.RRS(), verifiers.KSeq()
+    practical = {"rrs": verifiers.RRS(), "kseq": verifiers.KSeq(), "rrs_wor": verifiers.RRSWithoutReplacement()}
+    cols = [c for c in _columns(law) if c in practical]
     for i in tqdm(idx.tolist(), desc="optimal verifier, run", disable=not progress):
         p, q = data.rows(i, i + 1)
+        pc, qc = data.compact_rows(i, i + 1)
         for k in ks:
-            r = verifiers.realised_acceptance(p[0], q[0], k, rng, size)
-            pc, qc = data.compact_rows(i, i + 1)
-            for c, v in (("alpha_iid", r.value), ("rule", r.acceptance), ("realised", r.mean),
-                         ("rrs", rrs.acceptance(pc[0], qc[0], k, notion="output")),
-                         ("kseq", kseq.acceptance(pc[0], qc[0], k, notion="output"))):
+            r = verifiers.realised_acceptance(p[0], q[0], k, rng, size, law=law)
+            vals = [(f"alpha_{law}", r.value), ("rule", r.acceptance), ("realised", r.mean)]
+            vals += [(c, practical[c].acceptance(pc[0], qc[0], k, notion="output")) for c in cols]
+            for c, v in vals:
                 acc.setdefault((k, c), []).append(float(v))
             ses.setdefault(k, []).append(r.se)
     values = {key: np.asarray(v) for key, v in acc.items()}
-    return RealisedTable(idx, size, values, {k: np.asarray(v) for k, v in ses.items()}, dict(data.meta))
+    return RealisedTable(idx, size, values, {k: np.asarray(v) for k, v in ses.items()}, dict(data.meta), law)

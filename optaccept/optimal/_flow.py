@@ -47,9 +47,10 @@ def _solve(p: np.ndarray, sets, D: np.ndarray, n: int) -> sp.csr_matrix:
     as a sparse (sets, n) matrix."""
     from scipy.optimize import linprog
 
-    inc = incidence(sets, n).tocoo()
-    nv = inc.nnz  # one variable per (A, y ∈ A)
-    var_set, var_tok = inc.row, inc.col
+    inc = incidence(sets, n)
+    coo = inc.tocoo()  # in the CSR's storage order
+    nv = coo.nnz  # one variable per (A, y ∈ A)
+    var_set, var_tok = coo.row, coo.col
     m = len(sets)
     A_ub = sp.vstack(
         [
@@ -65,7 +66,9 @@ def _solve(p: np.ndarray, sets, D: np.ndarray, n: int) -> sp.csr_matrix:
     if res.status != 0 or res.x is None:
         raise SolverError(f"method 'lp': HiGHS did not solve the max-flow LP (status {res.status}: {res.message})")
     x = np.clip(res.x, 0.0, None)
-    return sp.csr_matrix((x, (var_set, var_tok)), shape=(m, n))
+    flow = sp.csr_matrix((x, inc.indices.copy(), inc.indptr.copy()), shape=(m, n))
+    # HiGHS's absolute tolerances (≈ 1e-10) can leave tokens of tiny capacity unfilled
+    return polish_flow(flow, D, p)
 
 
 def _sums(flow, axis: int) -> np.ndarray:
@@ -173,3 +176,159 @@ def min_cut_subset(plan: FlowPlan, D: np.ndarray, p: np.ndarray, tol: float = 1e
             break
         reach_y, reach_A = new_y, new_A
     return tuple(int(i) for i in np.flatnonzero(reach_y))
+
+
+#: Flows are polished in integer units of 2^-_UNIT_BITS: rounding every capacity down to a
+#: unit loses under (sets + tokens) · 2^-80 of the value.
+_UNIT_BITS = 80
+
+
+def polish_flow(flow: sp.csr_matrix, D: np.ndarray, p: np.ndarray) -> sp.csr_matrix:
+    """Make a near-maximum flow (an LP solution, exact only to the solver's tolerances)
+    maximum, in exact integer arithmetic.
+
+    Capacities are rounded down to units of 2^-80 and the flow into feasibility (the LP
+    may overshoot a capacity by its tolerance); then Dinic's algorithm (level graph by
+    breadth-first search, blocking flow by depth-first search with current-arc pointers)
+    augments it on the residual network source → set → token → sink, with arcs back from a
+    token to every set that sends it flow.  The result is a maximum flow of the rounded
+    network, so its value is within (sets + tokens)·2^-80 of the max flow: tokens of
+    tiny capacity that the LP's absolute tolerance (≈ 1e-10) leaves unfilled are filled.
+    ``flow`` must have its stored entries on exactly the (set, token ∈ set) pairs.
+    """
+    F = flow.tocsr().copy()
+    F.sort_indices()
+    m = F.shape[0]
+    unit = 1 << _UNIT_BITS
+    ptr, tok = F.indptr.tolist(), F.indices.tolist()
+    toks = sorted(set(tok))
+    tid = {y: i for i, y in enumerate(toks)}
+    cap_set = [int(np.floor(v * unit)) if v > 0 else 0 for v in np.asarray(D, dtype=np.float64).tolist()]
+    pf = np.asarray(p, dtype=np.float64)
+    cap_tok = [int(np.floor(pf[y] * unit)) if pf[y] > 0 else 0 for y in toks]
+    f = [int(np.floor(v * unit)) if v > 0 else 0 for v in F.data.tolist()]
+    arc_tok = [tid[y] for y in tok]
+    # into feasibility: trim each set's and each token's excess off its arcs
+    for a in range(m):
+        over = sum(f[ptr[a]:ptr[a + 1]]) - cap_set[a]
+        j = ptr[a]
+        while over > 0 and j < ptr[a + 1]:
+            cut = min(over, f[j])
+            f[j] -= cut
+            over -= cut
+            j += 1
+    by_tok: list[list[int]] = [[] for _ in toks]
+    for j, t in enumerate(arc_tok):
+        by_tok[t].append(j)
+    inflow = [0] * len(toks)
+    for t, arcs in enumerate(by_tok):
+        tot = sum(f[j] for j in arcs)
+        over = tot - cap_tok[t]
+        for j in arcs:
+            if over <= 0:
+                break
+            cut = min(over, f[j])
+            f[j] -= cut
+            over -= cut
+        inflow[t] = sum(f[j] for j in arcs)
+    out = [sum(f[ptr[a]:ptr[a + 1]]) for a in range(m)]
+    arc_set = [a for a in range(m) for _ in range(ptr[a + 1] - ptr[a])]
+    _dinic(m, ptr, arc_tok, arc_set, by_tok, cap_set, cap_tok, f, out, inflow)
+    F.data = np.array([v / unit for v in f], dtype=np.float64)
+    return F
+
+
+def _dinic(m, ptr, arc_tok, arc_set, by_tok, cap_set, cap_tok, f, out, inflow) -> None:
+    """Augment f (integer flows on set → token arcs) to a maximum flow, in place."""
+    nt = len(by_tok)
+    while True:
+        # levels: sets and tokens reachable from the source in the residual network
+        lev_s = [-1] * m
+        lev_t = [-1] * nt
+        frontier = [a for a in range(m) if cap_set[a] > out[a]]
+        for a in frontier:
+            lev_s[a] = 1
+        sink_level = -1
+        depth = 1
+        while frontier and sink_level < 0:
+            toks_next = []
+            for a in frontier:  # set → every token of the set
+                for j in range(ptr[a], ptr[a + 1]):
+                    t = arc_tok[j]
+                    if lev_t[t] < 0:
+                        lev_t[t] = depth + 1
+                        toks_next.append(t)
+            if any(cap_tok[t] > inflow[t] for t in toks_next):
+                sink_level = depth + 2
+                break
+            sets_next = []
+            for t in toks_next:  # token → the sets that send it flow
+                for j in by_tok[t]:
+                    a = arc_set[j]
+                    if f[j] > 0 and lev_s[a] < 0:
+                        lev_s[a] = depth + 2
+                        sets_next.append(a)
+            frontier = sets_next
+            depth += 2
+        if sink_level < 0:
+            return
+        # blocking flow: depth-first from each source arc along increasing levels
+        cur_s = list(ptr[:m])
+        cur_t = [0] * nt
+        for a0 in range(m):
+            if lev_s[a0] != 1:
+                continue
+            while cap_set[a0] > out[a0]:
+                pushed = _dfs_push(a0, cap_set[a0] - out[a0], lev_s, lev_t, sink_level, ptr, arc_tok,
+                                   arc_set, by_tok, cap_tok, f, out, inflow, cur_s, cur_t)
+                if pushed == 0:
+                    break
+                out[a0] += pushed
+
+
+def _dfs_push(a0, limit, lev_s, lev_t, sink_level, ptr, arc_tok, arc_set, by_tok, cap_tok, f, out, inflow,
+              cur_s, cur_t) -> int:
+    """One augmenting path from set a0 in the level graph (iterative), pushing its
+    bottleneck; returns the amount (0: none left from a0)."""
+    path: list[tuple[int, int]] = []  # (arc, +1 forward set→token / −1 backward token→set)
+    a = a0
+    while True:
+        advanced = False
+        while cur_s[a] < ptr[a + 1]:  # from set a: forward arcs to tokens one level down
+            j = cur_s[a]
+            t = arc_tok[j]
+            if lev_t[t] == lev_s[a] + 1:
+                if lev_t[t] + 1 == sink_level and cap_tok[t] > inflow[t]:
+                    path.append((j, 1))
+                    bott = min([limit, cap_tok[t] - inflow[t]] + [f[jj] for jj, d in path if d < 0])
+                    for jj, d in path:  # intermediate sets and tokens keep their totals
+                        f[jj] += d * bott
+                    inflow[t] += bott
+                    return bott
+                # continue through token t to a set that sends it flow, one level down
+                k = cur_t[t]
+                arcs = by_tok[t]
+                while k < len(arcs):
+                    jb = arcs[k]
+                    b = arc_set[jb]
+                    if f[jb] > 0 and lev_s[b] == lev_t[t] + 1:
+                        break
+                    k += 1
+                cur_t[t] = k
+                if k < len(arcs):
+                    path.append((j, 1))
+                    path.append((arcs[k], -1))
+                    a = arc_set[arcs[k]]
+                    advanced = True
+                    break
+            cur_s[a] += 1
+        if advanced:
+            continue
+        # dead end at set a: retreat
+        if not path:
+            return 0
+        jb, _ = path.pop()
+        j, _ = path.pop()
+        a = arc_set[j]
+        t = arc_tok[j]
+        cur_t[t] += 1  # the backward arc jb leads nowhere any more

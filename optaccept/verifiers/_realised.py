@@ -1,7 +1,8 @@
 """The optimal verifier's acceptance measured by running it (Monte Carlo), beside α*.
 
 :func:`realised_acceptance` builds ``optimal_verifier(p, IID(q, k))`` for one position
-(docs/optimal_verifier.md), draws ``size`` draft tuples and outputs with it, and reports
+(or, with ``law="swor"``, for drafts without replacement: ``WithoutReplacement(q, k)``;
+docs/optimal_verifier.md), draws ``size`` draft tuples and outputs with it, and reports
 the fraction of outputs that are one of their drafts, with its standard error, next to
 α* of (★) and the rule's own exact acceptance.  Agreement within a few standard errors is
 a check of the construction that does not read its internals.
@@ -28,9 +29,9 @@ class RealisedAcceptance:
     Attributes
     ----------
     k : int
-        Number of i.i.d. drafts.
+        Number of drafts.
     value : float
-        α* of (★) (``ov.value``).
+        α* of (★) (``ov.value``) for the draft law.
     acceptance : float
         The rule's exact acceptance, computed from its own rule (``ov.acceptance``).
     mean : float
@@ -42,6 +43,8 @@ class RealisedAcceptance:
     tv : float
         Total-variation distance between the empirical output law and p (lossless: it
         shrinks like 1/sqrt(size)).
+    law : str
+        The draft law: ``"iid"`` or ``"swor"`` (without replacement).
     """
 
     k: int
@@ -51,6 +54,7 @@ class RealisedAcceptance:
     se: float
     size: int
     tv: float
+    law: str = "iid"
 
     @property
     def z(self) -> float:
@@ -61,7 +65,7 @@ class RealisedAcceptance:
         return 0.0 if abs(d) < 1e-12 else math.copysign(math.inf, d)
 
     def __repr__(self) -> str:
-        return (f"RealisedAcceptance(k={self.k}, realised={self.mean:.4f} ± {self.se:.4f}, "
+        return (f"RealisedAcceptance(k={self.k}, law={self.law!r}, realised={self.mean:.4f} ± {self.se:.4f}, "
                 f"α*={self.value:.4f}, size={self.size})")
 
     def _repr_html_(self) -> str:
@@ -75,19 +79,27 @@ class RealisedAcceptance:
         )
 
 
-def realised_acceptance(p: Any, q: Any, k: int, rng: np.random.Generator, size: int = 20_000) -> RealisedAcceptance:
-    """Run the optimal verifier for i.i.d. drafts at one position and measure its acceptance.
+_LAWS = ("iid", "swor")
+
+
+def realised_acceptance(
+    p: Any, q: Any, k: int, rng: np.random.Generator, size: int = 20_000, *, law: str = "iid"
+) -> RealisedAcceptance:
+    """Run the optimal verifier at one position and measure its acceptance.
 
     Parameters
     ----------
     p, q : array_like, shape (n,)
         Target and draft distributions (float; renormalised if off by ≤ 1e-9).
     k : int
-        Number of i.i.d. drafts.
+        Number of drafts.
     rng : numpy.random.Generator
         Source of the drafts and of the verifier's randomness.
     size : int
         Number of positions sampled (draft tuple, then output).
+    law : {"iid", "swor"}
+        i.i.d. drafts, or drafts without replacement (whose verifier lists the draft sets:
+        a draft with few tokens of positive mass, e.g. a top-m draft).
 
     Returns
     -------
@@ -102,13 +114,15 @@ def realised_acceptance(p: Any, q: Any, k: int, rng: np.random.Generator, size: 
     >>> round(r.value, 4), abs(r.z) < 5
     (0.9075, True)
     """
-    from ..drafts import IID
+    from ..drafts import IID, WithoutReplacement
     from ..optimal_verifier import optimal_verifier
 
     rng, size = check_rng(rng), check_size(size)
     if size < 1:
         raise InputError("size: must be at least 1")
-    ov = optimal_verifier(p, IID(q, k))
+    if law not in _LAWS:
+        raise InputError(f"law: must be one of {_LAWS}, got {law!r}")
+    ov = optimal_verifier(p, IID(q, k) if law == "iid" else WithoutReplacement(q, k))
     d, y = ov.sample(rng, size)
     hit = (d == y[:, None]).any(axis=1)
     m = float(hit.mean())
@@ -116,4 +130,4 @@ def realised_acceptance(p: Any, q: Any, k: int, rng: np.random.Generator, size: 
     pf = np.asarray(ov.p, dtype=np.float64)
     emp = np.bincount(y, minlength=pf.size) / size
     tv = 0.5 * float(np.abs(emp - pf).sum())
-    return RealisedAcceptance(int(k), float(ov.value), float(ov.acceptance), m, se, size, tv)
+    return RealisedAcceptance(int(k), float(ov.value), float(ov.acceptance), m, se, size, tv, law)
