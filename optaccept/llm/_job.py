@@ -84,23 +84,30 @@ def _figure(table, stem: pathlib.Path, title: str) -> list[pathlib.Path]:
     return paths
 
 
-def _realised(shipped, stem: pathlib.Path, *, quick: bool) -> list[pathlib.Path]:
+def _realised(shipped, stem: pathlib.Path, *, quick: bool, law: str = "iid") -> list[pathlib.Path]:
     """The optimal verifier *run* on a seeded subset of shipped positions (Monte Carlo
-    acceptance ± SE next to α*, its rule's exact acceptance, RRS and K-SEQ)."""
+    acceptance ± SE next to α*, its rule's exact acceptance and practical verifiers): i.i.d.
+    drafts at k = 2, 4, or drafts without replacement at k = 2, 3 (the verifier lists the
+    draft sets of the rows' 50 drafted tokens)."""
     import matplotlib.pyplot as plt
 
     from .._display import write_table
     from ..plots import describe_pair, save_figure
     from ._realised import realised_optimal
 
-    table = realised_optimal(shipped, ks=(2, 4), positions=8 if quick else 24, rng=np.random.default_rng(0),
-                             size=20_000, progress=True)
+    iid = law == "iid"
+    positions = (8 if quick else 24) if iid else (4 if quick else 12)
+    table = realised_optimal(shipped, ks=(2, 4) if iid else (2, 3), positions=positions,
+                             rng=np.random.default_rng(0), size=20_000, progress=True, law=law)
     head, body = table._wide()
+    drafts = "i.i.d. drafts" if iid else "drafts without replacement"
     what = (f"{len(table.positions)} positions drawn with numpy.random.default_rng(0) from the shipped file; "
-            f"{table.size:,} decoding steps per position and k (i.i.d. drafts)")
-    paths = write_table(stem, head, body, title="The optimal verifier, run on real SmolLM2 distributions",
-                        notes=what, caption="Optimal verifier run on real distributions: mean acceptance "
-                        "(Monte Carlo $\\pm$ SE) against $\\alpha^*$, RRS and K-SEQ")
+            f"{table.size:,} decoding steps per position and k ({drafts})")
+    against = ", RRS and K-SEQ" if iid else " and RRS without replacement"
+    paths = write_table(stem, head, body,
+                        title="The optimal verifier, run on real SmolLM2 distributions" + ("" if iid else f" ({drafts})"),
+                        notes=what, caption="Optimal verifier run on real distributions" + ("" if iid else f" ({drafts})")
+                        + f": mean acceptance (Monte Carlo $\\pm$ SE) against $\\alpha^*${against}")
     fig, ax = plt.subplots(figsize=(5.2, 4.0))
     table.plot(ax=ax)
     ax.legend(loc="upper left", fontsize=8, frameon=False)
@@ -142,6 +149,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
                      f"{describe_pair(shipped.meta)} ({len(shipped)} positions; error bars ± 1 standard error)")
 
     paths += _realised(shipped, figures_dir / "llm_realised_optimal", quick=quick)
+    paths += _realised(shipped, figures_dir / "llm_realised_optimal_swor", quick=quick, law="swor")
 
     local = figures_dir / "local"
     n_prompts, n_tokens = (4, 8) if quick else (12, 16)
