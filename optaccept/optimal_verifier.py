@@ -51,7 +51,7 @@ import numpy as np
 from . import _line_kernel
 from ._errors import InputError, MethodError
 from ._validation import check_rng, check_size
-from .drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, SpecHub
+from .drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, SpecHub, WithoutReplacement
 from .optimal import Verification, optimal_acceptance
 
 __all__ = ["optimal_verifier", "OptimalVerifier", "optimal_verifier_batched", "verify_verifier"]
@@ -1171,11 +1171,14 @@ class _PlanVerifier(OptimalVerifier):
             from .verifiers._base import sample_rows
 
             return sample_rows(rng, np.asarray(self._rows, dtype=np.float64), idx)
-        # matched part: at most k entries per row, walked at once; the rest from the residual
+        return self._respond_from(idx, rng.random(idx.size), rng.random(idx.size))
+
+    def _respond_from(self, idx: np.ndarray, u: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Outputs for set indices ``idx`` from two uniforms per row: ``u`` walks the matched
+        part (at most k entries per row, all rows at once), ``w`` draws the residual."""
         F = self._F
         start = F.indptr[idx]
         count = F.indptr[idx + 1] - start
-        u = rng.random(idx.size)
         out = np.full(idx.size, -1, dtype=np.int64)
         cum = np.zeros(idx.size)
         for j in range(int(count.max(initial=0))):
@@ -1188,11 +1191,17 @@ class _PlanVerifier(OptimalVerifier):
         if rest.any():
             cr = np.cumsum(self._r)
             if cr.size and cr[-1] > 0:
-                w = rng.random(int(rest.sum())) * cr[-1]
-                out[rest] = np.minimum(np.searchsorted(cr, w, side="right"), cr.size - 1)
+                out[rest] = np.minimum(np.searchsorted(cr, w[rest] * cr[-1], side="right"), cr.size - 1)
             else:  # no unmatched target mass: the matched part is the whole law (round-off)
                 out[rest] = F.indices[np.maximum(F.indptr[idx[rest] + 1] - 1, F.indptr[idx[rest]])]
         return out
+
+    def _respond_uniform(self, x: np.ndarray, u: np.ndarray) -> int:
+        """One output for one tuple from given uniforms (the first two are used)."""
+        key = tuple(sorted(set(int(v) for v in x)))
+        if key not in self._index:
+            raise InputError(f"drafts: {tuple(int(v) for v in x)} has probability zero under the draft law")
+        return int(self._respond_from(np.array([self._index[key]]), u[:1], u[1:2])[0])
 
 
 def _incidence(sets, n: int):
@@ -1369,8 +1378,10 @@ def optimal_verifier_batched(
         One draft tuple per row (drawn from the row's law: ``IID(q_row, k)``).
     generator : torch.Generator, optional
         Source of randomness (its device must match the tensors).
-    law : {"iid"}
-        The draft law of the rows.
+    law : {"iid", "swor"}
+        The draft law of the rows: i.i.d. drafts (the line device, any vocabulary) or
+        drafts without replacement (the flow plan over the row's draft sets: rows whose
+        draft has few tokens with q > 0, e.g. top-m drafts).
     threads : int, optional
         Rows built in parallel threads (default: one per CPU core); the result does not
         depend on it, since every row's uniforms are drawn up front.
@@ -1384,8 +1395,8 @@ def optimal_verifier_batched(
     """
     import torch
 
-    if law != "iid":
-        raise InputError(f"law: only 'iid' is supported by the batched form, got {law!r}")
+    if law not in ("iid", "swor"):
+        raise InputError(f"law: must be 'iid' or 'swor' in the batched form, got {law!r}")
     if not (isinstance(p, torch.Tensor) and isinstance(q, torch.Tensor) and isinstance(drafts, torch.Tensor)):
         raise InputError("p, q, drafts: must be torch tensors")
     if p.ndim != 2 or q.shape != p.shape or drafts.ndim != 2 or drafts.shape[0] != p.shape[0]:
@@ -1400,7 +1411,8 @@ def optimal_verifier_batched(
     # three uniforms per draft and two per row, from the caller's generator
     uni = torch.rand((rows, 3 * k + 2), generator=generator, dtype=torch.float64, device=p.device).cpu().numpy()
     def one(r: int) -> int:
-        ov = optimal_verifier(pn[r], IID(qn[r], k, normalize=True), normalize=True)
+        drafts_law = IID(qn[r], k, normalize=True) if law == "iid" else WithoutReplacement(qn[r], k, normalize=True)
+        ov = optimal_verifier(pn[r], drafts_law, normalize=True)
         return ov._respond_uniform(dn[r], uni[r])
 
     if threads is None:

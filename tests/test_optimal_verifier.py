@@ -294,6 +294,37 @@ def test_batched_torch_form():
     assert torch.equal(y1, y2)
 
 
+def test_batched_torch_form_without_replacement():
+    """law="swor": each row builds the flow-plan verifier of its own (top-8) draft at n = 2000."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(12)
+    rows, n, k = 3, 2000, 3
+    P, Q = [], []
+    for r in range(rows):
+        p, q = _top_m_pair(n, 8, seed=40 + r)
+        P.append(p)
+        Q.append(q)
+    P, Q = np.array(P), np.array(Q)
+    drafts = np.stack([oa.WithoutReplacement(Q[r], k).sample(rng, 1)[0] for r in range(rows)])
+    y = optimal_verifier_batched(torch.tensor(P), torch.tensor(Q), torch.tensor(drafts),
+                                 torch.Generator().manual_seed(0), law="swor")
+    assert y.shape == (rows,)
+    for r in range(rows):
+        c = optimal_verifier(P[r], oa.WithoutReplacement(Q[r], k)).conditional(drafts[r])
+        assert c[int(y[r])] > 0
+    # one position repeated: the output frequencies of the most likely tokens match p
+    m = 400
+    d = torch.tensor(oa.WithoutReplacement(Q[0], k).sample(np.random.default_rng(9), m))
+    yy = optimal_verifier_batched(torch.tensor(np.repeat(P[:1], m, axis=0)), torch.tensor(np.repeat(Q[:1], m, axis=0)),
+                                  d, torch.Generator().manual_seed(1), law="swor").numpy()
+    top = np.argsort(-P[0])[:5]
+    counts = np.bincount(yy, minlength=n)[top]
+    sd = np.sqrt(P[0][top] * (1 - P[0][top]) * m)
+    assert (np.abs(counts - m * P[0][top]) <= 5 * sd + 1).all()
+    with pytest.raises(oa.InputError, match="law"):
+        optimal_verifier_batched(torch.tensor(P), torch.tensor(Q), torch.tensor(drafts), law="joint")
+
+
 def test_verifier_family_runs_the_rule():
     from optaccept import verifiers as V
 
