@@ -1105,11 +1105,12 @@ class _PlanVerifier(OptimalVerifier):
         else:
             import scipy.sparse as sp
 
-            from .optimal._flow import max_flow_lp
+            from .optimal._flow import max_flow
 
-            # a sparse flow: a large vocabulary with a small draft support has many tokens
-            # that no draft set holds, and a dense (sets, n) plan would not fit in memory
-            res = max_flow_lp(np.asarray(p, dtype=np.float64), law, max_sets=max_sets, dense=False)
+            # an exact max flow (Dinic, integer units), kept sparse: a large vocabulary with a
+            # small draft support has many tokens that no draft set holds, and a dense
+            # (sets, n) plan would not fit in memory
+            res = max_flow(np.asarray(p, dtype=np.float64), law, max_sets=max_sets, dense=False)
             self.value, self.subset = res.value, res.subset
             sets = res.plan.sets
             Dd = dict(zip(sl.sets, np.asarray(D, dtype=np.float64).tolist()))

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from .._errors import MethodError, SolverError
 from ._result import AcceptanceResult, FlowPlan
 
-__all__ = ["max_flow_lp", "min_cut_subset", "incidence"]
+__all__ = ["max_flow", "max_flow_lp", "min_cut_subset", "incidence", "polish_flow"]
 
 _HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
@@ -40,6 +40,23 @@ def max_flow_lp(p: np.ndarray, law, *, max_sets: int, dense: bool = True) -> Acc
     flow = _solve(p, sl.sets, D, law.n)
     plan = FlowPlan(sl.sets, flow.toarray() if dense else flow)
     return _certified(p, law, plan, D, "lp")
+
+
+def max_flow(p: np.ndarray, law, *, max_sets: int, dense: bool = True) -> AcceptanceResult:
+    """α* as the max flow over the listed draft sets, by Dinic's algorithm in exact integer
+    arithmetic (:func:`polish_flow` from the zero flow), certified by a min cut like
+    :func:`max_flow_lp`.  Exact to (sets + tokens)·2^-80 and, on the instances of the
+    benchmarks, 2–50× faster than the LP (docs/optimal_verifier.md §7)."""
+    try:
+        sl = law.set_law(max_sets=max_sets)
+    except MethodError as exc:
+        raise MethodError(f"max flow: {exc}") from None
+    D = np.asarray(sl.probs, dtype=np.float64)
+    inc = incidence(sl.sets, law.n)
+    zero = sp.csr_matrix((np.zeros(inc.nnz), inc.indices, inc.indptr), shape=inc.shape)
+    flow = polish_flow(zero, D, p)
+    plan = FlowPlan(sl.sets, flow.toarray() if dense else flow)
+    return _certified(p, law, plan, D, "max_flow")
 
 
 def _solve(p: np.ndarray, sets, D: np.ndarray, n: int) -> sp.csr_matrix:
