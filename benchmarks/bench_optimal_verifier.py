@@ -78,7 +78,7 @@ def _part_5(args) -> None:
     print("\n## 5. Without replacement, top-m drafts, n = 49,152: the flow-plan verifier\n")
     print("Zipf(1.1) p and q with σ = 1 (seed m + k), q truncated to its m most likely tokens and "
           "renormalised. α* solve: `optimal_acceptance` (sorted prefix scan); build: "
-          "`optimal_verifier` (set law, max-flow LP, sparse rows, certificate); one run each.\n")
+          "`optimal_verifier` (set law, exact max flow by Dinic in integer units, sparse rows, certificate); one run each.\n")
     print("| m | k | draft sets | α* | α* solve (ms) | build (s) | acceptance − α* | conditional (µs) | "
           "sampler, 100k draws (s) |")
     print("|---|---|---|---|---|---|---|---|---|")
