@@ -201,8 +201,8 @@ _UNIT_BITS = 80
 
 
 def polish_flow(flow: sp.csr_matrix, D: np.ndarray, p: np.ndarray) -> sp.csr_matrix:
-    """Make a near-maximum flow (an LP solution, exact only to the solver's tolerances)
-    maximum, in exact integer arithmetic.
+    """Make a flow maximum, in exact integer arithmetic: an LP solution (exact only to the
+    solver's tolerances), or the zero flow (then this is the max-flow solver itself).
 
     Capacities are rounded down to units of 2^-80 and the flow into feasibility (the LP
     may overshoot a capacity by its tolerance); then Dinic's algorithm (level graph by
