@@ -85,11 +85,7 @@ def _part_5(args) -> None:
     cases = ((50, 2), (16, 8)) if args.quick else ((50, 2), (40, 3), (100, 3), (25, 5), (16, 8))
     n = 4096 if args.quick else 49_152
     for m, k in cases:
-        rng = np.random.default_rng(m + k)
-        base = 1.0 / np.arange(1, n + 1) ** 1.1
-        p = base * np.exp(rng.normal(0, 1.0, n))
-        q = base * np.exp(rng.normal(0, 1.0, n))
-        p, q = p / p.sum(), q / q.sum()
+        p, q = zipf_pair(n, 1.0, seed=m + k)
         top = np.argsort(-q)[:m]
         qt = np.zeros(n)
         qt[top] = q[top]

@@ -1105,16 +1105,15 @@ class _PlanVerifier(OptimalVerifier):
         else:
             import scipy.sparse as sp
 
-            from .optimal._flow import max_flow
+            from .optimal._flow import incidence, max_flow
 
             # an exact max flow (Dinic, integer units), kept sparse: a large vocabulary with a
             # small draft support has many tokens that no draft set holds, and a dense
             # (sets, n) plan would not fit in memory
-            res = max_flow(np.asarray(p, dtype=np.float64), law, max_sets=max_sets, dense=False)
+            res = max_flow(np.asarray(p, dtype=np.float64), law, max_sets=max_sets, dense=False, set_law=sl)
             self.value, self.subset = res.value, res.subset
-            sets = res.plan.sets
-            Dd = dict(zip(sl.sets, np.asarray(D, dtype=np.float64).tolist()))
-            Dv = np.array([Dd.get(s_, 0.0) for s_ in sets])
+            sets = res.plan.sets  # the set law's sets, in its order
+            Dv = np.asarray(D, dtype=np.float64)
             flow = sp.csr_matrix(res.plan.flow, dtype=np.float64)
             flow.data = np.clip(flow.data, 0.0, None)
             # scale rows that exceed their capacity by round-off
@@ -1127,13 +1126,13 @@ class _PlanVerifier(OptimalVerifier):
             vt = v.sum()
             inv = np.where(Dv > 0, 1.0 / np.where(Dv > 0, Dv, 1.0), 0.0)
             # π(· | A) = flow[A, ·]/D(A) + (unmatched share of A) · (unmatched target mass)
-            self._index = {s_: i for i, s_ in enumerate(sets)}
             self._sets = sets
             self._F = sp.csr_matrix(sp.diags(inv) @ flow)
             self._F.sort_indices()
             self._u = np.where(vt > 0, u * inv, 0.0)
             self._r = v / vt if vt > 0 else np.zeros_like(v)
-            self.acceptance = float(flow.sum()) + float(u @ (_incidence(sets, law.n) @ self._r))
+            self._inc = incidence(sets, law.n)
+            self.acceptance = float(flow.sum()) + float(u @ (self._inc @ self._r))
 
     def _row(self, a: int) -> Any:
         """π(· | sets[a]) as a length-n row."""
@@ -1151,23 +1150,24 @@ class _PlanVerifier(OptimalVerifier):
     def _set_acceptances(self) -> np.ndarray:
         """Σ_{y ∈ A} π(y | A) for every listed set A (float form): the matched part counted
         only where it lands on a token of A, plus A's unmatched share times r(A)."""
-        inc = _incidence(self._sets, self.law.n)
+        inc = self._inc
         return np.asarray(self._F.multiply(inc).sum(axis=1)).ravel() + self._u * (inc @ self._r)
 
-    def _conditional(self, x):
-        key = tuple(sorted(set(x)))
+    def _set_index(self, x) -> int:
+        """Index of the draft set of tuple x; InputError if the law never drafts it."""
+        key = tuple(sorted(set(int(v) for v in x)))
         if key not in self._index:
-            raise InputError(f"drafts: {x} has probability zero under the draft law")
-        row = self._row(self._index[key])
+            raise InputError(f"drafts: {tuple(int(v) for v in x)} has probability zero under the draft law")
+        return self._index[key]
+
+    def _conditional(self, x):
+        row = self._row(self._set_index(x))
         if self.exact:
             return np.array(list(row), dtype=object)
         return np.array(row, dtype=np.float64)
 
     def _respond(self, d, rng):
-        try:
-            idx = np.array([self._index[tuple(sorted(set(r)))] for r in d.tolist()], dtype=np.int64)
-        except KeyError:
-            raise InputError("drafts: a row has probability zero under the draft law") from None
+        idx = np.array([self._set_index(r) for r in d.tolist()], dtype=np.int64)
         if self.exact:
             from .verifiers._base import sample_rows
 
@@ -1199,16 +1199,7 @@ class _PlanVerifier(OptimalVerifier):
 
     def _respond_uniform(self, x: np.ndarray, u: np.ndarray) -> int:
         """One output for one tuple from given uniforms (the first two are used)."""
-        key = tuple(sorted(set(int(v) for v in x)))
-        if key not in self._index:
-            raise InputError(f"drafts: {tuple(int(v) for v in x)} has probability zero under the draft law")
-        return int(self._respond_from(np.array([self._index[key]]), u[:1], u[1:2])[0])
-
-
-def _incidence(sets, n: int):
-    from .optimal._flow import incidence
-
-    return incidence(sets, n)
+        return int(self._respond_from(np.array([self._set_index(x)]), u[:1], u[1:2])[0])
 
 
 def _exact_max_flow(sets, D, p):

@@ -25,7 +25,7 @@ from .._rows import resolve_device, shared_sort
 from ..optimal._batched import batched_optimal_acceptance
 from ..verifiers._batched import batched_acceptance as batched_verifier_acceptance
 from ..verifiers._batched import kseq_both as _kseq_both
-from ._storage import Distributions
+from ._storage import Distributions, check_data_and_ks
 
 __all__ = ["GapTable", "gap_table", "plot_gaps", "QUANTITIES"]
 
@@ -258,13 +258,7 @@ def gap_table(
 
     from .._errors import SolverError
 
-    if not isinstance(data, Distributions):
-        raise InputError("data: must be a Distributions (see optaccept.llm.extract)")
-    if len(data) == 0:
-        raise InputError("data: holds no positions")
-    ks = [int(k) for k in ks]
-    if not ks or min(ks) < 1:
-        raise InputError(f"ks: must be positive integers, got {ks}")
+    ks = check_data_and_ks(data, ks)
     dev = resolve_device(device)
     if batch_size is None:
         batch_size = 8 if dev.type == "cpu" else 256

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._validation import check_rng, check_size
-from ._storage import Distributions
+from ._storage import Distributions, check_data_and_ks
 
 __all__ = ["RealisedTable", "realised_optimal"]
 
@@ -215,19 +215,13 @@ def realised_optimal(
 
     from .. import verifiers
 
-    if not isinstance(data, Distributions):
-        raise InputError("data: must be a Distributions (see optaccept.llm.extract)")
-    if len(data) == 0:
-        raise InputError("data: holds no positions")
+    ks = check_data_and_ks(data, ks)
     rng = np.random.default_rng(0) if rng is None else check_rng(rng)
     size = check_size(size)
     if size < 1:
         raise InputError("size: must be at least 1")
     if law not in _LAW_NAMES:
         raise InputError(f"law: must be one of {tuple(_LAW_NAMES)}, got {law!r}")
-    ks = [int(k) for k in ks]
-    if not ks or min(ks) < 1:
-        raise InputError(f"ks: must be positive integers, got {ks}")
     if isinstance(positions, (int, np.integer)) and not isinstance(positions, bool):
         if not 1 <= positions <= len(data):
             raise InputError(f"positions: must be between 1 and {len(data)}, got {positions}")

@@ -280,3 +280,17 @@ class Distributions:
             token=data["token"],
             meta=meta,
         )
+
+
+def check_data_and_ks(data: Any, ks: Any) -> list[int]:
+    """The checks every table over a :class:`Distributions` starts with: ``data`` is a
+    non-empty Distributions and ``ks`` a non-empty sequence of positive integers (returned
+    as a list)."""
+    if not isinstance(data, Distributions):
+        raise InputError("data: must be a Distributions (see optaccept.llm.extract)")
+    if len(data) == 0:
+        raise InputError("data: holds no positions")
+    ks = [int(k) for k in ks]
+    if not ks or min(ks) < 1:
+        raise InputError(f"ks: must be positive integers, got {ks}")
+    return ks

@@ -27,36 +27,40 @@ def incidence(sets: tuple[tuple[int, ...], ...], n: int) -> sp.csr_matrix:
 
 
 def max_flow_lp(p: np.ndarray, law, *, max_sets: int, dense: bool = True) -> AcceptanceResult:
-    """α* by the max-flow LP over the listed draft sets, certified by a min cut.
+    """α* by the max-flow LP over the listed draft sets (HiGHS, then :func:`polish_flow`),
+    certified by a min cut.
 
     The result's ``plan.flow`` is a dense (sets, n) array, or with ``dense=False`` a
     ``scipy.sparse`` CSR matrix of the same shape (at most k entries per row: what a large
     vocabulary with a small draft support needs)."""
-    try:
-        sl = law.set_law(max_sets=max_sets)
-    except MethodError as exc:
-        raise MethodError(f"method 'lp': {exc}") from None
-    D = np.asarray(sl.probs, dtype=np.float64)
-    flow = _solve(p, sl.sets, D, law.n)
-    plan = FlowPlan(sl.sets, flow.toarray() if dense else flow)
-    return _certified(p, law, plan, D, "lp")
+    return _flow_result(p, law, max_sets, dense, "lp", _solve)
 
 
-def max_flow(p: np.ndarray, law, *, max_sets: int, dense: bool = True) -> AcceptanceResult:
+def max_flow(p: np.ndarray, law, *, max_sets: int, dense: bool = True, set_law=None) -> AcceptanceResult:
     """α* as the max flow over the listed draft sets, by Dinic's algorithm in exact integer
     arithmetic (:func:`polish_flow` from the zero flow), certified by a min cut like
     :func:`max_flow_lp`.  Exact to (sets + tokens)·2^-80 and, on the instances of the
-    benchmarks, 2–50× faster than the LP (docs/optimal_verifier.md §7)."""
-    try:
-        sl = law.set_law(max_sets=max_sets)
-    except MethodError as exc:
-        raise MethodError(f"max flow: {exc}") from None
+    benchmarks, 2–50× faster than the LP (docs/optimal_verifier.md §7).  ``set_law``: the
+    law's set law if the caller has listed it already (the plan keeps its order)."""
+
+    def solve(p, sets, D, n):
+        inc = incidence(sets, n)
+        return polish_flow(sp.csr_matrix((np.zeros(inc.nnz), inc.indices, inc.indptr), shape=inc.shape), D, p)
+
+    return _flow_result(p, law, max_sets, dense, "max_flow", solve, set_law)
+
+
+def _flow_result(p, law, max_sets: int, dense: bool, method: str, solve, sl=None) -> AcceptanceResult:
+    """List the set law (unless given), solve the flow with ``solve(p, sets, D, n)`` and certify it."""
+    if sl is None:
+        try:
+            sl = law.set_law(max_sets=max_sets)
+        except MethodError as exc:
+            raise MethodError(f"method {method!r}: {exc}") from None
     D = np.asarray(sl.probs, dtype=np.float64)
-    inc = incidence(sl.sets, law.n)
-    zero = sp.csr_matrix((np.zeros(inc.nnz), inc.indices, inc.indptr), shape=inc.shape)
-    flow = polish_flow(zero, D, p)
+    flow = solve(p, sl.sets, D, law.n)
     plan = FlowPlan(sl.sets, flow.toarray() if dense else flow)
-    return _certified(p, law, plan, D, "max_flow")
+    return _certified(p, law, plan, D, method)
 
 
 def _solve(p: np.ndarray, sets, D: np.ndarray, n: int) -> sp.csr_matrix:
