@@ -32,8 +32,16 @@ class DraftTree:
     """One drafted tree: ``chains[j]`` is the j-th chain (tuple of ``length`` tokens).
 
     ``draws(u)`` lists the next tokens of the chains through node u in chain order
-    (duplicates kept: they are separate draws), ``children(u)`` the distinct ones in
-    order of first appearance.
+    (duplicates kept), ``children(u)`` the distinct ones in order of first appearance,
+    and ``candidates(u)`` what a token-level verifier tries at u, in order:
+
+    * ``"iid"``: every draw, duplicates included — equal siblings are separate i.i.d.
+      draws, and recursive rejection sampling with replacement tries each of them;
+    * ``"swor"``: the distinct children — siblings drawn without replacement are
+      distinct tokens, so several chains through the same child share that child (one
+      node, verified once). Trying such a child twice would be wrong: after its first
+      rejection its draft mass is 0, and a second try would accept it with
+      probability 1, which is not lossless.
     """
 
     __slots__ = ("chains", "length", "drafts", "_draws")
@@ -57,6 +65,10 @@ class DraftTree:
 
     def children(self, u: Prefix) -> list[int]:
         return list(dict.fromkeys(self._draws.get(u, [])))
+
+    def candidates(self, u: Prefix) -> list[int]:
+        """The tokens a token-level verifier tries at node u, in order (see the class)."""
+        return self.children(u) if self.drafts == "swor" else self.draws(u)
 
     def internal_nodes(self) -> list[Prefix]:
         """Nodes with children (depth < length), root first."""

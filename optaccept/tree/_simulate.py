@@ -42,7 +42,7 @@ def _residual(p: np.ndarray, q: np.ndarray) -> np.ndarray | None:
 def _run_token(tree: DraftTree, P, Q, rng) -> tuple[Prefix, int]:
     u: Prefix = ()
     while True:
-        draws = tree.draws(u)
+        draws = tree.candidates(u)
         p, q = _f(P(u)), _f(Q(u))
         nxt = None
         for x in draws:

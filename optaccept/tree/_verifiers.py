@@ -57,7 +57,7 @@ def token_value(tree: DraftTree, P: Law, Q: Law) -> Any:
     def V(u: Prefix) -> Any:
         if u in memo:
             return memo[u]
-        draws = tree.draws(u)
+        draws = tree.candidates(u)
         total = 0
         if draws:
             p, q = P(u), Q(u)
