@@ -37,6 +37,17 @@ __all__ = ["optimal_lp"]
 
 Prefix = tuple[int, ...]
 _HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+# The LP is feasible by construction (the rule that accepts nothing: π(S, (), y) = D(S)·p(y)),
+# so an "infeasible" or failed status is numerical: near-one-hot laws put coefficients of
+# 1e-10 … 1e-13 beside ones, within HiGHS's own tolerances.  The attempts run in this order
+# and the first whose certificate (recomputed here, independently of the solver) holds wins.
+_ATTEMPTS = (
+    ("highs", _HIGHS),
+    ("highs", {**_HIGHS, "presolve": False}),
+    ("highs-ipm", _HIGHS),
+    ("highs", {}),  # HiGHS's default tolerances (1e-7)
+    ("highs-ipm", {}),
+)
 
 
 def optimal_lp(
@@ -118,18 +129,19 @@ def optimal_lp(
 
     A = sp.csr_matrix((vals, (rows, cols)), shape=(len(b), nv))
     b = np.array(b)
-    res = None
-    for options in (_HIGHS, {**_HIGHS, "presolve": False}):
-        res = linprog(-c, A_eq=A, b_eq=b, bounds=(0, None), method="highs", options=options)
-        if res.status == 0 and res.x is not None:
-            cert = _certificate(res, A, b, c, ub, tol)
-            if cert.ok:
-                break
-    if res is None or res.status != 0 or res.x is None:
-        raise SolverError(f"verifier 'optimal': HiGHS did not solve the LP ({getattr(res, 'message', '')})")
-    if not cert.ok:
+    res, cert, failures = None, None, []
+    for method, options in _ATTEMPTS:
+        res = linprog(-c, A_eq=A, b_eq=b, bounds=(0, None), method=method, options=options)
+        if res.status != 0 or res.x is None or res.eqlin is None:
+            failures.append(f"{method}: status {res.status}")
+            continue
+        cert = _certificate(res, A, b, c, ub, tol)
+        if cert.ok:
+            break
+        failures.append(f"{method}: certificate off (violation {cert.max_violation:.3g}, gap {cert.duality_gap:.3g})")
+    else:
         raise SolverError(
-            f"verifier 'optimal': certificate failed (violation {cert.max_violation:.3g}, gap {cert.duality_gap:.3g})"
+            "verifier 'optimal': no HiGHS attempt gave a certified solution of the (feasible) LP: " + "; ".join(failures)
         )
     x = np.clip(res.x, 0.0, None)
     details = {"trees": len(sets), "plan": x, "sets": sets}

@@ -17,7 +17,7 @@ vocabulary scale:
   with ``IID(q, k)`` or ``WithoutReplacement(q, k)``), computed exactly per prompt.
 
 At length 1 with i.i.d. drafts, token-level verification is the batch speculative
-decoding of Yin et al. (NeurIPS 2024, arXiv 2410.15671) with M = k drafts: its
+decoding of Yin et al. (NeurIPS 2024, arXiv 2411.00841) with M = k drafts: its
 expected accepted tokens are 1 − Π_m TV(p^m, q) (``optaccept.sequence``), given
 exactly per prompt.
 """
