@@ -164,14 +164,15 @@ class OptimalVerifier:
         """The rule's own acceptance against the dual bound (★) at its subset."""
         dual = _dual_bound(self.p, self.law, self.subset, self.exact)
         gap = dual - self.acceptance
+        viol = self._layout_violation()
         return {
             "acceptance": self.acceptance,
             "dual_bound": dual,
             "gap": gap,
             "value": self.value,
             "subset_size": len(self.subset),
-            "layout_violation": self._layout_violation(),
-            "ok": (gap == 0) if self.exact else abs(float(gap)) <= 1e-9,
+            "layout_violation": viol,
+            "ok": (gap == 0 and viol == 0) if self.exact else (abs(float(gap)) <= 1e-9 and float(viol) <= 1e-9),
         }
 
     def _layout_violation(self) -> Any:
@@ -1098,7 +1099,7 @@ class _PlanVerifier(OptimalVerifier):
                         for y in range(n):
                             row[y] += u[a] / D[a] * v[y] / vt
                 rows.append(row)
-            self._rows = rows
+            self._rows, self._probs = rows, D
             self.acceptance = sum(
                 (D[a] * sum((rows[a][y] for y in s_), Fraction(0)) for a, s_ in enumerate(sl.sets)), Fraction(0)
             )
@@ -1124,13 +1125,23 @@ class _PlanVerifier(OptimalVerifier):
             u = np.clip(Dv - used, 0.0, None)
             v = np.clip(np.asarray(p, dtype=np.float64) - np.asarray(flow.sum(axis=0)).ravel(), 0.0, None)
             vt = v.sum()
-            inv = np.where(Dv > 0, 1.0 / np.where(Dv > 0, Dv, 1.0), 0.0)
-            # π(· | A) = flow[A, ·]/D(A) + (unmatched share of A) · (unmatched target mass)
+            # π(· | A) = flow[A, ·]/D(A) + (unmatched share of A) · r, r the unmatched target
+            # mass normalised.  Divided entry by entry: 1/D(A) overflows for a subnormal D(A).
+            # Every listed set gets a law: in exact arithmetic Σ_A (unmatched share)·D(A) =
+            # Σ_y v(y), so r is needed exactly when it exists; in floats a set whose D(A) lies
+            # below the flow's resolution (or underflows to 0) keeps an unmatched share of 1
+            # while v may round to 0, and then r falls back to p (a change of mass ≤ D(A)).
+            pos = Dv > 0
+            safe = np.where(pos, Dv, 1.0)
+            F = flow.tocoo()
+            share = sp.csr_matrix((F.data / safe[F.row], (F.row, F.col)), shape=flow.shape)
+            share.data = np.minimum(share.data, 1.0)
             self._sets = sets
-            self._F = sp.csr_matrix(sp.diags(inv) @ flow)
+            self._F = share
             self._F.sort_indices()
-            self._u = np.where(vt > 0, u * inv, 0.0)
-            self._r = v / vt if vt > 0 else np.zeros_like(v)
+            self._u = np.where(pos, np.clip(u / safe, 0.0, 1.0), 1.0)
+            pf = np.asarray(p, dtype=np.float64)
+            self._r = v / vt if vt > 0 else pf / pf.sum()
             self._inc = incidence(sets, law.n)
             self.acceptance = float(flow.sum()) + float(u @ (self._inc @ self._r))
 
@@ -1142,6 +1153,16 @@ class _PlanVerifier(OptimalVerifier):
         lo, hi = self._F.indptr[a], self._F.indptr[a + 1]
         row[self._F.indices[lo:hi]] += self._F.data[lo:hi]
         return row
+
+    def _layout_violation(self) -> Any:
+        """Largest |Σ_y π(y | A) − 1| over the listed sets, and any negative entry: every
+        conditional must be a law (0 exactly in exact mode)."""
+        if self.exact:
+            pos = [row for row, d in zip(self._rows, self._probs) if d > 0]
+            return max([abs(sum(row, Fraction(0)) - 1) for row in pos] + [-v for row in pos for v in row if v < 0] + [Fraction(0)])
+        sums = np.asarray(self._F.sum(axis=1)).ravel() + self._u * self._r.sum()
+        neg = max(0.0, -float(self._F.data.min(initial=0.0)), -float(self._r.min(initial=0.0)))
+        return max(float(np.abs(sums - 1.0).max(initial=0.0)), neg)
 
     def _set_acceptance(self, a: int, A: tuple[int, ...]) -> Any:
         """Σ_{y ∈ A} π(y | A), from the rule's own row (exact form)."""
@@ -1335,7 +1356,7 @@ def verify_verifier(p: Any, drafts: DraftLaw, ov: OptimalVerifier, *, tol: float
             per_set = ov._set_acceptances()
             idx = np.array([ov._index[A] for A in sl.sets], dtype=np.int64)
             acc = float(np.asarray(sl.probs, dtype=np.float64) @ per_set[idx])
-        viol = zero
+        viol = ov._layout_violation()
     if exact:
         return Verification(
             dual_value=dual,
