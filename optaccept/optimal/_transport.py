@@ -9,6 +9,11 @@ drafts with full support.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+
 import numpy as np
 
 from .._errors import MethodError, MissingDependencyError, SolverError
@@ -48,7 +53,8 @@ def transport_lp(p: np.ndarray, law):
     # guards whatever comes back.
     for options in (tight, {**tight, "presolve": "off"}):
         try:
-            prob.solve(solver=cp.HIGHS, **options)
+            with _quiet_stdout():
+                prob.solve(solver=cp.HIGHS, output_flag=False, **options)
         except cp.error.SolverError as exc:
             raise SolverError(f"method 'transport': HiGHS failed ({exc})") from None
         if prob.status == cp.OPTIMAL and pi.value is not None:
@@ -63,3 +69,24 @@ def transport_lp(p: np.ndarray, law):
     for row, d in zip(tuples.tolist(), Dn.tolist()):
         sl_D[index[tuple(sorted(set(row)))]] += d
     return _certified(p, law, flow_plan, sl_D, "transport", shown_plan=plan)
+
+
+@contextlib.contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """Silence the process's standard output (file descriptor 1) while HiGHS runs: its
+    banner is written by the C++ library when the first solver object is built, whatever
+    its options, and would otherwise precede the JSON of ``optaccept alpha --json``."""
+    try:
+        sys.stdout.flush()
+        fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else 1
+        saved = os.dup(fd)
+    except (OSError, ValueError, AttributeError):  # no real descriptor (an embedding host)
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), fd)
+            yield
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
