@@ -151,7 +151,7 @@ def _main_job(args: argparse.Namespace) -> int:
     unknown = [s for s in args.only or [] if s not in PARTS]
     if unknown:
         raise InputError(f"--only: unknown part(s) {', '.join(unknown)}; choose from {', '.join(PARTS)}")
-    if os.path.isfile(args.figures):
+    if args.figures is not None and os.path.isfile(args.figures):
         raise InputError(f"--figures: {args.figures} is a file, not a folder")
     return run_all(args.figures, quick=args.quick, only=args.only)
 
@@ -178,8 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--json", action="store_true", help="print JSON instead of text")
     a.set_defaults(func=_alpha)
     j = sub.add_parser("main", help="regenerate the figures and tables (same as python -m optaccept.jobs)")
-    j.add_argument("--quick", action="store_true", help="smaller sizes, a minute or two")
-    j.add_argument("--figures", default="figures", help="output folder")
+    j.add_argument("--quick", action="store_true",
+                   help="smaller sizes, a minute or two, written to figures/local/quick/ (ignored by git)")
+    j.add_argument("--figures", default=None, help="output folder (default figures/, or figures/local/quick/ with --quick)")
     j.add_argument(
         "--only",
         nargs="+",

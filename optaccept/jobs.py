@@ -2,6 +2,10 @@
 
 ``python -m optaccept.jobs [--quick] [--figures DIR] [--only core verifiers ...]``
 
+A full run writes to ``figures/`` (the committed figures and tables); a ``--quick`` run writes
+to ``figures/local/quick/`` (ignored by git) unless ``--figures`` names another folder, so a
+quick try never overwrites committed files.
+
 Each part is a module with ``run(figures_dir, *, quick=False) -> list[Path]``; register a new
 part with one line in :data:`PARTS`.  Parts show tqdm progress bars (on stderr) for their
 long steps; what they print goes to the run log ``<figures>/local/main-job.log`` (not
@@ -22,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["PARTS", "LOG_DIR", "run_all", "main"]
+__all__ = ["PARTS", "LOG_DIR", "QUICK_DIR", "run_all", "main"]
 
 #: Parts of the main job, in order: name -> module with ``run(figures_dir, quick=...)``.
 PARTS = {
@@ -37,6 +41,9 @@ PARTS = {
 #: Sub-folder of the figures folder for the run log and other machine-dependent output
 #: (ignored by git).
 LOG_DIR = "local"
+
+#: Where a quick run writes by default (ignored by git: smaller sizes, never the committed files).
+QUICK_DIR = Path("figures") / LOG_DIR / "quick"
 
 
 class _Tee(io.TextIOBase):
@@ -64,11 +71,12 @@ def _machine() -> str:
 
 
 def run_all(
-    figures: str | Path = "figures", *, quick: bool = False, only: list[str] | None = None, verbose: bool = False
+    figures: str | Path | None = None, *, quick: bool = False, only: list[str] | None = None, verbose: bool = False
 ) -> int:
     """Run the selected parts (default: all) into ``figures``; return 0, 1 (a part failed)
-    or 2 (unknown part).  ``verbose`` echoes the parts' printed output to the console."""
-    figures = Path(figures)
+    or 2 (unknown part).  ``figures=None`` is ``figures/``, or :data:`QUICK_DIR` for a quick
+    run.  ``verbose`` echoes the parts' printed output to the console."""
+    figures = Path(figures) if figures is not None else (QUICK_DIR if quick else Path("figures"))
     figures.mkdir(parents=True, exist_ok=True)
     selected = only or list(PARTS)
     unknown = [s for s in selected if s not in PARTS]
@@ -138,8 +146,9 @@ def _summary(rows: list[tuple[str, str, float, list[Path]]], figures: Path, log_
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m optaccept.jobs", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="smaller sizes (for tests)")
-    ap.add_argument("--figures", default="figures", help="output folder (default figures/)")
+    ap.add_argument("--quick", action="store_true", help=f"smaller sizes, written to {QUICK_DIR}/ (ignored by git)")
+    ap.add_argument("--figures", default=None,
+                    help=f"output folder (default figures/, or {QUICK_DIR}/ with --quick)")
     ap.add_argument("--only", nargs="*", default=None, help=f"parts to run, from {list(PARTS)}")
     ap.add_argument("--verbose", action="store_true", help="also print the parts' output (normally only in the log)")
     ns = ap.parse_args(argv)

@@ -66,3 +66,17 @@ def test_quick_main_job_twice_is_byte_identical(tmp_path):
     assert jobs.run_all(a, quick=True) == 0
     assert jobs.run_all(b, quick=True) == 0
     assert _digests(a) == _digests(b)
+
+
+def test_quick_run_defaults_to_an_ignored_folder(tmp_path, monkeypatch):
+    """A quick run without --figures never writes the committed figures/ (it used to
+    overwrite 38 committed files): it writes under figures/local/quick/, which git ignores."""
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    assert jobs.run_all(quick=True, only=["core"]) == 0
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    assert written and all(w.startswith("figures/local/quick/") for w in written), written
+    root = Path(__file__).resolve().parents[1]
+    ignored = subprocess.run(["git", "check-ignore", "-q", "figures/local/quick/alpha_vs_k.pdf"], cwd=root)
+    assert ignored.returncode == 0
