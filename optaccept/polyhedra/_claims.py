@@ -202,12 +202,25 @@ def proofs_table(certs: list[dict[str, Any]]) -> str:
 
 
 def main(key: str, argv: list[str] | None = None, default_out: pathlib.Path | None = None) -> int:
-    """Entry point of a proof script: ``--quick`` and ``--out DIR``; exit 1 if the claim fails."""
+    """Entry point of a proof script: ``--quick``, ``--out DIR`` and ``--update``; exit 1 if
+    the claim fails.
+
+    ``default_out`` is the committed certificate folder (``proofs/certificates``): it is
+    written only with ``--update``.  Otherwise the certificate goes to ``local/certificates``
+    beside it (ignored by git), so re-running a proof never modifies a committed file."""
     ap = argparse.ArgumentParser(description=CLAIMS[key].statement)
     ap.add_argument("--quick", action="store_true", help="smaller range of (n, k)")
-    ap.add_argument("--out", type=pathlib.Path, default=default_out, help="certificate folder")
+    ap.add_argument("--out", type=pathlib.Path, default=None,
+                    help="certificate folder (default: proofs/local/certificates, ignored by git)")
+    ap.add_argument("--update", action="store_true",
+                    help="write the committed certificate (proofs/certificates) instead")
     args = ap.parse_args(argv)
-    cert, path = run_claim(key, quick=args.quick, out_dir=args.out)
+    if args.update and args.out is not None:
+        ap.error("--update and --out: give one of them")
+    out = args.out
+    if out is None and default_out is not None:
+        out = default_out if args.update else default_out.parent / "local" / default_out.name
+    cert, path = run_claim(key, quick=args.quick, out_dir=out)
     if path is not None:
         print(f"certificate: {path}")
     return 0 if cert["holds"] else 1
