@@ -7,13 +7,108 @@ Result types call :func:`html_table` from their ``_repr_html_`` and :func:`short
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-__all__ = ["fmt", "short", "html_table", "html_fields", "latex_table", "latex_escape", "markdown_table", "write_table"]
+__all__ = [
+    "fmt",
+    "short",
+    "html_table",
+    "html_fields",
+    "latex_table",
+    "latex_escape",
+    "markdown_table",
+    "write_table",
+    "Estimate",
+    "Shown",
+    "cell_text",
+    "LatexRaw",
+]
+
+
+class LatexRaw(str):
+    """A LaTeX table cell written as it is (it may hold math), not escaped."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A table cell holding a value and its standard error: ``0.9392 ± 0.0011`` when read
+    (Markdown, LaTeX), two numeric columns in CSV.  A standard error of exactly 0 (an exact
+    value) prints no ``±``; one that rounds to 0 at ``digits`` decimals prints with one
+    significant digit, never as ``± 0.0000``."""
+
+    value: float
+    se: float
+    digits: int = 4
+
+    def __str__(self) -> str:
+        v = f"{self.value:.{self.digits}f}"
+        if not math.isfinite(self.se) or self.se == 0:
+            return v
+        se = f"{self.se:.{self.digits}f}"
+        return f"{v} ± {se}" if float(se) != 0 else f"{v} ± {self.se:.1g}"
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A numeric cell displayed as ``text`` (e.g. ``< 1e-12``) but written as ``value`` to CSV."""
+
+    value: float
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def cell_text(c: Any) -> str:
+    """How a table cell reads in Markdown, LaTeX and HTML: strings as they are, ``None`` as
+    "–" (not defined), :class:`Estimate` and :class:`Shown` by their ``str``, numbers by
+    :func:`fmt`."""
+    if c is None:
+        return "–"
+    if isinstance(c, str | Estimate | Shown):
+        return str(c)
+    return fmt(c)
+
+
+def _csv_columns(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[list[str], list[list[Any]]]:
+    """One number per CSV cell: a column holding an :class:`Estimate` becomes two columns
+    (``name`` and ``name SE``); :class:`Shown` cells give their value; ``None`` an empty cell;
+    Markdown backticks are dropped."""
+    split = [any(isinstance(r[j], Estimate) for r in rows) for j in range(len(header))]
+    head: list[str] = []
+    for h, sp in zip(header, split):
+        head += [h.replace("`", ""), f"{h.replace('`', '')} SE"] if sp else [h.replace("`", "")]
+    out = []
+    for r in rows:
+        line: list[Any] = []
+        for c, sp in zip(r, split):
+            if isinstance(c, Estimate):
+                vals = [c.value, c.se]
+            elif isinstance(c, Shown):
+                vals = [c.value] + ([""] if sp else [])
+            elif c is None:
+                vals = [""] * (2 if sp else 1)
+            else:
+                vals = [c] + ([""] if sp else [])
+            line += [v.replace("`", "") if isinstance(v, str) else (v if isinstance(v, str) else _num(v)) for v in vals]
+        out.append(line)
+    return head, out
+
+
+def _num(v: Any) -> Any:
+    if isinstance(v, bool | np.bool_):
+        return "yes" if v else "no"
+    if isinstance(v, int | np.integer):
+        return int(v)
+    if isinstance(v, float | np.floating | Fraction):
+        return repr(float(v))
+    return v
 
 _STYLE = "border-collapse:collapse;font-size:0.9em"
 _CELL = "padding:2px 8px;border-bottom:1px solid #ddd"
@@ -65,7 +160,7 @@ def html_table(
     body = []
     for r in rows[:max_rows]:
         cells = "".join(
-            f"<td style='{_CELL};text-align:left'>{html.escape(c if isinstance(c, str) else fmt(c))}</td>" for c in r
+            f"<td style='{_CELL};text-align:left'>{html.escape(cell_text(c))}</td>" for c in r
         )
         body.append(f"<tr>{cells}</tr>")
     if len(rows) > max_rows:
@@ -79,7 +174,7 @@ _LATEX_ESCAPES = {
     "&": r"\&", "%": r"\%", "#": r"\#", "_": r"\_", "α": r"$\alpha$", "ε": r"$\varepsilon$", "σ": r"$\sigma$",
     "ρ": r"$\rho$", "≥": r"$\geq$", "≤": r"$\leq$", "±": r"$\pm$", "−": "-", "×": r"$\times$", "→": r"$\to$",
     "∞": r"$\infty$", "∅": r"$\emptyset$", "⊆": r"$\subseteq$", "Σ": r"$\Sigma$", "…": r"\dots{}", "—": "--",
-    "–": "--", "√": r"$\surd$", "ᵏ": r"$^k$", "²": r"$^2$",
+    "–": "--", "√": r"$\surd$", "ᵏ": r"$^k$", "²": r"$^2$", "<": r"$<$", ">": r"$>$",
 }
 
 
@@ -92,8 +187,8 @@ def latex_escape(s: str) -> str:
 
 def latex_table(header: Sequence[str], rows: Iterable[Sequence[Any]], caption: str = "", label: str = "") -> str:
     """A booktabs LaTeX ``table``; header cells are used as given (they may hold math), body
-    cells are escaped.  Needs ``\\usepackage{booktabs}``."""
-    rows = [[c if isinstance(c, str) else fmt(c) for c in r] for r in rows]
+    cells are escaped (Markdown backticks dropped).  Needs ``\\usepackage{booktabs}``."""
+    rows = [[c if isinstance(c, LatexRaw) else latex_escape(cell_text(c).replace("`", "")) for c in r] for r in rows]
     lines = [
         r"\begin{table}[ht]",
         r"\centering",
@@ -102,10 +197,10 @@ def latex_table(header: Sequence[str], rows: Iterable[Sequence[Any]], caption: s
         " & ".join(header) + r" \\",
         r"\midrule",
     ]
-    lines += [" & ".join(latex_escape(c) for c in r) + r" \\" for r in rows]
+    lines += [" & ".join(r) + r" \\" for r in rows]
     lines += [r"\bottomrule", r"\end{tabular}"]
     if caption:
-        lines.append(r"\caption{" + latex_escape(caption) + "}")
+        lines.append(r"\caption{" + latex_escape(caption.replace("`", "")) + "}")
     if label:
         lines.append(r"\label{" + label + "}")
     lines.append(r"\end{table}")
@@ -113,8 +208,8 @@ def latex_table(header: Sequence[str], rows: Iterable[Sequence[Any]], caption: s
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """A GitHub Markdown table (cells formatted with :func:`fmt`, strings as is)."""
-    rows = [[c if isinstance(c, str) else fmt(c) for c in r] for r in rows]
+    """A GitHub Markdown table (cells as :func:`cell_text` reads them)."""
+    rows = [[cell_text(c) for c in r] for r in rows]
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out) + "\n"
@@ -129,9 +224,16 @@ def write_table(
     notes: str = "",
     latex_header: Sequence[str] | None = None,
     caption: str = "",
+    data: tuple[Sequence[str], Sequence[Sequence[Any]]] | None = None,
+    latex_transpose: int = 0,
 ) -> list[Any]:
-    """Write one table as ``stem.md`` (title, notes, table), ``stem.csv`` and ``stem.tex``
-    (booktabs; ``latex_header`` may hold math).  Returns the three paths."""
+    """Write one table as ``stem.md`` (title, notes, table, for reading), ``stem.csv`` (data:
+    one number per cell, see :func:`_csv_columns`) and ``stem.tex`` (booktabs; ``latex_header``
+    may hold math).  ``data=(header, rows)`` gives the CSV its own (long) form when the table
+    read by people is not one (several numbers per cell).  ``latex_transpose=m`` writes the
+    LaTeX table with rows and columns exchanged (a wide table that would not fit a page): the
+    first m columns are the keys that label the new columns.
+    Returns the three paths."""
     import csv
     from pathlib import Path
 
@@ -140,9 +242,17 @@ def write_table(
     md = (f"# {title}\n\n" if title else "") + (notes.strip() + "\n\n" if notes else "") + markdown_table(header, rows)
     paths = [stem.with_suffix(".md"), stem.with_suffix(".csv"), stem.with_suffix(".tex")]
     paths[0].write_text(md, encoding="utf-8")
+    csv_head, csv_rows = _csv_columns(*(data if data is not None else (header, rows)))
     with paths[1].open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, lineterminator="\n")
-        w.writerow(header)
-        w.writerows([[c if isinstance(c, str) else fmt(c, 12) for c in r] for r in rows])
-    paths[2].write_text(latex_table(latex_header or header, rows, caption or title), encoding="utf-8")
+        w.writerow(csv_head)
+        w.writerows(csv_rows)
+    lh = list(latex_header or header)
+    if latex_transpose:
+        m = latex_transpose
+        body = [[LatexRaw(lh[j])] + [r[j] for r in rows] for j in range(m, len(lh))]
+        lh = [""] + [", ".join(f"{lh[j]} = {latex_escape(cell_text(r[j]))}" for j in range(m)) for r in rows]
+        paths[2].write_text(latex_table(lh, body, caption or title), encoding="utf-8")
+    else:
+        paths[2].write_text(latex_table(lh, rows, caption or title), encoding="utf-8")
     return paths

@@ -76,6 +76,8 @@ def run_all(
     """Run the selected parts (default: all) into ``figures``; return 0, 1 (a part failed)
     or 2 (unknown part).  ``figures=None`` is ``figures/``, or :data:`QUICK_DIR` for a quick
     run.  ``verbose`` echoes the parts' printed output to the console."""
+    from .plots import paper_style
+
     figures = Path(figures) if figures is not None else (QUICK_DIR if quick else Path("figures"))
     figures.mkdir(parents=True, exist_ok=True)
     selected = only or list(PARTS)
@@ -105,7 +107,8 @@ def run_all(
             t0 = time.perf_counter()
             out = sys.stdout if verbose else _Tee(log)
             try:
-                with contextlib.redirect_stdout(out):
+                # every figure of every part in the paper style (sizes, fonts, TrueType)
+                with contextlib.redirect_stdout(out), paper_style():
                     paths = list(mod.run(figures, quick=quick) or [])
             except Exception as exc:  # report and go on; the exit code says it failed
                 failed.append(name)

@@ -119,6 +119,7 @@ def _gap_table(args: argparse.Namespace) -> int:
             data = data.subset(slice(0, args.max_positions))
         datas.append(data)
 
+    from ..plots import COLUMN_WIDTH, TEXT_WIDTH, paper_figure, paper_style, save_figure
     from ._gap import GapTable, gap_table, plot_gaps
 
     tables = [
@@ -138,13 +139,19 @@ def _gap_table(args: argparse.Namespace) -> int:
         table.to_csv(out / "llm_gap_table.csv")
         (out / "llm_gap_table.md").write_text(table.to_markdown() + "\n", encoding="utf-8")
         temps = sorted({t for t, _, _ in table.values})
-        fig, axes = plt.subplots(1, len(temps), figsize=(4.5 * len(temps), 3.6), squeeze=False)
-        for ax, t in zip(axes[0], temps, strict=True):
-            plot_gaps(table, t, ax=ax)
-        fig.tight_layout()
-        fig.savefig(out / "llm_gap_table.png", dpi=120)
+        ncols = min(len(temps), 2)
+        nrows = -(-len(temps) // ncols)
+        with paper_style():
+            fig, axes = paper_figure(nrows, ncols, width=TEXT_WIDTH if ncols > 1 else COLUMN_WIDTH,
+                                     height=2.8 * nrows, squeeze=False)
+            for ax in axes.ravel()[len(temps):]:
+                ax.set_visible(False)
+            for ax, t in zip(axes.ravel(), temps):
+                plot_gaps(table, t, ax=ax)
+            fig.tight_layout()
+            save_figure(fig, out / "llm_gap_table")
         plt.close(fig)
-        print(f"wrote {out}/llm_gap_table.csv, .md, .png")
+        print(f"wrote {out}/llm_gap_table.csv, .md, .png, .pdf")
     return 0
 
 

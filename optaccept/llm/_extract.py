@@ -24,7 +24,7 @@ import torch
 
 from .._errors import InputError
 from ._batched import resolve_device
-from ._models import ModelPair, Warp, package_versions
+from ._models import ModelPair, Warp, forward, package_versions
 from ._prompts import Prompt, as_prompts
 from ._storage import Distributions
 
@@ -119,8 +119,8 @@ def _generate_and_read(
             break
         step = torch.tensor(toks, dtype=torch.long, device=device)[:, None]
         gen_mask = torch.cat([gen_mask, torch.ones_like(step)], dim=1)
-        out = model(input_ids=step, attention_mask=gen_mask, position_ids=next_pos,
-                    past_key_values=past, use_cache=True)
+        out = forward(model, input_ids=step, attention_mask=gen_mask, position_ids=next_pos,
+                      past_key_values=past, use_cache=True)
         past = out.past_key_values
         logits = out.logits[:, -1, :]
         next_pos = next_pos + 1
@@ -137,8 +137,8 @@ def _generate_and_read(
             cmask[i, : len(g) - 1] = 1
         cont, cmask = cont.to(device), cmask.to(device)
         cpos = start_pos + torch.arange(longest - 1, device=device)[None, :]
-        forced = model(input_ids=cont, attention_mask=torch.cat([mask, cmask], dim=1),
-                       position_ids=cpos, past_key_values=past, use_cache=True).logits
+        forced = forward(model, input_ids=cont, attention_mask=torch.cat([mask, cmask], dim=1),
+                         position_ids=cpos, past_key_values=past, use_cache=True).logits
         logits_t = torch.cat([first_logits[:, None, :], forced], dim=1)
     else:
         logits_t = first_logits[:, None, :]

@@ -154,15 +154,19 @@ class GapTable:
             raise ImportError("GapTable.to_pandas needs pandas (pip install pandas)") from None
         return pd.DataFrame(self.rows)
 
-    def _wide(self) -> tuple[list[str], list[list[str]]]:
+    def _wide(self) -> tuple[list[str], list[list[Any]]]:
+        """Quantities and rows (draft temperature, k, then mean ± standard error per quantity,
+        ``None`` where a quantity is not defined), as numbers: the CSV gets one per cell."""
+        from .._display import Estimate
+
         names = [n for n in QUANTITIES if any(key[2] == n for key in self.values)]
         rows = []
         for t, k in sorted({(t, k) for t, k, _ in self.values}):
-            cells = [f"{t:g}", str(k)]
+            cells: list[Any] = [float(t), int(k)]
             for n in names:
                 v = self.values.get((t, k, n))
                 sem = v.std(ddof=1) / math.sqrt(v.size) if v is not None and v.size > 1 else 0.0
-                cells.append("–" if v is None else f"{v.mean():.4f} ± {sem:.4f}")
+                cells.append(None if v is None else Estimate(float(v.mean()), float(sem)))
             rows.append(cells)
         return names, rows
 

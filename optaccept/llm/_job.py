@@ -59,26 +59,33 @@ def _write_table(table, stem: pathlib.Path, what: str) -> list[pathlib.Path]:
     latex = ["$T_{\\mathrm{draft}}$", "$k$"] + [QUANTITY_LABELS[n].replace("$\\alpha^*$, ", "$\\alpha^*$ ")
                                                  .replace("$\\alpha$, ", "") for n in names]
     return write_table(stem, header, rows, title="Efficiency gaps on SmolLM2-135M-Instruct next-token distributions",
-                       notes=notes, latex_header=latex,
+                       notes=notes, latex_header=latex, latex_transpose=2,
                        caption=f"Mean acceptance ± standard error over positions; {what}." if len(temps) else what)
 
 
 def _figure(table, stem: pathlib.Path, title: str) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
 
-    from ..plots import legend_below, plot_gaps, plot_position_gaps, save_figure
+    from ..plots import TEXT_WIDTH, paper_figure, plot_gaps, plot_position_gaps, save_figure
 
     temps = sorted({t for t, _, _ in table.values})
-    fig, axes = plt.subplots(1, len(temps) + 1, figsize=(5.2 * (len(temps) + 1), 4.4))
+    npanels = len(temps) + 1
+    ncols = npanels if npanels <= 3 else 2
+    nrows = -(-npanels // ncols)
+    fig, axes = paper_figure(nrows, ncols, width=TEXT_WIDTH, height=2.6 * nrows + 1.3, squeeze=False,
+                             layout="constrained")
+    for ax in axes.ravel()[npanels:]:
+        ax.set_visible(False)
+    axes = axes.ravel()[:npanels]
     for ax, t in zip(axes, temps, strict=False):
         plot_gaps(table, t, ax=ax, legend=False,
                   title=f"draft temperature {t:g}" if len(temps) > 1 else "mean acceptance against $k$")
     t_scatter = 0.7 if 0.7 in temps else temps[0]
     plot_position_gaps(table, 2, "rrs", draft_temperature=t_scatter, ax=axes[-1])
     axes[-1].set_title("per position, $k = 2$" + (f", draft temperature {t_scatter:g}" if len(temps) > 1 else ""))
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.13, 1, 1))
-    legend_below(fig, axes[0], ncols=3)
+    fig.suptitle(title.replace(" (", "\n(", 1))
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=3, frameon=False)
     paths = save_figure(fig, stem)
     plt.close(fig)
     return paths
@@ -92,7 +99,7 @@ def _realised(shipped, stem: pathlib.Path, *, quick: bool, law: str = "iid") -> 
     import matplotlib.pyplot as plt
 
     from .._display import write_table
-    from ..plots import describe_pair, save_figure
+    from ..plots import COLUMN_WIDTH, describe_pair, paper_figure, save_figure
     from ._realised import realised_optimal
 
     iid = law == "iid"
@@ -108,10 +115,10 @@ def _realised(shipped, stem: pathlib.Path, *, quick: bool, law: str = "iid") -> 
                         title="The optimal verifier, run on real SmolLM2 distributions" + ("" if iid else f" ({drafts})"),
                         notes=what, caption="Optimal verifier run on real distributions" + ("" if iid else f" ({drafts})")
                         + f": mean acceptance (Monte Carlo $\\pm$ SE) against $\\alpha^*${against}")
-    fig, ax = plt.subplots(figsize=(5.2, 4.0))
+    fig, ax = paper_figure(width=COLUMN_WIDTH, height=2.8)
     table.plot(ax=ax)
-    ax.legend(loc="upper left", fontsize=8, frameon=False)
-    ax.set_title(describe_pair(shipped.meta), fontsize=9)
+    ax.legend(loc="upper left", frameon=False)
+    ax.set_title(describe_pair(shipped.meta).replace("; ", ";\n"))
     fig.tight_layout()
     paths += save_figure(fig, stem)
     plt.close(fig)

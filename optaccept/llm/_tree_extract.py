@@ -43,7 +43,7 @@ import torch
 from .._errors import InputError
 from .._rows import resolve_device
 from ._extract import _check_int, _encode, _meta, _prompt_seed, _resume
-from ._models import ModelPair, Warp
+from ._models import ModelPair, Warp, forward
 from ._prompts import as_prompts
 from ._storage import Distributions, _read_archive, _want_sparse, _write_archive
 
@@ -615,7 +615,8 @@ class _TreeRunner:
         mask = torch.zeros(allowed.shape, dtype=dtype)
         mask.masked_fill_(~allowed, torch.finfo(dtype).min)
         pos = torch.tensor([self.P + d - 1 for d in depths], dtype=torch.long)
-        out = self.model(
+        out = forward(
+            self.model,
             input_ids=torch.tensor([tokens], device=self.device),
             attention_mask=mask[None, None].to(self.device),
             position_ids=pos[None].to(self.device),

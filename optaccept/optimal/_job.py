@@ -40,6 +40,17 @@ def _gap_text(g: float) -> str:
     return "< 1e-12" if abs(g) < 1e-12 else f"{g:.1e}"
 
 
+def _gap_cell(g: float | None):
+    """The gap as a table cell: shown as :func:`_gap_text`, written to CSV as a number — 0
+    below 1e-12 (the noise floor, so that re-runs give the same bytes); ``None`` if no gap."""
+    from .._display import Shown
+
+    if g is None:
+        return None
+    g = float(g)
+    return Shown(0.0 if abs(g) < 1e-12 else float(f"{g:.1e}"), _gap_text(g))
+
+
 def example_table(p: np.ndarray = EXAMPLE_P, k: int = 3) -> list[dict]:
     """α* for every law and every method that handles it, with the certificate check
     (``seconds``: the solve time, machine-dependent)."""
@@ -60,7 +71,7 @@ def example_table(p: np.ndarray = EXAMPLE_P, k: int = 3) -> list[dict]:
                     "alpha_star": float(res.value),
                     "subset": " ".join(map(str, res.subset)) or "∅",
                     "recheck_gap": float(chk.value_gap),
-                    "duality_gap": "" if chk.duality_gap is None else _gap_text(chk.duality_gap),
+                    "duality_gap": None if chk.duality_gap is None else float(chk.duality_gap),
                     "ok": chk.ok,
                     "seconds": dt,
                 }
@@ -77,16 +88,16 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     import matplotlib.pyplot as plt
     from tqdm.auto import tqdm
 
-    from .._display import write_table
-    from ..plots import plot_alpha_vs_k, save_figure
+    from .._display import Shown, write_table
+    from ..plots import TEXT_WIDTH, paper_figure, plot_alpha_vs_k, save_figure
 
     figures_dir = Path(figures_dir)
     figures_dir.mkdir(parents=True, exist_ok=True)
     rows = example_table()
     header = ["draft law", "method", "α*", "certificate S", "re-check gap", "duality gap", "certified"]
     table = [
-        [r["law"], r["method"], f"{r['alpha_star']:.12f}", r["subset"], _gap_text(r["recheck_gap"]),
-         r["duality_gap"] or "—", "yes" if r["ok"] else "NO"]
+        [r["law"], r["method"], Shown(round(r["alpha_star"], 12), f"{r['alpha_star']:.12f}"), r["subset"],
+         _gap_cell(r["recheck_gap"]), _gap_cell(r["duality_gap"]), "yes" if r["ok"] else "NO"]
         for r in rows
     ]
     paths = write_table(
@@ -95,7 +106,7 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
         notes=(f"Target p = {EXAMPLE_P.tolist()}, draft q = {EXAMPLE_Q.tolist()} (Independent: q and p reversed). "
                "Re-check gap: |α* − (★) recomputed at S from the law's own formula|; duality gap: cut − flow "
                "(LP methods); gaps below 1e-12 (rounding and solver noise, which varies from run to run) "
-               "show as < 1e-12. docs/theory.md §2."),
+               "show as < 1e-12 (0 in the CSV). docs/theory.md §2."),
         latex_header=["draft law", "method", r"$\alpha^*$", "certificate $S$", "re-check gap", "duality gap",
                       "certified"],
         caption="Optimal acceptance of the built-in example for every draft law and method, with certificates.",
@@ -107,17 +118,17 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     n = 5_000 if quick else 50_257
     p = rng.dirichlet(np.full(n, 0.05))
     q = 0.6 * p + 0.4 * rng.dirichlet(np.full(n, 0.05))
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.9))
+    fig, axes = paper_figure(1, 2, width=TEXT_WIDTH, height=2.7)
     with tqdm(total=2, desc="core: α* against k", leave=False) as bar:
         plot_alpha_vs_k(EXAMPLE_P, EXAMPLE_Q, ks=range(1, 9), ax=axes[0], legend=False,
-                        title=f"built-in example ($n = {EXAMPLE_P.size}$)")
+                        title=f"built-in example, $n = {EXAMPLE_P.size}$")
         bar.update()
         plot_alpha_vs_k(p, q, ks=(1, 2, 3, 4, 6, 8, 12, 16), ax=axes[1], legend=False,
-                        title=f"random pair, $n = {n:,}$ (Dirichlet(0.05), seed 2025)")
+                        title=f"random pair, $n = {n:,}$\n(Dirichlet(0.05), seed 2025)")
         bar.update()
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncols=3, fontsize=8.5, frameon=False)
+    fig.legend(handles, labels, loc="lower center", ncols=3, frameon=False)
     paths += save_figure(fig, figures_dir / "alpha_vs_k")
     plt.close(fig)
     return paths

@@ -13,6 +13,9 @@ sequence (Yin et al.)          :func:`plot_simulation`, :func:`plot_batch_reject
                                :func:`plot_decoder_losses`
 real distributions (``llm``)   :func:`plot_gaps`, :func:`plot_position_gaps`
 trees of drafts (``tree``)     :func:`plot_accepted_tokens`
+style (one module)             :func:`paper_style`, :func:`paper_figure`, :data:`PAPER_RC`,
+                               :data:`COLUMN_WIDTH`, :data:`TEXT_WIDTH` (TrueType fonts,
+                               ≥ 7 pt at print size)
 helpers                        :func:`save_figure`, :func:`legend_below`,
                                :func:`describe_pair`
 =============================  =====================================================
@@ -28,7 +31,17 @@ from ._sequence import (
     plot_pareto_front,
     plot_simulation,
 )
-from ._style import QUANTITY_LABELS, VERIFIER_LABELS, save_figure
+from ._style import (
+    COLUMN_WIDTH,
+    MIN_FONT_PT,
+    PAPER_RC,
+    QUANTITY_LABELS,
+    TEXT_WIDTH,
+    VERIFIER_LABELS,
+    paper_figure,
+    paper_style,
+    save_figure,
+)
 from ._trees import plot_accepted_tokens
 from ._verifiers import plot_acceptance_curves, plot_gap_bars, plot_gap_heatmap
 
@@ -49,6 +62,12 @@ __all__ = [
     "legend_below",
     "describe_pair",
     "save_figure",
+    "paper_figure",
+    "paper_style",
+    "PAPER_RC",
+    "COLUMN_WIDTH",
+    "TEXT_WIDTH",
+    "MIN_FONT_PT",
     "LAW_STYLES",
     "VERIFIER_LABELS",
     "QUANTITY_LABELS",

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._style import integer_ticks, new_axes
+from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes
 
 __all__ = ["plot_alpha_vs_k", "alpha_curve", "LAW_STYLES"]
 
@@ -36,6 +36,7 @@ def alpha_curve(p: Any, q: Any, ks: Iterable[int], law: str) -> tuple[list[int],
     return xs, ys
 
 
+@in_paper_style
 def plot_alpha_vs_k(
     p: Any,
     q: Any,
@@ -51,7 +52,7 @@ def plot_alpha_vs_k(
     replacement and greedy drafting need k ≤ |supp q|; when ``ks`` goes beyond, the
     curves stop there and the plot says so.  Returns the Axes.
     """
-    ax = new_axes(ax)
+    ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.1))
     ks = [int(k) for k in ks]
     supp = int(np.count_nonzero(np.asarray(q, dtype=float)))
     stopped = [law for law in laws if law != "iid" and max(ks) > supp]
@@ -68,10 +69,10 @@ def plot_alpha_vs_k(
     ax.grid(alpha=0.3)
     if stopped:
         words = " and ".join({"swor": "without replacement", "greedy": "greedy"}[law] for law in stopped)
-        ax.text(0.98, 0.04, f"{words}: defined for $k \\leq |\\mathrm{{supp}}\\, q| = {supp}$",
-                transform=ax.transAxes, ha="right", va="bottom", fontsize=8, color="0.3")
+        ax.text(0.98, 0.04, f"{words}:\ndefined for $k \\leq |\\mathrm{{supp}}\\, q| = {supp}$",
+                transform=ax.transAxes, ha="right", va="bottom", color="0.3")
     if legend:
-        ax.legend(fontsize=8, loc="lower right", framealpha=0.9)
+        legend_under(ax)
     if title:
         ax.set_title(title, fontsize=10)
     return ax

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._style import QUANTITY_LABELS, integer_ticks, new_axes
+from ._style import COLUMN_WIDTH, QUANTITY_LABELS, in_paper_style, integer_ticks, legend_under, new_axes
 
 __all__ = ["plot_gaps", "plot_position_gaps", "legend_below", "describe_pair"]
 
@@ -52,6 +52,7 @@ def describe_pair(meta: dict[str, Any]) -> str:
             + ("" if same else f"{draft} ") + warp(meta.get("draft_warp")))
 
 
+@in_paper_style
 def plot_gaps(
     table: Any,
     draft_temperature: float | None = None,
@@ -70,7 +71,7 @@ def plot_gaps(
     """
     temps = sorted({t for t, _, _ in table.values})
     t = temps[0] if draft_temperature is None else draft_temperature
-    ax = new_axes(ax, figsize=(5.5, 4))
+    ax = new_axes(ax, figsize=(COLUMN_WIDTH, 2.6))
     present = [n for n in names if any(tt == t and n == nn for tt, _, nn in table.values)]
     width = 0.06
     for i, name in enumerate(present):
@@ -97,6 +98,7 @@ def plot_gaps(
     return ax
 
 
+@in_paper_style
 def plot_position_gaps(
     table: Any, k: int, verifier: str = "rrs", draft_temperature: float | None = None, ax: Any = None
 ) -> Any:
@@ -104,7 +106,7 @@ def plot_position_gaps(
     (y), at k drafts.  Positions with α* = 1 (to 1e-9) are drawn in grey."""
     temps = sorted({t for t, _, _ in table.values})
     t = temps[0] if draft_temperature is None else draft_temperature
-    ax = new_axes(ax, figsize=(5.5, 3.8))
+    ax = new_axes(ax, figsize=(COLUMN_WIDTH, 2.6))
     a = table.values[(t, k, "alpha_iid")]
     r = table.values[(t, k, verifier)]
     one = a >= 1 - 1e-9
@@ -113,12 +115,12 @@ def plot_position_gaps(
     ax.set_xlabel(fr"$\alpha^*$, i.i.d. drafts, $k = {k}$")
     ax.set_ylabel(r"gap $\alpha^* - \alpha$, " + QUANTITY_LABELS.get(verifier, verifier).split(", ", 1)[-1])
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    legend_under(ax, ncols=2)
     return ax
 
 
 def legend_below(fig: Any, ax: Any, ncols: int = 3) -> Any:
     """One legend for the whole figure, below the axes (no legend over data)."""
     handles, labels = ax.get_legend_handles_labels()
-    return fig.legend(handles, labels, loc="lower center", ncols=ncols, fontsize=8, frameon=False,
+    return fig.legend(handles, labels, loc="lower center", ncols=ncols, frameon=False,
                       bbox_to_anchor=(0.5, -0.02))

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._style import integer_ticks, new_axes
+from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes
 
 __all__ = [
     "plot_simulation",
@@ -20,15 +20,16 @@ __all__ = [
 
 #: Legend words for the two batch algorithms (``continuation=`` of ``optaccept.sequence``).
 CONTINUATION_LABELS = {
-    "single": "Yin et al.'s batch SD (only the accepted draft continues)",
-    "matching": "token tree (every draft matching the accepted text continues)",
+    "single": "Yin et al.'s batch SD\n(only the accepted draft continues)",
+    "matching": "token tree (every draft matching\nthe accepted text continues)",
 }
 
 
+@in_paper_style
 def plot_simulation(estimate: Any, exact: float, *, ax: Any = None) -> Any:
     """Running mean of simulated rejections (Monte Carlo of speculative decoding) against the
     exact value of Theorem 1, with the band exact ± 2σ/√runs."""
-    ax = new_axes(ax)
+    ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.2))
     counts = np.asarray(estimate.counts, dtype=float)
     k = np.arange(1, counts.size + 1)
     sd = estimate.std
@@ -40,10 +41,11 @@ def plot_simulation(estimate: Any, exact: float, *, ax: Any = None) -> Any:
     ax.set_xlabel("number of simulated runs")
     ax.set_ylabel("rejections per sequence")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    legend_under(ax)
     return ax
 
 
+@in_paper_style
 def plot_batch_rejections(
     chain: Any,
     Ms: Sequence[int],
@@ -57,7 +59,7 @@ def plot_batch_rejections(
     (dashed) and Monte Carlo estimates ± 5 standard errors (crosses)."""
     from ..sequence import batch_expected_rejections, batch_rejection_limit
 
-    ax = new_axes(ax, figsize=(6, 4))
+    ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.3))
     Ms = [int(m) for m in Ms]
     for i, cont in enumerate(continuations):
         color = f"C{i}"
@@ -72,40 +74,45 @@ def plot_batch_rejections(
                     label=r"Monte Carlo $\pm\, 5$ s.e." if first else None, zorder=5)
         first = False
     ax.set_xscale("log", base=2)
-    integer_ticks(ax.xaxis, [m for m in Ms if m & (m - 1) == 0] or Ms)
+    ticks = [m for m in Ms if m & (m - 1) == 0] or Ms
+    while len(ticks) > 6:  # at a column's width, more integer labels collide
+        ticks = ticks[::2]
+    integer_ticks(ax.xaxis, ticks)
     ax.set_xlabel("number of draft sequences $M$")
     ax.set_ylabel("expected rejections per sequence")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
+    legend_under(ax)
     return ax
 
 
+@in_paper_style
 def plot_batch_improvement(Ms: Sequence[int], *, r: float = 4.0, u: float = 0.9, v: float = 0.3, ax: Any = None) -> Any:
     """Yin et al.'s closed-form one-step batch improvements BI(M) for their two examples."""
     from ..sequence import bernoulli_batch_improvement, uniform_batch_improvement
 
-    ax = new_axes(ax)
+    ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.0))
     Ms = [int(m) for m in Ms]
     ax.plot(Ms, [uniform_batch_improvement(r, M) for M in Ms], "o-", ms=3.5,
-            label=f"draft uniform on $V$, target uniform on $V'$, $|V|/|V'| = {r:g}$")
+            label=f"uniform: draft on $V$, target on $V'$, $|V|/|V'| = {r:g}$")
     ax.plot(Ms, [bernoulli_batch_improvement(u, v, M) for M in Ms], "s-", ms=3.5,
-            label=f"draft Bernoulli({u:g}), target Bernoulli({v:g})")
+            label=f"Bernoulli: draft {u:g}, target {v:g}")
     integer_ticks(ax.xaxis)
     ax.set_xlabel("number of drafts $M$")
     ax.set_ylabel("one-step batch improvement BI")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7.5, loc="lower right")
+    legend_under(ax)
     return ax
 
 
+@in_paper_style
 def plot_pareto_front(p: Any, q: Any, eps: Any = None, *, ax: Any = None) -> Any:
     """Theorem 5's Pareto front P(reject) + bias = TV(p, q) with Decoding-OPT (on the front)
     and Decoding-UNO (above it) over the over-acceptance thresholds ``eps``."""
     from ..sequence import decoder_losses, pareto_front
 
-    ax = new_axes(ax)
+    ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.4))
     front = np.asarray(pareto_front(p, q))
     tv = front[0, 0]
     grid = (
@@ -115,25 +122,26 @@ def plot_pareto_front(p: Any, q: Any, eps: Any = None, *, ax: Any = None) -> Any
     )
     d = decoder_losses(p, q, grid)
     ax.fill_between([0, tv], [tv, 0], 0, color="0.88", label="unattainable (Theorem 5)")
-    ax.plot(front[:, 0], front[:, 1], "k-", lw=1.5, label=r"Pareto front: $P(\mathrm{reject}) + \mathrm{bias} = \mathrm{TV}(p, q)$")
+    ax.plot(front[:, 0], front[:, 1], "k-", lw=1.5, label=r"front: $P(\mathrm{reject}) + \mathrm{bias} = \mathrm{TV}(p, q)$")
     ax.plot(d.rejection, d.loss_opt, "o", ms=4, label="Decoding-OPT (Theorem 4)")
-    ax.plot(d.rejection, d.loss_uno, "^", ms=4, label="Decoding-UNO (rejections drawn from $p$)")
+    ax.plot(d.rejection, d.loss_uno, "^", ms=4, label="Decoding-UNO (rejections from $p$)")
     ax.set_xlabel("rejection probability")
     ax.set_ylabel(r"bias $\mathrm{TV}(\mathrm{output}, p)$")
     ax.set_xlim(0, 1.05 * tv)
     ax.set_ylim(0, None)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7.5, loc="upper right")
+    legend_under(ax)
     return ax
 
 
+@in_paper_style
 def plot_decoder_losses(p: Any, q: Any, eps: Any, *, ax: Any = None, rejection: bool = True) -> Any:
     """Bias of Decoding-OPT and Decoding-UNO against the over-acceptance threshold ε (left
     axis); with ``rejection``, the rejection probability on its own right-hand axis.
     Returns the left Axes (the right one is ``ax.right_axis``)."""
     from ..sequence import decoder_losses
 
-    ax = new_axes(ax)
+    ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.2))
     d = decoder_losses(p, q, eps)
     h1 = ax.plot(d.eps, d.loss_opt, "o-", ms=3, color="C1", label="bias, Decoding-OPT")
     h2 = ax.plot(d.eps, d.loss_uno, "^-", ms=3, color="C2", label="bias, Decoding-UNO")
@@ -144,10 +152,9 @@ def plot_decoder_losses(p: Any, q: Any, eps: Any, *, ax: Any = None, rejection: 
     handles = h1 + h2
     if rejection:
         right = ax.twinx()
-        handles += right.plot(d.eps, d.rejection, "k:", lw=1.3, label="rejection probability (right axis)")
+        handles += right.plot(d.eps, d.rejection, "k:", lw=1.3, label="rejection probability (right)")
         right.set_ylabel("rejection probability", color="0.25")
         right.set_ylim(bottom=0)
         ax.right_axis = right
-    ax.legend(handles=handles, fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False,
-              ncols=2)
+    legend_under(ax, handles)
     return ax

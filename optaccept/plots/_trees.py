@@ -7,11 +7,12 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from ._style import integer_ticks, new_axes
+from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes
 
 __all__ = ["plot_accepted_tokens"]
 
 
+@in_paper_style
 def plot_accepted_tokens(
     table: Any,
     length: int | None = None,
@@ -34,7 +35,7 @@ def plot_accepted_tokens(
         length = lengths[-1]
     if length not in lengths:
         raise InputError(f"length: the table has lengths {lengths}, got {length!r}")
-    ax = new_axes(ax, figsize=(4.6, 3.6))
+    ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.6) if legend else (COLUMN_WIDTH, 2.6))
     for v, d in table.series():
         pts = sorted((r["k"], r["value"], r["std_err"]) for r in table.rows
                      if (r["verifier"], r["drafts"], r["length"]) == (v, d, length))
@@ -47,11 +48,14 @@ def plot_accepted_tokens(
                     capsize=2, lw=1.2, label=VERIFIER_NAMES[(v, d)])
     ax.set_xlabel("number of draft chains k")
     ax.set_ylabel("expected accepted tokens per step")
-    ax.set_title(title if title is not None else f"draft length L = {length}", fontsize=9)
+    ax.set_title(title if title is not None else f"draft length L = {length}")
     ks = sorted({r["k"] for r in table.rows})
     integer_ticks(ax.xaxis, ks)
-    ax.set_ylim(bottom=0)
+    # 0 in view through the data limits, not set_ylim: set_ylim would switch autoscaling off,
+    # and on shared y axes a later panel's larger values would be clipped to this one's range
+    ax.update_datalim([(float(min(ks)), 0.0)])
+    ax.autoscale_view()
     ax.grid(alpha=0.3)
     if legend:
-        ax.legend(fontsize=7)
+        legend_under(ax)
     return ax

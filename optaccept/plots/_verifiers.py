@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._style import VERIFIER_LABELS, new_axes
+from ._style import TEXT_WIDTH, VERIFIER_LABELS, in_paper_style, new_axes
 
 __all__ = ["plot_acceptance_curves", "plot_gap_bars", "plot_gap_heatmap"]
 
@@ -18,6 +18,7 @@ _CURVE_STYLES = {
 }
 
 
+@in_paper_style
 def plot_acceptance_curves(
     t: Sequence[float],
     curves: Mapping[str, Sequence[float]],
@@ -49,6 +50,7 @@ def plot_acceptance_curves(
     return ax
 
 
+@in_paper_style
 def plot_gap_heatmap(
     mean_gap: Mapping[str, Mapping[int, float | None]],
     stderr: Mapping[str, Mapping[int, float]] | None = None,
@@ -63,7 +65,7 @@ def plot_gap_heatmap(
     import matplotlib.colors as mcolors
     from matplotlib.patches import Rectangle
 
-    ax = new_axes(ax, figsize=(6.5, 4.2))
+    ax = new_axes(ax, figsize=(TEXT_WIDTH, 3.2))
     labels = {**VERIFIER_LABELS, **(labels or {})}
     names = list(mean_gap)
     ks = sorted({int(k) for row in mean_gap.values() for k in row})
@@ -100,6 +102,7 @@ def plot_gap_heatmap(
     return ax
 
 
+@in_paper_style
 def plot_gap_bars(
     mean_gap: Mapping[str, Mapping[int, float | None]],
     *,
@@ -109,7 +112,7 @@ def plot_gap_bars(
 ) -> Any:
     """Grouped bars: mean gap α*(own law) − α per verifier (groups) and k (bars).  A bar that
     is not defined for its k is replaced by an "n/a" mark, a zero gap by a "0" mark."""
-    ax = new_axes(ax, figsize=(8, 3.8))
+    ax = new_axes(ax, figsize=(TEXT_WIDTH, 3.0))
     labels = {**VERIFIER_LABELS, **(labels or {})}
     names = list(mean_gap)
     ks = sorted({int(k) for row in mean_gap.values() for k in row})
@@ -121,9 +124,9 @@ def plot_gap_bars(
         ax.bar(xs, [0.0 if v is None else v for v in vals], width, label=f"$k = {k}$", color=f"C{j}")
         for xi, v in zip(xs, vals, strict=True):
             if v is None:
-                ax.text(xi, 0, "n/a", rotation=90, ha="center", va="bottom", fontsize=6, color="0.5")
+                ax.text(xi, 0, "n/a", rotation=90, ha="center", va="bottom", fontsize=7, color="0.5")
             elif abs(v) < 5e-13:
-                ax.text(xi, 0, "0", ha="center", va="bottom", fontsize=6)
+                ax.text(xi, 0, "0", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(x, [labels.get(n, n) for n in names], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(r"mean $\alpha^*(\mathrm{own\ law}) - \alpha$")
     if title:

@@ -141,7 +141,7 @@ CLAIMS: dict[str, Claim] = {
         Claim(
             "k_draft_conjecture_iid",
             "k i.i.d. drafts: alpha* = 1 iff p(S) >= q(S)^k for every S",
-            "Khisti et al., ICLR 2025, Remark 2 (conjecture; they checked n = k = 3)",
+            "Khisti et al., ICLR 2025, Remark 2 (conjecture, checked numerically in their paper on small alphabets)",
             _iid,
         ),
         Claim(

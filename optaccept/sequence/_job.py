@@ -49,7 +49,9 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
 
     from .._display import write_table
     from ..plots import (
+        TEXT_WIDTH,
         describe_pair,
+        paper_figure,
         plot_batch_improvement,
         plot_batch_rejections,
         plot_decoder_losses,
@@ -73,7 +75,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     out_dir.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=5, desc="sequence: exact recursions and Monte Carlo", leave=False)
     chain = MarkovPair.random(states=7, horizon=50, rng=np.random.default_rng(SEED))
-    chain_words = f"random Markov chain pair (7 states, horizon $T = 50$, seed {SEED})"
+    chain_words = f"Markov pair, 7 states, $T = 50$, seed {SEED}"
     runs = 1000 if quick else 5000
     exact = expected_rejections(chain)
     sim = simulate_rejections(chain, runs=runs, rng=np.random.default_rng(SEED + 1))
@@ -87,15 +89,13 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
             )
     bar.update()
 
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
+    fig, axes = paper_figure(1, 3, width=TEXT_WIDTH, height=3.7, layout="constrained")
     plot_simulation(sim, exact, ax=axes[0])
-    axes[0].set_title(f"Theorem 1: speculative decoding\n{chain_words}", fontsize=9.5)
+    axes[0].set_title(f"Theorem 1: speculative decoding\n{chain_words}")
     plot_batch_rejections(chain, Ms, simulated=simulated, ax=axes[1])
-    axes[1].set_title("Theorem 3 and Proposition 1: batch speculative decoding\n(same chain; $M$ draft sequences)",
-                      fontsize=9.5)
+    axes[1].set_title("Theorem 3, Proposition 1: batch SD\n(same chain; $M$ draft sequences)")
     plot_batch_improvement(list(range(1, 21)), ax=axes[2])
-    axes[2].set_title("Theorem 3's closed forms: one-step batch improvement", fontsize=9.5)
-    fig.tight_layout()
+    axes[2].set_title("Theorem 3's closed forms:\none-step batch improvement")
     paths = save_figure(fig, out_dir / "sequence_rejections")
     plt.close(fig)
     bar.update()
@@ -105,62 +105,56 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     q = rng.dirichlet(np.full(30, 0.5))
     eps = np.linspace(0.0, 0.1, 21)
     llm = _llm_pair()
-    fig, axes = plt.subplots(1, 3 if llm else 2, figsize=(16 if llm else 11, 4.6))
+    fig, axes = paper_figure(1, 3 if llm else 2, width=TEXT_WIDTH, height=3.6, layout="constrained")
     plot_pareto_front(p, q, ax=axes[0])
-    axes[0].set_title(f"Theorems 4–5: bias against rejection\none token, $n = 30$, $p, q \\sim$ Dirichlet(1/2), seed {SEED}",
-                      fontsize=9.5)
+    axes[0].set_title(f"Theorems 4–5: bias against rejection\n$n = 30$, $p, q \\sim$ Dir(1/2), seed {SEED}")
     plot_decoder_losses(p, q, eps, ax=axes[1])
-    axes[1].set_title("Decoding-OPT against Decoding-UNO over $\\varepsilon$\n(same $p, q$)", fontsize=9.5)
+    axes[1].set_title("Decoding-OPT against\nDecoding-UNO over $\\varepsilon$ (same $p, q$)")
     if llm:
         plot_decoder_losses(llm[0].target, llm[0].draft, eps, ax=axes[2])
-        axes[2].set_title(f"same, mean over {llm[0].horizon} positions of real distributions\n"
-                          f"{describe_pair(llm[1].meta)}", fontsize=8.5)
-    fig.tight_layout()
+        axes[2].set_title(f"same, mean over {llm[0].horizon} positions\nof real distributions (SmolLM2)")
     paths += save_figure(fig, out_dir / "sequence_pareto")
     plt.close(fig)
     bar.update()
 
-    # values at the stated seed
+    # values at the stated seed: one quantity a row, as numbers (Estimate: Monte Carlo ± SE)
+    from .._display import Estimate, Shown
+
+    def exact_(v: float, digits: int = 6) -> Shown:
+        return Shown(float(f"{v:.12g}"), f"{v:.{digits}f}")
+
     names = {"single": "Yin et al.'s batch SD", "matching": "token tree"}
     rows = [
-        ("Theorem 1: exact E[N_rej]", f"{exact:.6f}"),
-        (f"Monte Carlo of speculative decoding ({runs} runs)", f"{sim.mean:.4f} ± {sim.stderr:.4f}"),
-        ("acceleration T / E[N_rej]", f"{acceleration(chain):.4f}"),
+        ("Theorem 1: exact E[N_rej]", exact_(exact)),
+        (f"Monte Carlo of speculative decoding ({runs} runs)", Estimate(sim.mean, sim.stderr)),
+        ("acceleration T / E[N_rej]", exact_(acceleration(chain), 4)),
     ]
     for cont in ("single", "matching"):
         for M in (2, 4, 5, 16):
-            rows.append(
-                (f"{names[cont]}, exact, M = {M}", f"{batch_expected_rejections(chain, M, continuation=cont):.6f}")
-            )
+            rows.append((f"{names[cont]}, exact, M = {M}", exact_(batch_expected_rejections(chain, M, continuation=cont))))
         for M in (4, 5):
             est = simulated[(cont, M)]
-            rows.append(
-                (f"{names[cont]}, Monte Carlo, M = {M} ({est.runs} runs)", f"{est.mean:.4f} ± {est.stderr:.4f}")
-            )
-        rows.append((f"{names[cont]}, limit as M → ∞", f"{batch_rejection_limit(chain, continuation=cont):.6f}"))
+            rows.append((f"{names[cont]}, Monte Carlo, M = {M} ({est.runs} runs)", Estimate(est.mean, est.stderr)))
+        rows.append((f"{names[cont]}, limit as M → ∞", exact_(batch_rejection_limit(chain, continuation=cont))))
+
+    def losses(d, where: str) -> None:
+        for e, r, lo, lu in zip(d.eps, d.rejection, d.loss_opt, d.loss_uno, strict=True):
+            for what, v in (("P(reject)", r), ("bias, Decoding-OPT", lo), ("bias, Decoding-UNO", lu)):
+                rows.append((f"ε = {e:g}, {where}: {what}", exact_(v, 4)))
+
     pos = PositionPair(np.tile(p, (4, 1)), np.tile(q, (4, 1)))
-    d = decoder_losses(pos.target, pos.draft, [0.0, 0.02, 0.05])
-    for e, r, lo, lu in zip(d.eps, d.rejection, d.loss_opt, d.loss_uno, strict=True):
-        rows.append((f"ε = {e:g}: P(reject), bias OPT, bias UNO (n = 30 example)", f"{r:.4f}, {lo:.4f}, {lu:.4f}"))
+    losses(decoder_losses(pos.target, pos.draft, [0.0, 0.02, 0.05]), "n = 30 example")
     if llm:
         pair, dists = llm
-        rows.append(
-            (
-                f"real distributions ({pair.horizon} positions, {describe_pair(dists.meta)}): "
-                "Σ TV, Yin et al.'s batch SD with M = 4",
-                f"{expected_rejections(pair):.4f}, {batch_expected_rejections(pair, 4):.4f}",
-            )
-        )
-        d = decoder_losses(pair.target, pair.draft, [0.0, 0.02, 0.05])
-        for e, r, lo, lu in zip(d.eps, d.rejection, d.loss_opt, d.loss_uno, strict=True):
-            rows.append(
-                (f"ε = {e:g}: P(reject), bias OPT, bias UNO (real distributions)", f"{r:.4f}, {lo:.4f}, {lu:.4f}")
-            )
+        where = f"real distributions ({pair.horizon} positions, {describe_pair(dists.meta)})"
+        rows.append((f"{where}: Σ TV", exact_(expected_rejections(pair), 4)))
+        rows.append((f"{where}: Yin et al.'s batch SD with M = 4", exact_(batch_expected_rejections(pair, 4), 4)))
+        losses(decoder_losses(pair.target, pair.draft, [0.0, 0.02, 0.05]), "real distributions")
     paths += write_table(
         out_dir / "sequence_values", ["quantity", "value"], rows,
         title="Sequence-level values (Yin et al.)",
         notes=(f"`MarkovPair.random(states=7, horizon=50, rng=np.random.default_rng({SEED}))`. "
-               "Yin et al.'s batch SD: only the accepted draft continues (their Algorithm 4, "
+               "Yin et al.'s batch SD as we read it: only the accepted draft continues ("
                "`continuation=\"single\"`); token tree: every draft matching the accepted text continues "
                "(`continuation=\"matching\"`, an algorithm the paper does not analyse); docs/theory.md §6."),
         caption="Sequence-level quantities of Yin et al. at the stated seed.",

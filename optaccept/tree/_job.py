@@ -28,7 +28,7 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
     stored trees (draft law -> DraftTrees); returns the paths written."""
     import matplotlib.pyplot as plt
 
-    from ..plots import plot_accepted_tokens, save_figure
+    from ..plots import TEXT_WIDTH, paper_figure, plot_accepted_tokens, save_figure
     from ._real import tree_table
 
     stem = Path(stem)
@@ -52,21 +52,28 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
     tex.write_text(table.to_latex())
     csv_path = table.to_csv(stem.with_suffix(".csv"))
     lengths = sorted({r["length"] for r in table.rows})
-    fig, axes = plt.subplots(1, len(lengths), figsize=(3.4 * len(lengths), 3.6), squeeze=False)
-    for ax, L in zip(axes[0], lengths, strict=True):
+    ncols = 2 if len(lengths) > 2 else len(lengths)
+    nrows = -(-len(lengths) // ncols)
+    fig, axes = paper_figure(nrows, ncols, width=TEXT_WIDTH, height=2.0 * nrows + 0.9, squeeze=False,
+                             layout="constrained")
+    flat = axes.ravel()
+    for i, (ax, L) in enumerate(zip(flat, lengths)):
         plot_accepted_tokens(table, L, ax=ax, legend=False)
-        if L != lengths[0]:
-            ax.set_ylabel("")
-    handles, labels = axes[0][-1].get_legend_handles_labels()
-    for ax in axes[0]:
+        ax.set_ylabel("")  # one label for the whole figure (fig.supylabel below)
+        if i < len(lengths) - ncols:
+            ax.set_xlabel("")
+    for ax in flat[len(lengths):]:
+        ax.set_visible(False)
+    handles, labels = flat[len(lengths) - 1].get_legend_handles_labels()
+    for ax in flat[: len(lengths)]:
         h, lab = ax.get_legend_handles_labels()
         for hh, ll in zip(h, lab, strict=True):
             if ll not in labels:
                 handles.append(hh)
                 labels.append(ll)
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False, bbox_to_anchor=(0.5, -0.12))
-    fig.suptitle("SmolLM2-135M-Instruct, layer-skip draft (error bars ± 2 s.e.)", fontsize=9)
-    fig.tight_layout()
+    fig.supylabel("expected accepted tokens per step", fontsize=8)
+    fig.suptitle("SmolLM2-135M-Instruct, layer-skip draft (error bars ± 2 s.e.)")
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
     figs = save_figure(fig, stem)
     plt.close(fig)
     print(table.to_markdown())

@@ -93,12 +93,12 @@ class TreeTable:
 
     @staticmethod
     def _cell(r: dict[str, Any] | None, latex: bool = False) -> str:
+        from .._display import Estimate
+
         if r is None:
             return ""
-        if r["std_err"] is None or r["std_err"] == 0:
-            return f"{r['value']:.3f}"
-        pm = r"$\pm$" if latex else "±"
-        return f"{r['value']:.3f} {pm} {r['std_err']:.3f}"
+        text = str(Estimate(r["value"], r["std_err"] or 0.0, 3))  # never "± 0.000"
+        return text.replace("±", r"$\pm$") if latex else text
 
     def _grid(self) -> tuple[list[tuple[int, int]], list[tuple[str, str]]]:
         cols = sorted({(r["length"], r["k"]) for r in self.rows})
@@ -122,11 +122,21 @@ class TreeTable:
         return markdown_table(*self._body())
 
     def to_latex(self, caption: str = "Expected draft tokens accepted per step (± standard error).") -> str:
-        """The same table as :meth:`to_markdown`, as a booktabs LaTeX ``table``."""
-        from .._display import latex_escape, latex_table
+        """The values of :meth:`to_markdown` as a booktabs LaTeX ``table`` that fits a page: a
+        row per (length L, verifier), a column per number of chains k."""
+        from .._display import Estimate, latex_table
 
-        header, rows = self._body()
-        header = ["$L$", "$k$"] + [latex_escape(h) for h in header[2:]]
+        cols, series = self._grid()
+        look = self._lookup()
+        ks = sorted({k for _, k in cols})
+        rows = []
+        for L in sorted({L for L, _ in cols}):
+            for v, d in series:
+                cells = [look.get((v, d, L, k)) for k in ks]
+                if any(c is not None for c in cells):
+                    rows.append([str(L), VERIFIER_NAMES[(v, d)]] + [
+                        None if c is None else Estimate(c["value"], c["std_err"] or 0.0, 3) for c in cells])
+        header = ["$L$", "verifier"] + [f"$k = {k}$" for k in ks]
         return latex_table(header, rows, caption=caption, label="tab:trees-accepted-tokens")
 
     def to_csv(self, path: str | Path) -> Path:

@@ -115,6 +115,9 @@ def _label(name: str) -> str:
 
 
 def _gap_rows(ens: dict[str, Any]) -> list[list[str]]:
+    """The table as read: per verifier and k, 'α (gap to own α* ± SE; gap to i.i.d. α*)'."""
+    from .._display import Estimate
+
     rows = []
     for name, row in ens["rows"].items():
         cells = [_label(name)]
@@ -122,11 +125,20 @@ def _gap_rows(ens: dict[str, Any]) -> list[list[str]]:
             c = row.get(k)
             cells.append(
                 "n/a" if c is None
-                else f"{c['mean_alpha']:.4f} ({_r(c['mean_gap_own']):.4f} ± {_r(c['sem_gap_own']):.4f}; "
+                else f"{c['mean_alpha']:.4f} ({Estimate(_r(c['mean_gap_own']), _r(c['sem_gap_own']))}; "
                 f"{_r(c['mean_gap_iid']):+.4f})"
             )
         rows.append(cells)
     return rows
+
+
+def _gap_data(ens: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """The same numbers as data (one per CSV cell, long form): a row per verifier and k."""
+    head = ["verifier", "k", "mean acceptance", "mean gap to own-law alpha*", "mean gap to own-law alpha* SE",
+            "mean gap to i.i.d. alpha*"]
+    rows = [[name, int(k), _r(c["mean_alpha"]), _r(c["mean_gap_own"]), _r(c["sem_gap_own"]), _r(c["mean_gap_iid"])]
+            for name, row in ens["rows"].items() for k in ens["ks"] if (c := row.get(k)) is not None]
+    return head, rows
 
 
 def _rounded(obj):
@@ -151,13 +163,13 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     from tqdm.auto import tqdm
 
     from .._display import write_table
-    from ..plots import plot_acceptance_curves, plot_gap_heatmap, save_figure
+    from ..plots import TEXT_WIDTH, paper_figure, plot_acceptance_curves, plot_gap_heatmap, save_figure
 
     out = pathlib.Path(figures_dir)
     out.mkdir(parents=True, exist_ok=True)
     grid = 90 if quick else GRID
     figs = []
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.9), sharey=True)
+    fig, axes = paper_figure(1, 2, width=TEXT_WIDTH, height=2.9, sharey=True)
     targets = ((Fraction(1, 3), "(1/3, t, 2/3 − t)"), (Fraction(1, 6), "(1/6, t, 5/6 − t)"))
     for ax, (first, label) in zip(axes, tqdm(targets, desc="verifiers: Khisti et al. Fig. 2 (exact)", leave=False)):
         d = figure2_data(first, grid)
@@ -166,16 +178,16 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         plot_acceptance_curves(d["t"], {k: d[k] for k in ("optimal", "K-SEQ", "RRS")},
                                title=f"$p = {label.replace('−', '-')}$", ax=ax, legend=False)
     axes[1].set_ylabel("")
-    fig.suptitle("Two i.i.d. drafts from the uniform $q$ on 3 tokens (Khisti et al., Fig. 2); "
-                 f"$\\alpha^*$ exact on the grid $t = j/{grid}$", fontsize=10)
+    fig.suptitle("Two i.i.d. drafts, $q$ uniform on 3 tokens (Khisti et al., Fig. 2); "
+                 f"$\\alpha^*$ exact on the grid $t = j/{grid}$")
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncols=4, fontsize=8.5, frameon=False)
+    fig.legend(handles, labels, loc="lower center", ncols=4, frameon=False)
     paths = save_figure(fig, out / "verifiers_khisti_fig2")
     plt.close(fig)
 
     ens = gap_ensemble(size=30 if quick else ENSEMBLE_SIZE)
-    fig, ax = plt.subplots(figsize=(7.2, 4.6))
+    fig, ax = paper_figure(width=TEXT_WIDTH, height=3.4)
     plot_gap_heatmap(
         {n: {int(k): c["mean_gap_own"] for k, c in row.items()} for n, row in ens["rows"].items()},
         {n: {int(k): c["sem_gap_own"] for k, c in row.items()} for n, row in ens["rows"].items()},
@@ -198,7 +210,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     )
     paths += write_table(
         out / "verifiers_gap", ["verifier"] + [f"k = {k}" for k in ens["ks"]], _gap_rows(ens),
-        title="Verifiers: gap to the optimum", notes=notes,
+        title="Verifiers: gap to the optimum", notes=notes, data=_gap_data(ens),
         latex_header=["verifier"] + [f"$k = {k}$" for k in ens["ks"]],
         caption=(f"Mean acceptance of each verifier over {ens['size']} random pairs (n = {ens['n']}); in brackets "
                  "the mean gap to α* of its own draft law ± standard error, and the mean gap to α* of i.i.d. drafts."),

@@ -20,7 +20,8 @@ min(p(a), A₃ + A₄), so
 
 .. math:: \alpha = \sum_{i \ne a} \min(p(i), \tilde q(i)) + \min\bigl(p(a),\ \textstyle\sum_{i\ne a} (\tilde q(i) - p(i))_+\bigr),
 
-which equals α* of the SpecHub law (docs/theory.md §2.3 with T = {a}) **(claim, SpecHub)**.
+which equals α* of the SpecHub law (derived in docs/theory.md §5, item 7, with
+Proposition 2.5 for T = {a}).
 The residual is zero on every draft that can reach it, so both notions agree.
 """
 
