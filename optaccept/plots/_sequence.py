@@ -70,7 +70,7 @@ def plot_batch_rejections(
     first = True
     for (cont, M), est in (simulated or {}).items():
         i = list(continuations).index(cont) if cont in continuations else 0
-        ax.errorbar([M], [est.mean], yerr=[5 * est.stderr], fmt="x", ms=7, color=f"C{i}", mec="k", capsize=3,
+        ax.errorbar([M], [est.mean], yerr=[5 * est.stderr], fmt="_", ms=6, mew=1.2, color="k", ecolor="k", elinewidth=1.0, capsize=3,
                     label=r"Monte Carlo $\pm\, 5$ s.e." if first else None, zorder=5)
         first = False
     ax.set_xscale("log", base=2)
