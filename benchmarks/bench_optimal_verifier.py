@@ -29,7 +29,7 @@ import numpy as np
 from _timing import best_time
 
 import optaccept as oa
-from optaccept.optimal_verifier import optimal_verifier
+from optaccept.optimal import optimal_verifier
 
 
 def zipf_pair(n: int, sigma: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -170,7 +170,7 @@ def _parts_1_to_4(args, ns, sigmas) -> None:
     try:
         import torch
 
-        from optaccept.optimal_verifier import optimal_verifier_batched
+        from optaccept.optimal import optimal_verifier_batched
 
         print("| n | k | rows | seconds | positions/s |")
         print("|---|---|---|---|---|")

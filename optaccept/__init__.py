@@ -21,11 +21,11 @@ from .optimal import (
     TransportPlan,
     Verification,
     optimal_acceptance,
+    optimal_verifier,
     two_draft_condition,
     verify,
 )
 from .optimal._batched import batched_optimal_acceptance
-from .optimal_verifier import optimal_verifier
 
 
 def _package_version() -> str:

@@ -25,6 +25,7 @@ from ._stable import array_namespace, is_torch
 from ._validation import as_distribution_row_pair, check_k
 
 __all__ = [
+    "sample_rows",
     "Rows",
     "as_rows",
     "iter_rows",
@@ -272,3 +273,25 @@ def greedy_split(q: Any, k: int, offset: int = 0) -> tuple[Any, Any]:
             f"q: row {row} puts all its mass on its k-1 = {k - 1} most likely tokens; Greedy needs mass outside them"
         )
     return in_t, rest / mass[:, None]
+
+
+#: Cells (rows × tokens) sampled per block by :func:`sample_rows`.
+_CHUNK_CELLS = 4_000_000
+
+
+def sample_rows(rng: np.random.Generator, dists: np.ndarray, index: np.ndarray | None = None) -> np.ndarray:
+    """One token per row of a (rows, n) array of non-negative weights (inverse CDF);
+    with ``index``, one token per entry of index from row ``dists[index[i]]``."""
+    rows = dists.shape[0] if index is None else index.size
+    out = np.empty(rows, dtype=np.int64)
+    if rows == 0:
+        return out
+    step = max(1, _CHUNK_CELLS // max(dists.shape[1], 1))
+    for lo in range(0, rows, step):
+        block = dists[lo : lo + step] if index is None else dists[index[lo : lo + step]]
+        d = np.clip(block, 0.0, None)
+        cum = np.cumsum(d, axis=1)
+        u = rng.random(d.shape[0]) * cum[:, -1]
+        idx = (cum <= u[:, None]).sum(axis=1)
+        out[lo : lo + step] = np.minimum(idx, d.shape[1] - 1)
+    return out

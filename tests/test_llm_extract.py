@@ -238,7 +238,7 @@ def test_bad_arguments(pair):
 
 
 def test_from_pretrained_and_cli(model, tok, tmp_path, capsys):
-    from optaccept.llm._cli import register
+    from optaccept.cli.llm import register
 
     folder = tmp_path / "tiny"
     model.save_pretrained(folder)

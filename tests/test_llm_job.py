@@ -60,7 +60,7 @@ def test_batched_values_agree_with_numpy_core_on_a_sample(rows):
 
 @pytest.mark.slow
 def test_job_writes_shipped_table_and_local_fresh_files(tmp_path, monkeypatch):
-    from optaccept.llm import _job
+    from optaccept.jobs import llm as _job
 
     class _Stop(Exception):
         pass

@@ -53,7 +53,7 @@ def test_core_rerun_byte_identical(tmp_path, capsys):
 
 def test_polyhedra_certificates_have_no_timings(tmp_path):
     pytest.importorskip("cdd")
-    from optaccept.polyhedra._job import strip_timings
+    from optaccept.jobs.polyhedra import strip_timings
 
     cert = {"seconds": 1.0, "cases": [{"wall_seconds": 2, "n": 3, "seconds": {"dd": 1}}], "holds": True}
     assert strip_timings(cert) == {"cases": [{"n": 3}], "holds": True}

@@ -307,7 +307,7 @@ def test_import_without_cdd_in_fresh_interpreter():
 
 
 def test_cli_conjecture_json(capsys):
-    from optaccept.polyhedra import _cli
+    from optaccept.cli import polyhedra as _cli
 
     ap = argparse.ArgumentParser(prog="optaccept")
     _cli.register(ap.add_subparsers(dest="cmd"))
@@ -325,7 +325,8 @@ def test_cli_conjecture_json(capsys):
 
 
 def test_job_quick_runs_every_fast_proof(tmp_path, capsys):
-    from optaccept.polyhedra import _claims, _job
+    from optaccept.jobs import polyhedra as _job
+    from optaccept.polyhedra import _claims
 
     paths = _job.run(tmp_path, quick=True)
     assert {p.name for p in paths} == {f"{k}.json" for k in _claims.CLAIMS} | {f"proofs_table.{e}" for e in ("md", "csv", "tex")}

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from optaccept._errors import InputError
+from optaccept.cli.sequence import register
+from optaccept.jobs.sequence import run
 from optaccept.sequence import (
     MarkovPair,
     PositionPair,
@@ -15,8 +17,6 @@ from optaccept.sequence import (
     decoder_losses,
     expected_rejections,
 )
-from optaccept.sequence._cli import register
-from optaccept.sequence._job import run
 
 
 def _parser():

@@ -12,7 +12,8 @@ import pytest
 
 from optaccept import verifiers as V
 from optaccept._errors import InputError
-from optaccept.verifiers import _cli, _job
+from optaccept.cli import verifiers as _cli
+from optaccept.jobs import verifiers as _job
 
 
 def theorem3_plateau(first: Fraction, grid: int) -> tuple[Fraction, Fraction]:

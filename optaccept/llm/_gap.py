@@ -27,7 +27,7 @@ from ..verifiers._batched import batched_acceptance as batched_verifier_acceptan
 from ..verifiers._batched import kseq_both as _kseq_both
 from ._storage import Distributions, check_data_and_ks
 
-__all__ = ["GapTable", "gap_table", "plot_gaps", "QUANTITIES"]
+__all__ = ["GapTable", "gap_table", "QUANTITIES"]
 
 #: name -> (kind, description).  "α*" rows are optima of a draft law, "α" rows
 #: the exact acceptance of a verifier ("output ∈ drafts" unless said otherwise).
@@ -341,11 +341,3 @@ def gap_table(
             c["RRS w/o ≤ α*_swor"] = float(np.mean(values[(temp, k, "rrs_wor")] <= a_swor + tol))
         checks[(temp, k)] = c
     return GapTable(values, checks, notes, dict(data.meta))
-
-
-def plot_gaps(table: GapTable, draft_temperature: float | None = None, ax: Any = None, **kwargs: Any) -> Any:
-    """Mean α* and α against k at one draft temperature, with standard errors; returns the Axes.
-    The same as :func:`optaccept.plots.plot_gaps`."""
-    from ..plots import plot_gaps as _plot
-
-    return _plot(table, draft_temperature, ax=ax, **kwargs)

@@ -44,6 +44,7 @@ from ._advice import (
     working_method,
 )
 from ._result import AcceptanceResult, FlowPlan, TransportPlan, Verification
+from ._verifier import OptimalVerifier, optimal_verifier, optimal_verifier_batched
 
 __all__ = [
     "optimal_acceptance",
@@ -54,6 +55,9 @@ __all__ = [
     "TransportPlan",
     "Verification",
     "METHODS",
+    "optimal_verifier",
+    "optimal_verifier_batched",
+    "OptimalVerifier",
 ]
 
 METHODS = ("auto", "transport", "lp", "subsets", "sorted", "closed_form")
@@ -232,7 +236,7 @@ def verify(
         ``duality_gap`` = dual_value − primal_value, ``max_violation``, ``ok``.
     """
     if not isinstance(result, AcceptanceResult):
-        from ..optimal_verifier import OptimalVerifier, verify_verifier
+        from ._verifier import OptimalVerifier, verify_verifier
 
         if isinstance(result, OptimalVerifier):
             return verify_verifier(p, drafts, result, tol=tol)

@@ -27,8 +27,6 @@ __all__ = ["Verifier", "Draws", "NOTIONS"]
 #: The two acceptance notions.
 NOTIONS = ("output", "rule")
 
-#: Largest number of rows x tokens held in memory at once by the samplers.
-_CHUNK_CELLS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -67,24 +65,6 @@ def sample_from(rng: np.random.Generator, dist: np.ndarray, size: int) -> np.nda
     if d.sum() <= 0:
         raise RuntimeError("internal: sampling from an empty residual (a zero-probability branch was reached)")
     return rng.choice(d.size, size=size, p=d).astype(np.int64)
-
-
-def sample_rows(rng: np.random.Generator, dists: np.ndarray, index: np.ndarray | None = None) -> np.ndarray:
-    """One token per row of a (rows, n) array of non-negative weights (inverse CDF);
-    with ``index``, one token per entry of index from row ``dists[index[i]]``."""
-    rows = dists.shape[0] if index is None else index.size
-    out = np.empty(rows, dtype=np.int64)
-    if rows == 0:
-        return out
-    step = max(1, _CHUNK_CELLS // max(dists.shape[1], 1))
-    for lo in range(0, rows, step):
-        block = dists[lo : lo + step] if index is None else dists[index[lo : lo + step]]
-        d = np.clip(block, 0.0, None)
-        cum = np.cumsum(d, axis=1)
-        u = rng.random(d.shape[0]) * cum[:, -1]
-        idx = (cum <= u[:, None]).sum(axis=1)
-        out[lo : lo + step] = np.minimum(idx, d.shape[1] - 1)
-    return out
 
 
 class Verifier:

@@ -58,7 +58,7 @@ class OptimalVerifier(Verifier):
         return float(optimal_acceptance(p, self._law(q, k)).value)
 
     def _simulate(self, p, q, k, law, drafts, rng):
-        from ..optimal_verifier import optimal_verifier
+        from ..optimal import optimal_verifier
 
         y = optimal_verifier(p, law).respond(drafts, rng)
         return y, (drafts == y[:, None]).any(axis=1)

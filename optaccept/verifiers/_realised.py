@@ -115,7 +115,7 @@ def realised_acceptance(
     (0.9075, True)
     """
     from ..drafts import IID, WithoutReplacement
-    from ..optimal_verifier import optimal_verifier
+    from ..optimal import optimal_verifier
 
     rng, size = check_rng(rng), check_size(size)
     if size < 1:

@@ -26,8 +26,9 @@ import numpy as np
 
 from .. import _stable
 from .._errors import MethodError
+from .._rows import sample_rows
 from ..drafts import IID, DraftLaw, WithoutReplacement
-from ._base import Verifier, normalised, sample_from, sample_rows
+from ._base import Verifier, normalised, sample_from
 
 __all__ = ["RRS", "RRSWithoutReplacement", "rrs_residuals", "MAX_RRS_STATES"]
 

@@ -38,7 +38,7 @@ def figure2_data(first: Fraction, grid: int = GRID) -> dict[str, Any]:
     """
     from ..drafts import IID
     from ..optimal import optimal_acceptance
-    from . import RRS, KSeq
+    from ..verifiers import RRS, KSeq
 
     first = Fraction(first)
     third = Fraction(1, 3)
@@ -72,7 +72,7 @@ def gap_ensemble(
 
     from ..drafts import IID
     from ..optimal import optimal_acceptance
-    from . import ALL
+    from ..verifiers import ALL
 
     rng = np.random.default_rng(seed)
     sums: dict[str, dict[int, list[float]]] = {v.name: {k: [] for k in ks} for v in ALL}

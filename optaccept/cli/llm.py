@@ -37,8 +37,8 @@ def _check_output(path: str, name: str) -> None:
 
 
 def _extract(args: argparse.Namespace) -> int:
-    from ._models import ModelPair, Warp, resolve_model
-    from ._prompts import builtin_prompts, load_prompts
+    from ..llm._models import ModelPair, Warp, resolve_model
+    from ..llm._prompts import builtin_prompts, load_prompts
 
     # 1. Everything that can be wrong with the arguments, before any model is loaded.
     if args.draft_model is not None and args.model is None:
@@ -66,7 +66,7 @@ def _extract(args: argparse.Namespace) -> int:
             resolve_model(args.draft_model, "--draft-model")
 
     # 2. Load and extract.
-    from ._extract import extract
+    from ..llm._extract import extract
 
     if args.model is None:
         pair = ModelPair.smollm2(
@@ -103,7 +103,7 @@ def _extract(args: argparse.Namespace) -> int:
 
 
 def _gap_table(args: argparse.Namespace) -> int:
-    from ._storage import Distributions
+    from ..llm._storage import Distributions
 
     # Arguments and every file first, before any computation.
     if args.out is not None and Path(args.out).is_file():
@@ -119,8 +119,8 @@ def _gap_table(args: argparse.Namespace) -> int:
             data = data.subset(slice(0, args.max_positions))
         datas.append(data)
 
-    from ..plots import COLUMN_WIDTH, TEXT_WIDTH, paper_figure, paper_style, save_figure
-    from ._gap import GapTable, gap_table, plot_gaps
+    from ..llm._gap import GapTable, gap_table
+    from ..plots import COLUMN_WIDTH, TEXT_WIDTH, paper_figure, paper_style, plot_gaps, save_figure
 
     tables = [
         gap_table(data, ks=args.k, device=args.device, slow_verifiers=not args.fast, progress=not args.quiet)
@@ -157,7 +157,7 @@ def _gap_table(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``extract`` and ``gap-table`` to the ``optaccept`` command."""
-    from ..cli import nonnegative_int, positive_float, positive_int
+    from ._main import nonnegative_int, positive_float, positive_int
 
     e = subparsers.add_parser(
         "extract", help="extract target/draft next-token distributions from a model pair"

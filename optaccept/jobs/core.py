@@ -10,7 +10,7 @@ import numpy as np
 
 from .._errors import MethodError
 from ..drafts import IID, Greedy, Independent, SpecHub, WithoutReplacement
-from . import optimal_acceptance, verify
+from ..optimal import optimal_acceptance, verify
 
 __all__ = ["EXAMPLE_P", "EXAMPLE_Q", "run", "example_table"]
 

@@ -28,14 +28,15 @@ from pathlib import Path
 
 __all__ = ["PARTS", "LOG_DIR", "QUICK_DIR", "run_all", "main"]
 
-#: Parts of the main job, in order: name -> module with ``run(figures_dir, quick=...)``.
+#: Parts of the main job, in order: name -> module of this package (``optaccept.jobs.<module>``)
+#: with ``run(figures_dir, quick=...)``; imported only when the part runs.
 PARTS = {
-    "core": "optaccept.optimal._job",
-    "verifiers": "optaccept.verifiers._job",
-    "polyhedra": "optaccept.polyhedra._job",
-    "sequence": "optaccept.sequence._job",
-    "llm": "optaccept.llm._job",
-    "trees": "optaccept.tree._job",
+    "core": "core",
+    "verifiers": "verifiers",
+    "polyhedra": "polyhedra",
+    "sequence": "sequence",
+    "llm": "llm",
+    "trees": "trees",
 }
 
 #: Sub-folder of the figures folder for the run log and other machine-dependent output
@@ -76,7 +77,7 @@ def run_all(
     """Run the selected parts (default: all) into ``figures``; return 0, 1 (a part failed)
     or 2 (unknown part).  ``figures=None`` is ``figures/``, or :data:`QUICK_DIR` for a quick
     run.  ``verbose`` echoes the parts' printed output to the console."""
-    from .plots import paper_style
+    from ..plots import paper_style
 
     figures = Path(figures) if figures is not None else (QUICK_DIR if quick else Path("figures"))
     figures.mkdir(parents=True, exist_ok=True)
@@ -95,9 +96,9 @@ def run_all(
         log.write(f"optaccept main job, {time.strftime('%Y-%m-%d %H:%M:%S')}, quick={quick}\n{_machine()}\n\n")
         for name in selected:
             try:
-                mod = importlib.import_module(PARTS[name])
+                mod = importlib.import_module(f".{PARTS[name]}", __package__)
             except ModuleNotFoundError as exc:
-                if exc.name and exc.name.startswith(PARTS[name].rsplit(".", 1)[0]):
+                if exc.name == f"{__package__}.{PARTS[name]}":
                     print(f"== {name}: not available ({exc.name})", flush=True)
                     summary.append((name, f"not available ({exc.name})", 0.0, []))
                     continue
@@ -156,7 +157,3 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--verbose", action="store_true", help="also print the parts' output (normally only in the log)")
     ns = ap.parse_args(argv)
     return run_all(ns.figures, quick=ns.quick, only=ns.only, verbose=ns.verbose)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

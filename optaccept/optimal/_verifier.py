@@ -48,11 +48,11 @@ from typing import Any
 
 import numpy as np
 
-from . import _line_kernel
-from ._errors import InputError, MethodError
-from ._validation import check_rng, check_size
-from .drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, SpecHub, WithoutReplacement
-from .optimal import Verification, optimal_acceptance
+from .. import _line_kernel
+from .._errors import InputError, MethodError
+from .._validation import check_rng, check_size
+from ..drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, SpecHub, WithoutReplacement
+from ._result import Verification
 
 __all__ = ["optimal_verifier", "OptimalVerifier", "optimal_verifier_batched", "verify_verifier"]
 
@@ -100,7 +100,7 @@ def optimal_verifier(p: Any, drafts: DraftLaw, *, normalize: bool = False, max_s
     """
     if not isinstance(drafts, DraftLaw):
         raise InputError(f"drafts: must be a draft law (IID, WithoutReplacement, ...), got {type(drafts).__name__}")
-    from .optimal import _clean_p
+    from . import _clean_p
 
     pf, px = _clean_p(p, drafts, normalize)
     exact = px is not None and drafts.exact
@@ -281,6 +281,8 @@ class _LineVerifier(OptimalVerifier):
         self.law, self.exact, self.p = law, exact, p
         k, n = law.k, law.n
         q = law._exact if exact else law.q
+        from . import optimal_acceptance  # (the package imports this module)
+
         res = optimal_acceptance(p, law)
         self.value = res.value
         in_a = np.zeros(n, dtype=bool)
@@ -997,6 +999,8 @@ class _GreedyVerifier(OptimalVerifier):
 
     def __init__(self, p, law: Greedy, exact: bool) -> None:
         self.law, self.exact, self.p = law, exact, p
+        from . import optimal_acceptance  # (the package imports this module)
+
         res = optimal_acceptance(p, law)
         self.value, self.subset = res.value, res.subset
         n = law.n
@@ -1106,7 +1110,7 @@ class _PlanVerifier(OptimalVerifier):
         else:
             import scipy.sparse as sp
 
-            from .optimal._flow import incidence, max_flow
+            from ._flow import incidence, max_flow
 
             # an exact max flow (Dinic, integer units), kept sparse: a large vocabulary with a
             # small draft support has many tokens that no draft set holds, and a dense
@@ -1190,7 +1194,7 @@ class _PlanVerifier(OptimalVerifier):
     def _respond(self, d, rng):
         idx = np.array([self._set_index(r) for r in d.tolist()], dtype=np.int64)
         if self.exact:
-            from .verifiers._base import sample_rows
+            from .._rows import sample_rows
 
             return sample_rows(rng, np.asarray(self._rows, dtype=np.float64), idx)
         return self._respond_from(idx, rng.random(idx.size), rng.random(idx.size))
@@ -1329,7 +1333,7 @@ def verify_verifier(p: Any, drafts: DraftLaw, ov: OptimalVerifier, *, tol: float
     at its subset from the draft law's own formula, and the layout's feasibility."""
     if not isinstance(ov, OptimalVerifier):
         raise InputError("result: must be an OptimalVerifier")
-    from .optimal import _clean_p
+    from . import _clean_p
 
     pf, px = _clean_p(p, drafts, False)
     exact = ov.exact

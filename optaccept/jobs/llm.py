@@ -99,8 +99,8 @@ def _realised(shipped, stem: pathlib.Path, *, quick: bool, law: str = "iid") -> 
     import matplotlib.pyplot as plt
 
     from .._display import write_table
+    from ..llm._realised import realised_optimal
     from ..plots import COLUMN_WIDTH, describe_pair, paper_figure, save_figure
-    from ._realised import realised_optimal
 
     iid = law == "iid"
     positions = (8 if quick else 24) if iid else (4 if quick else 12)
@@ -133,13 +133,13 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
 
     matplotlib.use("Agg")
 
+    from ..llm._data import sample_path
+    from ..llm._extract import extract_sweep
+    from ..llm._gap import GapTable, gap_table
+    from ..llm._models import ModelPair
+    from ..llm._prompts import builtin_prompts
+    from ..llm._storage import Distributions
     from ..plots import describe_pair
-    from ._data import sample_path
-    from ._extract import extract_sweep
-    from ._gap import GapTable, gap_table
-    from ._models import ModelPair
-    from ._prompts import builtin_prompts
-    from ._storage import Distributions
 
     figures_dir = pathlib.Path(figures_dir)
     figures_dir.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ def register(subparsers: Any) -> None:
             "p(S) >= D(set of drafts in S), one per nonempty proper S (Khisti et al., Remark 2)."
         ),
     )
-    from ..cli import positive_int
+    from ._main import positive_int
 
     parser.add_argument("-n", type=positive_int, default=3, help="vocabulary size")
     parser.add_argument("-k", type=positive_int, default=3, help="number of drafts")
@@ -38,7 +38,7 @@ def register(subparsers: Any) -> None:
 def _handler(args: argparse.Namespace) -> int:
     import json
 
-    from ._report import check_k_draft_condition
+    from ..polyhedra._report import check_k_draft_condition
 
     rep = check_k_draft_condition(args.n, args.k, args.drafts, reduce=args.reduce)
     if args.json:

@@ -11,8 +11,8 @@ def _gap(args: argparse.Namespace) -> int:
     import json
 
     from .._errors import InputError
-    from ..cli import load_pair
-    from . import ALL, gap_table
+    from ..verifiers import ALL, gap_table
+    from ._main import load_pair
 
     names = {v.name: v for v in ALL}
     if args.verifiers:
@@ -35,7 +35,7 @@ def _gap(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``gap`` sub-command."""
-    from ..cli import add_vector_options, positive_int
+    from ._main import add_vector_options, positive_int
 
     g = subparsers.add_parser("gap", help="each verifier's exact acceptance beside α* of its draft law")
     add_vector_options(g)

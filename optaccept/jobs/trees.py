@@ -29,7 +29,7 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
     import matplotlib.pyplot as plt
 
     from ..plots import TEXT_WIDTH, paper_figure, plot_accepted_tokens, save_figure
-    from ._real import tree_table
+    from ..tree._real import tree_table
 
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -96,7 +96,7 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     if quick:
         return paths
     from ..llm import builtin_prompts, extract_trees, smollm2_layerskip
-    from ..llm._job import _threads_for_load
+    from .llm import _threads_for_load
 
     fresh = {}
     with _threads_for_load():

@@ -24,7 +24,7 @@ def _llm_pair():
         dists = Distributions.load(path)
     except (ImportError, OSError, ValueError):
         return None
-    from ._markov import PositionPair
+    from ..sequence._markov import PositionPair
 
     keep = np.flatnonzero((dists.target > 0).any(0) | (dists.draft > 0).any(0))
     return PositionPair(dists.target[:, keep], dists.draft[:, keep]), dists
@@ -59,7 +59,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         plot_simulation,
         save_figure,
     )
-    from . import (
+    from ..sequence import (
         MarkovPair,
         PositionPair,
         acceleration,

@@ -36,7 +36,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     from tqdm.auto import tqdm
 
     from .._display import write_table
-    from ._claims import CLAIMS, run_claim
+    from ..polyhedra._claims import CLAIMS, run_claim
 
     figures_dir = pathlib.Path(figures_dir)
     out_dir = figures_dir / "proofs"

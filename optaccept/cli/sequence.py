@@ -10,7 +10,7 @@ __all__ = ["register"]
 
 def register(subparsers: Any) -> None:
     """Add the ``sequence`` command and its sub-commands to an argparse sub-parser set."""
-    from ..cli import add_vector_options, nonnegative_int, positive_float, positive_int
+    from ._main import add_vector_options, nonnegative_int, positive_float, positive_int
 
     parser = subparsers.add_parser(
         "sequence",
@@ -46,13 +46,13 @@ def register(subparsers: Any) -> None:
 def _rejections(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from . import (
+    from ..sequence import (
         MarkovPair,
         batch_expected_rejections,
         batch_rejection_limit,
         simulate_batch_rejections,
     )
-    from ._batch import _check_m
+    from ..sequence._batch import _check_m
 
     for M in args.M:
         _check_m(M)
@@ -81,8 +81,8 @@ def _pareto(args: argparse.Namespace) -> int:
     import json
 
     from .._io import parse_numbers
-    from ..cli import load_pair
-    from . import decoder_losses
+    from ..sequence import decoder_losses
+    from ._main import load_pair
 
     p, q = load_pair(args)
     eps = parse_numbers(args.eps, "--eps")

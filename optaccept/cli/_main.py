@@ -16,7 +16,6 @@ One contract for every sub-command:
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -24,12 +23,10 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from ._errors import InputError, MissingDependencyError, RenormalizedWarning, SolverError, for_command_line
+from .._errors import InputError, MissingDependencyError, RenormalizedWarning, SolverError, for_command_line
 
 __all__ = ["main", "build_parser", "Parser", "positive_int", "nonnegative_int", "positive_float"]
 
-# Sub-packages that add their own sub-commands through ``_cli.register(subparsers)``.
-_PLUGINS = ("verifiers", "polyhedra", "sequence", "llm")
 
 _LAWS = {"iid": "IID", "swor": "WithoutReplacement", "greedy": "Greedy", "spechub": "SpecHub"}
 
@@ -87,7 +84,7 @@ positive_float = _typed(float, 0.0, True, "a number > 0")
 
 def add_vector_options(parser: argparse.ArgumentParser, *, aliases: bool = False) -> None:
     """``--target``, ``--draft`` and ``--normalize``, the same for every sub-command."""
-    from ._io import VECTOR_HELP
+    from .._io import VECTOR_HELP
 
     t = ("--target", "--p") if aliases else ("--target",)
     d = ("--draft", "--q") if aliases else ("--draft",)
@@ -100,8 +97,8 @@ def add_vector_options(parser: argparse.ArgumentParser, *, aliases: bool = False
 
 def load_pair(args: argparse.Namespace) -> tuple[Any, Any]:
     """Read ``--target`` and ``--draft`` and clean them as a pair (lengths first)."""
-    from ._io import load_vector
-    from ._validation import as_distribution_pair
+    from .._io import load_vector
+    from .._validation import as_distribution_pair
 
     p = load_vector(args.target, "--target")
     q = load_vector(args.draft, "--draft")
@@ -109,8 +106,8 @@ def load_pair(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _alpha(args: argparse.Namespace) -> int:
-    from . import drafts as d
-    from .optimal import optimal_acceptance, verify
+    from .. import drafts as d
+    from ..optimal import optimal_acceptance, verify
 
     if args.drafts == "spechub":
         if args.k not in (None, 2):
@@ -146,7 +143,7 @@ def _alpha(args: argparse.Namespace) -> int:
 
 
 def _main_job(args: argparse.Namespace) -> int:
-    from .jobs import PARTS, run_all
+    from ..jobs import PARTS, run_all
 
     unknown = [s for s in args.only or [] if s not in PARTS]
     if unknown:
@@ -157,7 +154,7 @@ def _main_job(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .. import __version__
 
     parser = Parser(
         prog="optaccept",
@@ -189,11 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only these parts: core verifiers polyhedra sequence llm (default: all)",
     )
     j.set_defaults(func=_main_job)
-    for name in _PLUGINS:
-        try:
-            mod = importlib.import_module(f"optaccept.{name}._cli")
-        except ImportError:
-            continue
+    # the sub-commands of each analysis (modules beside this one; their heavy imports are lazy)
+    from . import llm, polyhedra, sequence, verifiers
+
+    for mod in (verifiers, polyhedra, sequence, llm):
         mod.register(sub)
     return parser
 

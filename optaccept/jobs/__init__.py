@@ -1,0 +1,10 @@
+"""The main job (an application above the library): regenerate every figure and table.
+
+``python -m optaccept.jobs [--quick] [--figures DIR] [--only core verifiers ...]``; one module
+of this package per part (``core``, ``verifiers``, ``polyhedra``, ``sequence``, ``llm``,
+``trees``), each with ``run(figures_dir, *, quick=False) -> list[Path]``.
+"""
+
+from ._main import LOG_DIR, PARTS, QUICK_DIR, main, run_all
+
+__all__ = ["PARTS", "LOG_DIR", "QUICK_DIR", "run_all", "main"]
