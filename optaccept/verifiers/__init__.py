@@ -26,6 +26,7 @@ from ._realised import RealisedAcceptance, realised_acceptance
 from ._rrs import RRS, RRSWithoutReplacement, rrs_residuals
 from ._sd import NSS, SD, NaiveTree
 from ._spechub import SpecHubVerifier
+from ._target_only import TargetOnly, target_only_acceptance, target_only_respond
 
 __all__ = [
     "ALL",
@@ -44,6 +45,9 @@ __all__ = [
     "KhistiIS",
     "HuGreedy",
     "OptimalVerifier",
+    "TargetOnly",
+    "target_only_acceptance",
+    "target_only_respond",
     "kseq_rho",
     "rrs_residuals",
     "gap_table",

@@ -1,0 +1,113 @@
+r"""Target-only verification: the rule of engines that verify without draft probabilities
+(SGLang's tree kernel, vLLM with ``draft_probs=None``, TRT-LLM, llama.cpp).
+
+The rule (docs/theory.md §5, item 11).  Walk the distinct drafted tokens a₁, a₂, … in draw
+order; accept aᵢ with probability p(aᵢ) / (1 − p(a₁) − … − p(aᵢ₋₁)) (its target mass
+renormalised after removing the siblings already rejected); if all are rejected, draw Y from
+p without the drafted tokens, renormalised.  Then P(Y = aᵢ | x̄) = p(aᵢ) and
+P(Y = y | x̄) = p(y) for every undrafted y: **Y ~ p independently of the drafts**, so the rule
+is lossless for every draft law, it accepts exactly when Y ∈ set(x̄), and
+
+.. math:: \alpha_{\mathrm{target}}(p, D) = \mathbb{E}_D\, p(\mathrm{set}(\bar x))
+          = \sum_y p(y)\,\bigl(1 - D(\mathrm{set}(\bar x) \subseteq \Omega \setminus \{y\})\bigr),
+
+in both notions (a rejection never outputs a drafted token).  It is optimal (= α*) for a
+deterministic draft set (top-k), and Σ_y p(y) q(y) for one sampled draft.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError
+from .._validation import as_distribution
+from ..drafts import IID, DraftLaw, Greedy, Independent, WithoutReplacement
+from ._base import Verifier
+
+__all__ = ["TargetOnly", "target_only_acceptance", "target_only_respond"]
+
+_LAWS = {"iid": IID, "swor": WithoutReplacement, "greedy": Greedy}
+
+
+def target_only_acceptance(p: Any, drafts: DraftLaw) -> Any:
+    """Exact acceptance E_D[p(set(x̄))] of target-only verification for any draft law.
+
+    Exact (a Fraction) when both ``p`` and the law are given in Fractions.  Closed forms for
+    i.i.d. (1 − (1 − q(y))ᵏ), greedy/SpecHub and independent drafts; otherwise the law's own
+    D(set ⊆ Ω∖{y}) per token (for drafts without replacement: one integral per token).
+    """
+    if not isinstance(drafts, DraftLaw):
+        raise InputError(f"drafts: must be a draft law (IID, WithoutReplacement, ...), got {type(drafts).__name__}")
+    exact = drafts.exact and all(isinstance(v, Fraction | int) for v in np.asarray(p, dtype=object).ravel())
+    if exact:
+        pv = [Fraction(v) for v in np.asarray(p, dtype=object).ravel()]
+        if len(pv) != drafts.n or sum(pv) != 1:
+            raise InputError(f"p: must be an exact distribution of length {drafts.n}")
+        return sum((pv[y] * (1 - drafts.subset_prob([z for z in range(drafts.n) if z != y])) for y in range(drafts.n)
+                    if pv[y]), Fraction(0))
+    pf = as_distribution(p, "p")
+    if pf.size != drafts.n:
+        raise InputError(f"p: has {pf.size} entries, the draft law {drafts.n}")
+    return float(pf @ _inclusion(drafts))
+
+
+def _inclusion(law: DraftLaw) -> np.ndarray:
+    """P(y ∈ set(x̄)) for every token y (float)."""
+    if isinstance(law, IID):
+        return -np.expm1(law.k * np.log1p(-np.minimum(law.q, 1.0))) if law.k > 1 else law.q.copy()
+    if isinstance(law, Greedy):  # SpecHub included: T always drafted, the last draft ~ q_rest
+        inc = np.asarray(law.q_rest, dtype=np.float64).copy()
+        inc[list(law.top)] = 1.0
+        return inc
+    if isinstance(law, Independent):
+        qs = np.asarray(law.qs, dtype=np.float64)
+        return 1.0 - np.prod(1.0 - qs, axis=0)
+    n = law.n
+    return np.array([1.0 - float(law.subset_prob([z for z in range(n) if z != y])) for y in range(n)])
+
+
+def target_only_respond(p: Any, drafts: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Outputs of target-only verification for given draft tuples (rows): (y, accepted).
+
+    The sequential coins over the drafted siblings and the final draw from p without them
+    are, together, an inverse-CDF draw of p that visits the drafted tokens first; the output
+    is therefore Y ~ p independently of the drafts (module docstring), and the rule accepts
+    exactly when Y ∈ set(x̄).  This samples that joint law directly: one uniform per row,
+    Y by the inverse CDF of p, accepted = Y ∈ the row's drafts."""
+    pf = as_distribution(p, "p")
+    d = np.asarray(drafts, dtype=np.int64)
+    if d.ndim != 2 or (d.size and (d.min() < 0 or d.max() >= pf.size)):
+        raise InputError(f"drafts: must be a 2-D array of token ids in [0, {pf.size})")
+    cum = np.cumsum(pf)
+    u = rng.random(d.shape[0]) * cum[-1]
+    y = np.minimum(np.searchsorted(cum, u, side="right"), pf.size - 1).astype(np.int64)
+    return y, (d == y[:, None]).any(axis=1)
+
+
+class TargetOnly(Verifier):
+    """Target-only verification on i.i.d. drafts (``drafts="iid"``), drafts without
+    replacement (``"swor"``) or greedy drafts (``"greedy"``); see the module docstring.
+    For any other draft law, :func:`target_only_acceptance` gives its exact acceptance."""
+
+    name = "target_only"
+    title = "target-only (accept x w.p. p(x), siblings renormalised)"
+
+    def __init__(self, drafts: str = "iid") -> None:
+        if drafts not in _LAWS:
+            raise InputError(f"drafts: must be one of {tuple(_LAWS)}, got {drafts!r}")
+        self.law_name = drafts
+
+    def _law(self, q: np.ndarray, k: int) -> DraftLaw:
+        return _LAWS[self.law_name](q, k)
+
+    def _acceptance(self, p, q, k, notion):
+        return target_only_acceptance(p, self._law(q, k))
+
+    def _simulate(self, p, q, k, law, drafts, rng):
+        return target_only_respond(p, drafts, rng)
+
+    def __repr__(self) -> str:
+        return f"TargetOnly(drafts={self.law_name!r})"
