@@ -1,0 +1,14 @@
+"""Audit any verifier implementation: is it lossless (a test with a stated false-alarm rate),
+what does it accept, and how far is it from the optimum α* of its draft law (docs/audit.md).
+
+>>> import numpy as np
+>>> from optaccept import audit
+>>> def sd(P, Q, X, rng):                      # speculative sampling, one draft
+...     ...
+>>> rep = audit.audit_verifier(sd, p, q, k=1, drafts="iid", samples=200_000,
+...                            rng=np.random.default_rng(0), declared="sd")  # doctest: +SKIP
+"""
+
+from ._core import FALSE_ALARM, ORDERS, AuditReport, audit_log, audit_verifier, pit_values
+
+__all__ = ["audit_verifier", "audit_log", "AuditReport", "FALSE_ALARM", "ORDERS", "pit_values"]

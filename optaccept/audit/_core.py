@@ -1,0 +1,316 @@
+r"""Audit a verifier implementation: is its output law p, what does it accept, how far is
+it from the optimum of its draft law (docs/audit.md).
+
+**Losslessness test.**  For every step t with target p_t and output Y_t, and a token order
+σ, the randomised probability integral transform
+
+    U_t = F_{t,σ}(Y_t⁻) + V_t · p_t(Y_t),   V_t ~ Uniform(0, 1) independent,
+
+with F_{t,σ} the CDF of p_t along σ, is exactly Uniform(0, 1) and the U_t are independent when
+every Y_t ~ p_t given the past (H₀).  The Dvoretzky–Kiefer–Wolfowitz inequality with Massart's
+constant, P(sup_u |F̂_N(u) − u| > ε) ≤ 2 e^{−2Nε²}, holds for every N, so rejecting when the
+Kolmogorov distance exceeds ε = √(ln(2m/δ)/(2N)) for each of m orders has a false-alarm rate at
+most δ (Bonferroni).  The orders are those along which bugs move mass: by p, by q, by p/q, by
+token id.  Steps may differ (heterogeneous p_t): the test pools their transforms.
+
+**TV upper bound** (one p, ``audit_verifier``): with N outputs over n tokens,
+P(‖p̂ − p_out‖₁ ≥ λ) ≤ 2ⁿ e^{−Nλ²/2} (Bretagnolle–Huber–Carol), so
+TV(p_out, p) ≤ TV(p̂, p) + λ/2 with probability at least 1 − δ.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError
+from .._stable import ratio_key
+from .._validation import as_distribution_pair, check_k, check_rng, check_size
+from ..drafts import IID, DraftLaw, Greedy, WithoutReplacement
+from ..optimal import optimal_acceptance
+from ..optimal._batched import batched_optimal_acceptance
+from ..verifiers import batched_acceptance, target_only_acceptance
+
+__all__ = ["AuditReport", "audit_verifier", "audit_log", "FALSE_ALARM", "ORDERS", "pit_values"]
+
+#: Default false-alarm rate of ``lossless`` per call (the union over the orders).
+FALSE_ALARM = 1e-6
+#: Token orders along which the transforms are taken.
+ORDERS = ("p", "q", "p/q", "id")
+_DRAFT_LAWS = {"iid": IID, "swor": WithoutReplacement, "greedy": Greedy}
+#: Declared rules with an exact per-step acceptance (batched verifiers, and target-only).
+DECLARED = ("sd", "rrs", "kseq", "greedy", "nss", "target_only")
+
+
+@dataclass
+class AuditReport:
+    """What an audit found.  ``lossless`` is the decision of the test of "output law = p" at
+    false-alarm rate ``false_alarm``; ``acceptance`` is the measured P(Y ∈ drafts) with its
+    standard error; ``expected`` the exact acceptance of the declared rule (None if none was
+    declared); ``alpha_star`` the optimum of the draft law; gaps are ``alpha_star − acceptance``."""
+
+    lossless: bool
+    tv_upper: float | None
+    acceptance: float
+    acceptance_se: float
+    expected: float | None
+    alpha_star: float
+    steps: int
+    false_alarm: float
+    ks_distance: dict[str, float]
+    ks_threshold: float
+    declared: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def gap(self) -> float:
+        """α* − measured acceptance: what the best lossless verifier of this draft law adds."""
+        return self.alpha_star - self.acceptance
+
+    @property
+    def expected_z(self) -> float | None:
+        """(measured − expected) / SE for the declared rule (None without one)."""
+        if self.expected is None:
+            return None
+        return (self.acceptance - self.expected) / max(self.acceptance_se, 1e-300)
+
+    def _rows(self) -> list[tuple[str, str]]:
+        rows = [
+            ("lossless", f"{'yes' if self.lossless else 'NO'} (false-alarm rate ≤ {self.false_alarm:g}; "
+                         f"largest KS distance {max(self.ks_distance.values()):.2e} vs threshold {self.ks_threshold:.2e}, "
+                         f"order '{max(self.ks_distance, key=self.ks_distance.get)}')"),
+            ("TV(output, p) ≤", "—" if self.tv_upper is None else f"{self.tv_upper:.4f} (confidence {1 - self.false_alarm:g})"),
+            ("acceptance", f"{self.acceptance:.5f} ± {self.acceptance_se:.5f} ({self.steps:,} steps)"),
+            ("declared rule", "—" if self.declared is None else
+             f"{self.declared}: exact {self.expected:.5f} (z = {self.expected_z:+.2f})"),
+            ("α* of the draft law", f"{self.alpha_star:.5f}; gap α* − acceptance = {self.gap:.5f}"),
+        ]
+        return rows
+
+    def __str__(self) -> str:
+        w = max(len(k) for k, _ in self._rows())
+        return "Audit report\n" + "\n".join(f"  {k:<{w}}  {v}" for k, v in self._rows())
+
+    def __repr__(self) -> str:
+        return (f"AuditReport(lossless={self.lossless}, acceptance={self.acceptance:.5f}±{self.acceptance_se:.5f}, "
+                f"expected={self.expected}, alpha_star={self.alpha_star:.5f}, steps={self.steps})")
+
+    def _repr_html_(self) -> str:
+        body = "".join(f"<tr><td style='padding:2px 8px'><b>{html.escape(k)}</b></td>"
+                       f"<td style='padding:2px 8px'>{html.escape(v)}</td></tr>" for k, v in self._rows())
+        return f"<div><b>Audit report</b><table>{body}</table></div>"
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["gap"] = self.gap
+        return json.dumps(d, indent=2, default=float)
+
+
+def _ks_uniform(u: np.ndarray) -> float:
+    """sup_x |F̂(x) − x| of a sample on [0, 1]."""
+    s = np.sort(u)
+    m = s.size
+    i = np.arange(1, m + 1)
+    return float(max((i / m - s).max(initial=0.0), (s - (i - 1) / m).max(initial=0.0)))
+
+
+def pit_values(P: np.ndarray, Q: np.ndarray, Y: np.ndarray, order: str, rng: np.random.Generator) -> np.ndarray:
+    """Randomised probability integral transforms of the outputs Y (one per row of P) along a
+    token order ("p", "q", "p/q" or "id"); exactly Uniform(0, 1) when Y_t ~ P_t."""
+    B, n = P.shape
+    if order == "id":
+        keys = np.broadcast_to(np.arange(n), (B, n))
+    elif order == "p":
+        keys = -P
+    elif order == "q":
+        keys = -Q
+    elif order == "p/q":
+        keys = ratio_key(P, Q)
+    else:
+        raise InputError(f"order: must be one of {ORDERS}, got {order!r}")
+    idx = np.argsort(keys, axis=1, kind="stable")
+    rank = np.empty_like(idx)
+    np.put_along_axis(rank, idx, np.arange(n)[None, :].repeat(B, axis=0), axis=1)
+    sorted_p = np.take_along_axis(P, idx, axis=1)
+    cum = np.cumsum(sorted_p, axis=1) - sorted_p  # mass before each position
+    r = rank[np.arange(B), Y]
+    below = cum[np.arange(B), r]
+    py = P[np.arange(B), Y]
+    return np.clip(below + rng.random(B) * py, 0.0, 1.0)
+
+
+def _pit_one(p: np.ndarray, q: np.ndarray, Y: np.ndarray, order: str, rng: np.random.Generator) -> np.ndarray:
+    """:func:`pit_values` when every step has the same (p, q): the order is computed once."""
+    keys = {"id": np.arange(p.size), "p": -p, "q": -q, "p/q": ratio_key(p, q)}[order]
+    idx = np.argsort(keys, kind="stable")
+    before = np.empty(p.size)
+    before[idx] = np.cumsum(p[idx]) - p[idx]
+    return np.clip(before[Y] + rng.random(Y.size) * p[Y], 0.0, 1.0)
+
+
+def _law_of(drafts: Any, q: np.ndarray, k: int) -> DraftLaw:
+    if isinstance(drafts, DraftLaw):
+        return drafts
+    if drafts not in _DRAFT_LAWS:
+        raise InputError(f"drafts: must be one of {tuple(_DRAFT_LAWS)} or a draft-law object, got {drafts!r}")
+    return _DRAFT_LAWS[drafts](q, k)
+
+
+def _expected(declared: str | None, p: np.ndarray, q: np.ndarray, k: int, law: DraftLaw) -> float | None:
+    if declared is None:
+        return None
+    if declared not in DECLARED:
+        raise InputError(f"declared: must be one of {DECLARED} or None, got {declared!r}")
+    if declared == "target_only":
+        return float(target_only_acceptance(p, law))
+    return float(batched_acceptance(p[None, :], q[None, :], k, declared)[0])
+
+
+def audit_verifier(
+    fn: Callable[..., Any],
+    p: Any,
+    q: Any,
+    k: int = 2,
+    drafts: Any = "iid",
+    samples: int = 200_000,
+    rng: np.random.Generator | None = None,
+    declared: str | None = None,
+    *,
+    false_alarm: float = FALSE_ALARM,
+    batch: int = 50_000,
+) -> AuditReport:
+    """Audit ``fn(P, Q, X, rng) -> Y`` on ``samples`` steps of one (p, q).
+
+    Parameters
+    ----------
+    fn : callable
+        The implementation under audit: ``P``, ``Q`` float arrays (B, n) (every row is p, q),
+        ``X`` int (B, k) the drafted tokens in draw order, ``rng`` a numpy Generator; returns
+        the emitted tokens, int (B,).  Torch implementations: see :func:`torch_adapter`.
+    p, q : array_like, shape (n,)
+        Target and draft distributions (the library's sum rule).
+    k : int
+        Number of drafts; ``drafts`` is "iid", "swor", "greedy" or a draft-law object, from
+        which the audit draws X.
+    samples : int
+        Steps to run (in batches of ``batch``).
+    rng : numpy.random.Generator
+        All randomness: the drafts, ``fn``'s own, and the transforms' tie-breaking.
+    declared : str, optional
+        The rule ``fn`` claims to implement ("sd", "rrs", "kseq", "greedy", "nss",
+        "target_only"): its exact acceptance is reported as ``expected``.
+    false_alarm : float
+        The rate at which a correct implementation is declared not lossless (default 1e-6).
+    """
+    rng = check_rng(rng)
+    pf, qf = as_distribution_pair(p, q)
+    k = check_k(k)
+    samples = check_size(samples, "samples")
+    if samples < 1:
+        raise InputError("samples: must be at least 1")
+    if not 0 < false_alarm < 1:
+        raise InputError(f"false_alarm: must lie in (0, 1), got {false_alarm!r}")
+    law = _law_of(drafts, qf, k)
+    n = pf.size
+    Ys, Xs = [], []
+    for lo in range(0, samples, batch):
+        B = min(batch, samples - lo)
+        X = np.asarray(law.sample(rng, B), dtype=np.int64).reshape(B, -1)
+        P = np.broadcast_to(pf, (B, n))
+        Qm = np.broadcast_to(qf, (B, n))
+        Y = np.asarray(fn(np.array(P), np.array(Qm), X, rng), dtype=np.int64).reshape(-1)
+        if Y.shape != (B,) or (Y.size and (Y.min() < 0 or Y.max() >= n)):
+            raise InputError(f"fn: must return {B} token ids in [0, {n}), got shape {Y.shape}")
+        Ys.append(Y)
+        Xs.append(X)
+    Y = np.concatenate(Ys)
+    X = np.concatenate(Xs)
+    N = Y.size
+    eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * N))
+    dist = {o: _ks_uniform(_pit_one(pf, qf, Y, o, rng)) for o in ORDERS}
+    ok = all(d <= eps for d in dist.values())
+    # TV upper bound at confidence 1 − false_alarm (Bretagnolle–Huber–Carol over the n tokens)
+    emp = np.bincount(Y, minlength=n) / N
+    lam = math.sqrt(2 * (n * math.log(2) + math.log(1 / false_alarm)) / N)
+    tv_upper = min(1.0, 0.5 * float(np.abs(emp - pf).sum()) + lam / 2)
+    acc = (X == Y[:, None]).any(axis=1)
+    a = float(acc.mean())
+    se = math.sqrt(max(a * (1 - a), 1e-300) / N)
+    alpha = float(optimal_acceptance(pf, law).value)
+    return AuditReport(lossless=ok, tv_upper=tv_upper, acceptance=a, acceptance_se=se,
+                       expected=_expected(declared, pf, qf, law.k, law), alpha_star=alpha, steps=N,
+                       false_alarm=false_alarm, ks_distance=dist, ks_threshold=eps, declared=declared,
+                       details={"drafts": repr(law), "n": n})
+
+
+def audit_log(
+    P: Any,
+    Q: Any,
+    X: Any,
+    Y: Any,
+    declared: str | None = None,
+    *,
+    drafts: str = "iid",
+    rng: np.random.Generator | None = None,
+    false_alarm: float = FALSE_ALARM,
+    chunk: int = 4096,
+) -> AuditReport:
+    """Audit logged steps, each with its own target and draft rows.
+
+    ``P``, ``Q``: float (T, n) (float32 is fine); ``X``: int (T, k) drafts in draw order;
+    ``Y``: int (T,) emitted tokens.  The losslessness test pools the steps' randomised
+    transforms (exactly uniform under H₀, whatever the p_t); the acceptance is compared with
+    the sum of the declared rule's exact per-step values and with Σ α*_t of ``drafts``.
+    Rows are processed ``chunk`` at a time (memory O(chunk · n)).  ``rng`` (default: a fixed
+    seed) draws the transforms' tie-breaking uniforms only.
+    """
+    rng = np.random.default_rng(0) if rng is None else check_rng(rng)
+    X = np.asarray(X, dtype=np.int64)
+    Y = np.asarray(Y, dtype=np.int64).reshape(-1)
+    T = Y.size
+    if X.ndim != 2 or X.shape[0] != T:
+        raise InputError(f"X: must have shape ({T}, k), got {X.shape}")
+    if len(P) != T or len(Q) != T:
+        raise InputError(f"P, Q: must have {T} rows (one per step), got {len(P)} and {len(Q)}")
+    k = X.shape[1]
+    if drafts not in _DRAFT_LAWS:
+        raise InputError(f"drafts: must be one of {tuple(_DRAFT_LAWS)}, got {drafts!r}")
+    if declared is not None and declared not in DECLARED:
+        raise InputError(f"declared: must be one of {DECLARED} or None, got {declared!r}")
+    us = {o: [] for o in ORDERS}
+    acc_sum = exp_sum = alpha_sum = 0.0
+    acc_sq = 0.0
+    for lo in range(0, T, chunk):
+        hi = min(T, lo + chunk)
+        Pc = np.asarray(P[lo:hi], dtype=np.float64)
+        Qc = np.asarray(Q[lo:hi], dtype=np.float64)
+        Pc = Pc / Pc.sum(axis=1, keepdims=True)
+        Qc = Qc / Qc.sum(axis=1, keepdims=True)
+        Yc, Xc = Y[lo:hi], X[lo:hi]
+        n = Pc.shape[1]
+        if Yc.min() < 0 or Yc.max() >= n or Xc.min() < 0 or Xc.max() >= n:
+            raise InputError(f"X, Y: token ids must lie in [0, {n})")
+        for o in ORDERS:
+            us[o].append(pit_values(Pc, Qc, Yc, o, rng))
+        a = (Xc == Yc[:, None]).any(axis=1).astype(np.float64)
+        acc_sum += a.sum()
+        acc_sq += (a * a).sum()
+        alpha_sum += float(np.sum(batched_optimal_acceptance(Pc, Qc, k, drafts)))
+        if declared == "target_only":
+            exp_sum += float(sum(target_only_acceptance(Pc[i], _DRAFT_LAWS[drafts](Qc[i], k)) for i in range(hi - lo)))
+        elif declared is not None:
+            exp_sum += float(np.sum(batched_acceptance(Pc, Qc, k, declared)))
+    eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * T))
+    dist = {o: _ks_uniform(np.concatenate(v)) for o, v in us.items()}
+    mean = acc_sum / T
+    se = math.sqrt(max(acc_sq / T - mean * mean, 1e-300) / T)
+    return AuditReport(lossless=all(d <= eps for d in dist.values()), tv_upper=None, acceptance=mean,
+                       acceptance_se=se, expected=None if declared is None else exp_sum / T,
+                       alpha_star=alpha_sum / T, steps=T, false_alarm=false_alarm, ks_distance=dist,
+                       ks_threshold=eps, declared=declared, details={"drafts": drafts, "k": k})
