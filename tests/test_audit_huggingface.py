@@ -1,0 +1,78 @@
+"""Hugging Face transformers' own speculative sampler, audited: a real implementation that
+nobody here wrote (`transformers.generation.utils._speculative_sampling`, CPU, offline).
+
+γ = 1 goes through `audit.audit_verifier` (the emitted token, declared "sd"); γ = 1…4 run as a
+decoding loop on context-free p, q (every position has the same target and draft law), whose
+concatenated text must be i.i.d. p — audited from the log with `audit.audit_log` — and whose mean
+number of accepted candidates per call must match the exact value of token-level verification
+of one chain from `optaccept.tree`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+hf = pytest.importorskip("transformers.generation.utils")
+
+from optaccept import audit, tree  # noqa: E402
+
+P0 = np.array([0.30, 0.22, 0.18, 0.12, 0.08, 0.06, 0.04])
+Q0 = np.array([0.12, 0.30, 0.08, 0.20, 0.15, 0.05, 0.10])
+
+
+def _call(p, q, drafts, gamma):
+    """One call of HF's sampler: logits from p and q at every position (bonus included)."""
+    ids = torch.tensor([[0] + list(drafts)], dtype=torch.long)
+    cand = torch.log(torch.tensor(q, dtype=torch.float64)).repeat(1, gamma, 1)
+    new = torch.log(torch.tensor(p, dtype=torch.float64)).repeat(1, gamma + 1, 1)
+    tokens, n = hf._speculative_sampling(ids, cand, gamma, new)
+    return tokens[0].tolist(), int(n)
+
+
+def test_gamma_one_audited_as_lossless_with_exact_sd_acceptance():
+    def fn(P, Q, X, rng):
+        torch.manual_seed(int(rng.integers(2**31)))
+        return np.array([_call(P[b], Q[b], [int(X[b, 0])], 1)[0][0] for b in range(X.shape[0])])
+
+    rep = audit.audit_verifier(fn, P0, Q0, k=1, drafts="iid", samples=20_000, rng=np.random.default_rng(0),
+                               declared="sd")
+    assert rep.lossless, rep
+    assert abs(rep.acceptance - rep.expected) < 5 * rep.acceptance_se, rep
+    assert abs(rep.expected - np.minimum(P0, Q0).sum()) < 1e-12
+
+
+@pytest.mark.parametrize("gamma", [1, 2, 3, 4])
+def test_chain_decoding_loop_text_is_the_targets(gamma):
+    rng = np.random.default_rng(gamma)
+    torch.manual_seed(gamma)
+    text, matches = [], []
+    while len(text) < 12_000:
+        drafts = rng.choice(P0.size, size=gamma, p=Q0).tolist()
+        toks, n = _call(P0, Q0, drafts, gamma)
+        text.extend(toks)
+        matches.append(n)
+    Y = np.array(text)
+    T = Y.size
+    rep = audit.audit_log(np.tile(P0, (T, 1)), np.tile(Q0, (T, 1)), np.zeros((T, 1), dtype=np.int64), Y,
+                          rng=np.random.default_rng(0))
+    assert rep.lossless, rep  # the generated text, token after token, has the target's law
+    exact = float(tree.accepted_tokens(lambda u: P0, lambda u: Q0, length=gamma, k=1, drafts="iid",
+                                       verifier="token").value)
+    m = np.array(matches, dtype=float)
+    assert abs(m.mean() - exact) < 5 * m.std() / np.sqrt(m.size) + 1e-12, (m.mean(), exact)
+
+
+def test_truncated_q_fed_to_hf_sampler_is_caught():
+    """The kind of bug of transformers #47932: the ratio's q is the top-k-truncated draft law
+    while the drafts come from the full q.  The audit must find it."""
+    top = np.where(Q0 >= np.sort(Q0)[-3], Q0, 1e-30)
+    top = top / top.sum()
+
+    def fn(P, Q, X, rng):
+        torch.manual_seed(int(rng.integers(2**31)))
+        return np.array([_call(P[b], top, [int(X[b, 0])], 1)[0][0] for b in range(X.shape[0])])
+
+    rep = audit.audit_verifier(fn, P0, Q0, k=1, drafts="iid", samples=20_000, rng=np.random.default_rng(3),
+                               declared="sd")
+    assert not rep.lossless, rep
