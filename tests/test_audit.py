@@ -174,3 +174,30 @@ def test_refusals():
         audit.audit_verifier(lambda P, Q, X, r: np.zeros(3), P0, Q0, k=1, samples=10, rng=rng)
     with pytest.raises(oa.InputError, match="X"):
         audit.audit_log(np.tile(P0, (4, 1)), np.tile(Q0, (4, 1)), np.zeros(4, dtype=int), np.zeros(4, dtype=int))
+
+
+def _log(tmp_path, name, bad=False):
+    rng = np.random.default_rng(0)
+    T, n = 3000, 6
+    P = rng.dirichlet(np.ones(n), T).astype(np.float32)
+    Q = rng.dirichlet(np.ones(n), T).astype(np.float32)
+    X = np.array([rng.choice(n, p=q / q.sum()) for q in Q.astype(float)])[:, None]
+    Y = np.zeros(T, dtype=int) if bad else np.array([rng.choice(n, p=p / p.sum()) for p in P.astype(float)])
+    path = tmp_path / name
+    np.savez(path, P=P, Q=Q, X=X, Y=Y)
+    return path
+
+
+def test_command_line_exit_status_and_errors(tmp_path, capsys):
+    from optaccept.cli import main
+
+    assert main(["audit", str(_log(tmp_path, "ok.npz")), "--declared", "target_only"]) == 0
+    assert "lossless" in capsys.readouterr().out
+    assert main(["audit", str(_log(tmp_path, "bad.npz", bad=True)), "--json"]) == 1  # not lossless: like a failing test
+    assert json.loads(capsys.readouterr().out)["lossless"] is False
+    np.savez(tmp_path / "part.npz", P=np.ones((2, 2)) / 2)
+    (tmp_path / "junk.npz").write_text("not a zip")
+    for f, msg in (("part.npz", "missing array(s) Q, X, Y"), ("junk.npz", "not a .npz file"), ("none.npz", "No such file")):
+        assert main(["audit", str(tmp_path / f)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("optaccept: error:") and msg in err[0], err

@@ -187,9 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     j.set_defaults(func=_main_job)
     # the sub-commands of each analysis (modules beside this one; their heavy imports are lazy)
-    from . import llm, polyhedra, sequence, verifiers
+    from . import audit, llm, polyhedra, sequence, verifiers
 
-    for mod in (verifiers, polyhedra, sequence, llm):
+    for mod in (verifiers, polyhedra, sequence, llm, audit):
         mod.register(sub)
     return parser
 
