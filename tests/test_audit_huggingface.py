@@ -76,3 +76,37 @@ def test_truncated_q_fed_to_hf_sampler_is_caught():
     rep = audit.audit_verifier(fn, P0, Q0, k=1, drafts="iid", samples=20_000, rng=np.random.default_rng(3),
                                declared="sd")
     assert not rep.lossless, rep
+
+
+@pytest.mark.parametrize("w", [0.25, 0.6])
+def test_static_ensemble_mode_lies_on_the_optimal_bias_rejection_front(w):
+    """HF's declared-lossy `assistant_ensemble_weight` w at one token: measured acceptance and
+    bias (TV of the output law from p) against the exact values 1 − w·TV(p, q) and (1 − w)·TV
+    (its output law is v = (1 − w)q + wp: the accepted mass at x is q − w(q − p)₊, the
+    rejections w·(p − q)₊ redraw from the residual), and their sum against Yin et al.'s
+    Pareto front R + bias = TV(p, q) (Theorem 5, `optaccept.sequence.pareto_front`): the
+    static ensemble is *on* the front — no lossy rule with its rejection rate has less bias."""
+    from optaccept.sequence import pareto_front
+
+    tv = 0.5 * np.abs(P0 - Q0).sum()
+    front = np.asarray(pareto_front(P0, Q0))
+    assert np.allclose(front.sum(axis=1), tv)  # the front, as the library states it
+    rng = np.random.default_rng(11)
+    torch.manual_seed(11)
+    N = 60_000
+    X = rng.choice(P0.size, size=N, p=Q0)
+    cand = torch.log(torch.tensor(Q0)).repeat(1, 1, 1)
+    new = torch.log(torch.tensor(P0)).repeat(1, 2, 1)
+    Y = np.empty(N, dtype=np.int64)
+    acc = np.empty(N, dtype=bool)
+    for i in range(N):
+        toks, n = hf._speculative_sampling(torch.tensor([[0, int(X[i])]]), cand, 1, new, assistant_ensemble_weight=w)
+        Y[i], acc[i] = int(toks[0, 0]), n == 1
+    a, se = acc.mean(), acc.std() / np.sqrt(N)
+    assert abs(a - (1 - w * tv)) < 5 * se
+    v = (1 - w) * Q0 + w * P0
+    emp = np.bincount(Y, minlength=P0.size) / N
+    assert np.all(np.abs(emp - v) < 5 * np.sqrt(v * (1 - v) / N))  # its output law is the ensemble
+    bias = 0.5 * np.abs(v - P0).sum()
+    assert abs(bias - (1 - w) * tv) < 1e-12
+    assert abs((1 - (1 - w * tv)) + bias - tv) < 1e-12  # exactly on the front
