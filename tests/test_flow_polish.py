@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 import optaccept as oa
 from optaccept.optimal._flow import incidence, polish_flow
-from optaccept.optimal._verifier import _exact_max_flow
+from optaccept.optimal._plan import _exact_max_flow
 
 
 def _instances(rng):

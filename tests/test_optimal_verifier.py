@@ -383,7 +383,7 @@ def test_line_kernel_uncompiled_logic():
     of the blocks of both sides: each token's pieces have total length q and mass equal to
     its target, and the pieces tile the cells."""
     from optaccept import _line_kernel as wk
-    from optaccept.optimal._verifier import _side_groups_float
+    from optaccept.optimal._line import _side_groups_float
 
     rng = np.random.default_rng(5)
     blocks_seen = 0
@@ -495,7 +495,7 @@ def test_without_replacement_layout_targets_are_feasible():
     checked over every subset."""
     from itertools import combinations
 
-    from optaccept.optimal._verifier import _targets
+    from optaccept.optimal._line import _targets
 
     rng = np.random.default_rng(21)
     for _ in range(80):

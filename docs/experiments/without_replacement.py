@@ -25,7 +25,7 @@ import itertools
 import numpy as np
 
 import optaccept as oa
-from optaccept.optimal._verifier import _targets
+from optaccept.optimal._line import _targets
 
 
 def _sides(p, law):

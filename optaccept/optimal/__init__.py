@@ -44,7 +44,8 @@ from ._advice import (
     working_method,
 )
 from ._result import AcceptanceResult, FlowPlan, TransportPlan, Verification
-from ._verifier import OptimalVerifier, optimal_verifier, optimal_verifier_batched
+from ._verifier import OptimalVerifier, optimal_verifier
+from ._verifier_batched import optimal_verifier_batched
 
 __all__ = [
     "optimal_acceptance",
@@ -236,7 +237,7 @@ def verify(
         ``duality_gap`` = dual_value − primal_value, ``max_violation``, ``ok``.
     """
     if not isinstance(result, AcceptanceResult):
-        from ._verifier import OptimalVerifier, verify_verifier
+        from ._verifier_check import verify_verifier
 
         if isinstance(result, OptimalVerifier):
             return verify_verifier(p, drafts, result, tol=tol)

@@ -1,0 +1,74 @@
+"""The optimal verifier on a batch of positions (torch tensors, CPU or CUDA; one verifier per row)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError
+from ..drafts import IID, WithoutReplacement
+from ._verifier import optimal_verifier
+
+
+def optimal_verifier_batched(
+    p: Any, q: Any, drafts: Any, generator: Any = None, *, law: str = "iid", threads: int | None = None
+):
+    """Run the optimal verifier on a batch of positions (torch tensors, CPU or CUDA).
+
+    Parameters
+    ----------
+    p, q : torch.Tensor, shape (rows, n)
+        Target and draft distributions, one position per row.
+    drafts : torch.Tensor of int, shape (rows, k)
+        One draft tuple per row (drawn from the row's law: ``IID(q_row, k)``).
+    generator : torch.Generator, optional
+        Source of randomness (its device must match the tensors).
+    law : {"iid", "swor"}
+        The draft law of the rows: i.i.d. drafts (the line device, any vocabulary) or
+        drafts without replacement (the flow plan over the row's draft sets: rows whose
+        draft has few tokens with q > 0, e.g. top-m drafts).
+    threads : int, optional
+        Rows built in parallel threads (default: one per CPU core); the result does not
+        depend on it, since every row's uniforms are drawn up front.
+
+    Returns
+    -------
+    torch.Tensor of int64, shape (rows,)
+        One output token per row, on the device of ``p``.  Each row builds its own
+        verifier (the construction is per position); the uniforms come from
+        ``generator``.
+    """
+    import torch
+
+    if law not in ("iid", "swor"):
+        raise InputError(f"law: must be 'iid' or 'swor' in the batched form, got {law!r}")
+    if not (isinstance(p, torch.Tensor) and isinstance(q, torch.Tensor) and isinstance(drafts, torch.Tensor)):
+        raise InputError("p, q, drafts: must be torch tensors")
+    if p.ndim != 2 or q.shape != p.shape or drafts.ndim != 2 or drafts.shape[0] != p.shape[0]:
+        raise InputError(
+            f"p, q, drafts: need shapes (rows, n), (rows, n), (rows, k); got {tuple(p.shape)}, "
+            f"{tuple(q.shape)}, {tuple(drafts.shape)}"
+        )
+    rows, k = drafts.shape
+    pn = p.detach().to("cpu", torch.float64).numpy()
+    qn = q.detach().to("cpu", torch.float64).numpy()
+    dn = drafts.detach().to("cpu", torch.int64).numpy()
+    # three uniforms per draft and two per row, from the caller's generator
+    uni = torch.rand((rows, 3 * k + 2), generator=generator, dtype=torch.float64, device=p.device).cpu().numpy()
+    def one(r: int) -> int:
+        drafts_law = IID(qn[r], k, normalize=True) if law == "iid" else WithoutReplacement(qn[r], k, normalize=True)
+        ov = optimal_verifier(pn[r], drafts_law, normalize=True)
+        return ov._respond_uniform(dn[r], uni[r])
+
+    if threads is None:
+        threads = min(rows, os.cpu_count() or 1)
+    if threads > 1 and rows > 1:  # the compiled kernel and most numpy calls release the GIL
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            out = np.fromiter(pool.map(one, range(rows)), dtype=np.int64, count=rows)
+    else:
+        out = np.fromiter((one(r) for r in range(rows)), dtype=np.int64, count=rows)
+    return torch.as_tensor(out, device=p.device)
