@@ -2,7 +2,7 @@ r"""Compiled kernels of the optimal verifier's line device (float form): the win
 construction that builds the shares, and the selection probabilities of one tuple.
 
 **Windows.**
-The same construction as :func:`optaccept.optimal_verifier._windows_float` — each token of
+The same construction as :func:`optaccept.optimal._line._windows_float` — each token of
 a block, in home order, takes the run of the remaining ("compressed") line whose length is
 its q and whose mass is its target; the last token takes what is left
 (docs/optimal_verifier.md §5) — written as one loop over the blocks of both sides so
