@@ -83,7 +83,7 @@ def traversal_law(t, P, Q, out, pr, deepest=False):
         c = _deepest(st) if deepest else st.candidate()
         a = F(1) if c == () else st.a[c]
         for y, ry in enumerate(st.residual(c, P.__getitem__)):
-            out[c + (y,)] += pr * stay * a * ry
+            out[t.prefix(c) + (y,)] += pr * stay * a * ry
         stay *= 1 - a
         if stay == 0 or c == ():
             return
@@ -94,9 +94,9 @@ def _deepest(st):
     live, stack = [()], [()]
     while stack:
         u = stack.pop()
-        for x in st.kids.get(u, ()):
-            live.append(u + (x,))
-            stack.append(u + (x,))
+        for c in st.kids.get(u, ()):
+            live.append(c)
+            stack.append(c)
     leaves = [u for u in live if not st.kids.get(u)]
     return max(leaves, key=lambda u: (len(u), [-x for x in u]))
 
@@ -125,6 +125,8 @@ CASES = [
     ("traversal", 1, "iid"),
     ("traversal", 2, "swor"),
     ("traversal", 3, "swor"),
+    ("traversal", 2, "iid"),  # on the merged tree, M_s loses each rejected token (tested, docs/trees.md §2)
+    ("traversal", 3, "iid"),
 ]
 
 
@@ -156,3 +158,26 @@ def test_traversal_needs_post_order():
         traversal_law(t, P, Q, out, pr, deepest=True)
     assert sum(out.values()) == 1
     assert len(text_law_is_target(P, out, n, L)) > 0
+
+
+class _WithReplacement(tree.DraftTree):
+    """A merged iid tree whose traversal keeps the rejected token in M_s (the naive port)."""
+
+    distinct_siblings = False
+
+
+def test_traversal_on_merged_iid_trees_needs_the_token_removed():
+    """Kept counterexample: on the merged tree of iid chains, traversal verification that
+    leaves M_s unchanged after a rejection (as if the siblings were separate i.i.d.
+    draws) is not lossless; removing the rejected token, as for siblings drawn without
+    replacement, is (test_exactly_lossless above)."""
+    bad = 0
+    for seed in range(10):
+        rng = np.random.default_rng(100 + seed)
+        n, L = 3, 2
+        P, Q = frac_table(n, L, rng, den=6), frac_table(n, L, rng, den=6)
+        out = defaultdict(F)
+        for t, pr in tree.enumerate_trees(Q.__getitem__, L, 2, "iid"):
+            traversal_law(_WithReplacement(t.chains, L, "iid"), P, Q, out, pr)
+        bad += len(text_law_is_target(P, out, n, L)) > 0
+    assert bad > 0

@@ -10,13 +10,13 @@ from .._errors import InputError, MethodError
 from ._draft import _check, enumerate_trees
 from ._models import as_model, model_pair
 from ._result import TreeResult
-from ._verifiers import block_value, token_value, traversal_value
+from ._verifiers import block_value, target_only_value, token_value, traversal_value
 
-__all__ = ["accepted_tokens", "VERIFIERS", "PER_TREE", "resolve_models", "check_verifier"]
+__all__ = ["accepted_tokens", "VERIFIERS", "PER_TREE", "resolve_models", "check_verifier", "check_shaped"]
 
-VERIFIERS = ("token", "block", "traversal", "optimal", "token_optimal")
+VERIFIERS = ("token", "block", "traversal", "optimal", "token_optimal", "target_only")
 #: verifiers whose expected accepted length given one drafted tree is computed exactly
-PER_TREE = {"token": token_value, "block": block_value, "traversal": traversal_value}
+PER_TREE = {"token": token_value, "block": block_value, "traversal": traversal_value, "target_only": target_only_value}
 
 
 def _is_pair(obj: Any) -> bool:
@@ -33,8 +33,21 @@ def check_verifier(verifier: Any, k: int, drafts: str) -> str:
         raise InputError(f"verifier: must be one of {VERIFIERS}, got {verifier!r}")
     if verifier == "block" and k != 1:
         raise MethodError(f"verifier 'block' verifies one chain (k = 1), got k = {k}; use 'traversal' or 'token'")
-    if verifier == "traversal" and drafts == "iid" and k > 1:
-        raise MethodError("verifier 'traversal' needs siblings drawn without replacement: use drafts='swor' (or k = 1)")
+    return verifier
+
+
+def check_shaped(verifier: Any, shape: Any, children: str) -> str:
+    """Which verifiers apply to a tree shape and a way of filling its children."""
+    if verifier not in VERIFIERS:
+        raise InputError(f"verifier: must be one of {VERIFIERS}, got {verifier!r}")
+    if children == "topk" and verifier in ("token", "traversal", "block"):
+        raise MethodError(
+            f"verifier {verifier!r} compares p with the law q the drafts were drawn from, so it is lossless only "
+            "for children drawn from q: top-k children are deterministic; use verifier='target_only' "
+            "(optimal for a deterministic tree) or children='swor'/'iid'"
+        )
+    if verifier == "block" and not shape.is_chain:
+        raise MethodError(f"verifier 'block' verifies one chain; shape {shape!r} branches: use 'traversal' or 'token'")
     return verifier
 
 
@@ -52,11 +65,13 @@ def resolve_models(target: Any, draft: Any, prompt: Any = None, temperature: flo
 def accepted_tokens(
     target: Any,
     draft: Any = None,
-    length: int = 1,
-    k: int = 1,
-    drafts: str = "iid",
+    length: int | None = None,
+    k: int | None = None,
+    drafts: str | None = None,
     verifier: str = "token",
     *,
+    shape: Any = None,
+    children: str | None = None,
     prompt: int | None = None,
     temperature: float | None = None,
     samples: int | None = None,
@@ -74,14 +89,25 @@ def accepted_tokens(
         ``target`` alone — an :class:`optaccept.sequence.MarkovPair` /
         :class:`~optaccept.sequence.PositionPair`.
     length : int
-        Tokens per drafted chain.
+        Tokens per drafted chain (default 1).
     k : int
-        Number of chains (chains sharing a prefix form a tree).
+        Number of chains (chains sharing a prefix form a tree; default 1).
     drafts : {"iid", "swor"}
-        Independent chains, or distinct first tokens drawn without replacement.
-    verifier : {"token", "block", "traversal", "optimal", "token_optimal"}
-        See docs/trees.md.  ``"block"`` needs k = 1; ``"traversal"`` needs
-        drafts="swor" when k > 1.
+        Independent chains, or distinct first tokens drawn without replacement
+        (default "iid").
+    verifier : {"token", "block", "traversal", "optimal", "token_optimal", "target_only"}
+        See docs/trees.md.  ``"block"`` needs one chain; ``"traversal"`` needs
+        siblings drawn without replacement; ``"token"``, ``"traversal"`` and
+        ``"block"`` need children drawn from q (not top-k).
+    shape : branching tuple or list of index paths, optional
+        Instead of ``length, k, drafts``: the tree's shape, (b_1, …, b_L) or index
+        paths in the Medusa/EAGLE convention ((i, j) is the j-th child of the i-th
+        child of the root), filled by ``children``.
+    children : {"topk", "swor", "iid"}
+        With ``shape``: the b most probable tokens of q(·|u) (ties to the smaller id),
+        b draws without replacement, or b independent draws (equal siblings stay
+        separate nodes) at every node u.  Top-k trees are deterministic, so every
+        verifier's value is exact at any vocabulary.
     prompt : int, optional
         For a Markov pair: the state the step starts from (default: averaged over
         the pair's initial law).
@@ -114,21 +140,22 @@ def accepted_tokens(
     >>> tree.accepted_tokens(p, q, length=2, verifier="block").value
     Fraction(11, 9)
     """
-    length, k, drafts = _check(length, k, drafts)
-    check_verifier(verifier, k, drafts)
-    if _is_pair(target) and type(target).__name__ == "MarkovPair" and prompt is None:
-        if draft is not None:
-            raise InputError("draft: leave it out when target is a MarkovPair (it holds both)")
-        parts = [
-            (
-                float(w),
-                accepted_tokens(
+    if shape is not None:
+        if length is not None or k is not None or drafts is not None:
+            raise InputError("shape: give either shape= and children= or length=, k=, drafts=, not both")
+        from ._shaped import shaped_accepted_tokens
+
+        if _is_pair(target) and type(target).__name__ == "MarkovPair" and prompt is None:
+            return _over_initial(
+                target,
+                draft,
+                samples,
+                lambda s: accepted_tokens(
                     target,
                     None,
-                    length,
-                    k,
-                    drafts,
-                    verifier,
+                    verifier=verifier,
+                    shape=shape,
+                    children=children,
                     prompt=s,
                     temperature=temperature,
                     samples=samples,
@@ -137,23 +164,36 @@ def accepted_tokens(
                     max_trees=max_trees,
                 ),
             )
-            for s, w in enumerate(target.initial)
-            if w > 0
-        ]
-        value = sum(w * float(r.value) for w, r in parts)
-        err = None
-        if samples is not None:
-            err = float(np.sqrt(sum((w * r.std_err) ** 2 for w, r in parts)))
-        return TreeResult(
-            value,
-            verifier,
-            drafts,
-            length,
-            k,
-            method=parts[0][1].method,
-            std_err=err,
-            trees=sum(r.trees for _, r in parts),
-            details={"by_prompt": parts},
+        P, Q = resolve_models(target, draft, prompt, temperature)
+        return shaped_accepted_tokens(
+            P, Q, shape, children, verifier, samples=samples, rng=rng, progress=progress, max_trees=max_trees
+        )
+    if children is not None:
+        raise InputError("children: goes with shape=; for k chains use drafts=")
+    length = 1 if length is None else length
+    k = 1 if k is None else k
+    drafts = "iid" if drafts is None else drafts
+    length, k, drafts = _check(length, k, drafts)
+    check_verifier(verifier, k, drafts)
+    if _is_pair(target) and type(target).__name__ == "MarkovPair" and prompt is None:
+        return _over_initial(
+            target,
+            draft,
+            samples,
+            lambda s: accepted_tokens(
+                target,
+                None,
+                length,
+                k,
+                drafts,
+                verifier,
+                prompt=s,
+                temperature=temperature,
+                samples=samples,
+                rng=rng,
+                progress=progress,
+                max_trees=max_trees,
+            ),
         )
     P, Q = resolve_models(target, draft, prompt, temperature)
     if samples is not None:
@@ -163,6 +203,30 @@ def accepted_tokens(
             P, Q, length=length, k=k, drafts=drafts, verifiers=(verifier,), trees=samples, rng=rng, progress=progress
         )[verifier]
     return exact_accepted_tokens(P, Q, length, k, drafts, verifier, max_trees=max_trees)
+
+
+def _over_initial(pair: Any, draft: Any, samples: Any, one: Any) -> TreeResult:
+    """Average over a Markov pair's initial law: ``one(state)`` is the result from a state."""
+    if draft is not None:
+        raise InputError("draft: leave it out when target is a MarkovPair (it holds both)")
+    parts = [(float(w), one(s)) for s, w in enumerate(pair.initial) if w > 0]
+    value = sum(w * float(r.value) for w, r in parts)
+    err = None
+    if samples is not None:
+        err = float(np.sqrt(sum((w * r.std_err) ** 2 for w, r in parts)))
+    r0 = parts[0][1]
+    return TreeResult(
+        value,
+        r0.verifier,
+        r0.drafts,
+        r0.length,
+        r0.k,
+        method=r0.method,
+        std_err=err,
+        trees=sum(r.trees for _, r in parts),
+        shape=r0.shape,
+        details={"by_prompt": parts},
+    )
 
 
 def exact_accepted_tokens(P, Q, length: int, k: int, drafts: str, verifier: str, *, max_trees: int) -> TreeResult:

@@ -74,6 +74,27 @@ class DraftTree:
         """Nodes with children (depth < length), root first."""
         return list(self._draws)
 
+    # the node interface shared with shaped trees (nodes here are token prefixes)
+    internal_prefixes = internal_nodes
+    #: siblings are distinct tokens (chains through one token share its node)
+    distinct_siblings = True
+
+    @staticmethod
+    def prefix(u: Prefix) -> Prefix:
+        return u
+
+    @staticmethod
+    def token(c: Prefix) -> int:
+        return c[-1]
+
+    def child_nodes(self, u: Prefix) -> list[Prefix]:
+        """The distinct children of u, as nodes."""
+        return [u + (x,) for x in self.children(u)]
+
+    def candidate_nodes(self, u: Prefix) -> list[Prefix]:
+        """The nodes a token-level verifier tries at u, in order (see ``candidates``)."""
+        return [u + (x,) for x in self.candidates(u)]
+
     def nodes(self) -> frozenset[Prefix]:
         """All nodes, the root ``()`` included."""
         return frozenset(c[:d] for c in self.chains for d in range(self.length + 1))

@@ -141,7 +141,8 @@ def optimal_lp(
         failures.append(f"{method}: certificate off (violation {cert.max_violation:.3g}, gap {cert.duality_gap:.3g})")
     else:
         raise SolverError(
-            "verifier 'optimal': no HiGHS attempt gave a certified solution of the (feasible) LP: " + "; ".join(failures)
+            "verifier 'optimal': no HiGHS attempt gave a certified solution of the (feasible) LP: "
+            + "; ".join(failures)
         )
     x = np.clip(res.x, 0.0, None)
     details = {"trees": len(sets), "plan": x, "sets": sets}

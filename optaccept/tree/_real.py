@@ -111,8 +111,9 @@ class TreeTable:
         cols, series = self._grid()
         look = self._lookup()
         header = ["L", "k"] + [VERIFIER_NAMES[s] for s in series]
-        rows = [[str(L), str(k)] + [self._cell(look.get((v, d, L, k)), latex) or "–" for v, d in series]
-                for L, k in cols]
+        rows = [
+            [str(L), str(k)] + [self._cell(look.get((v, d, L, k)), latex) or "–" for v, d in series] for L, k in cols
+        ]
         return header, rows
 
     def to_markdown(self) -> str:
@@ -134,8 +135,10 @@ class TreeTable:
             for v, d in series:
                 cells = [look.get((v, d, L, k)) for k in ks]
                 if any(c is not None for c in cells):
-                    rows.append([str(L), VERIFIER_NAMES[(v, d)]] + [
-                        None if c is None else Estimate(c["value"], c["std_err"] or 0.0, 3) for c in cells])
+                    rows.append(
+                        [str(L), VERIFIER_NAMES[(v, d)]]
+                        + [None if c is None else Estimate(c["value"], c["std_err"] or 0.0, 3) for c in cells]
+                    )
         header = ["$L$", "verifier"] + [f"$k = {k}$" for k in ks]
         return latex_table(header, rows, caption=caption, label="tab:trees-accepted-tokens")
 
@@ -233,29 +236,87 @@ def tree_table(
         res = rao_blackwell(f.items(k=k, length=L), verifiers=tuple(verifiers), total=f.n_trees)
         for v in verifiers:
             r = res[v]
-            rows.append(dict(drafts=f.drafts if v != "block" else "iid", verifier=v, name=VERIFIER_NAMES[(v, f.drafts
-                             if v != "block" else "iid")], k=k, length=L, value=float(r.value),
-                             std_err=float(r.std_err), trees=int(r.trees), method="sampled"))
+            rows.append(
+                dict(
+                    drafts=f.drafts if v != "block" else "iid",
+                    verifier=v,
+                    name=VERIFIER_NAMES[(v, f.drafts if v != "block" else "iid")],
+                    k=k,
+                    length=L,
+                    value=float(r.value),
+                    std_err=float(r.std_err),
+                    trees=int(r.trees),
+                    method="sampled",
+                )
+            )
         if k == 1 and L > 1:
             b = res["block"]
-            rows.append(dict(drafts="iid", verifier="optimal", name=VERIFIER_NAMES[("optimal", "iid")], k=1,
-                             length=L, value=float(b.value), std_err=float(b.std_err), trees=int(b.trees),
-                             method="= block (k = 1)"))
+            rows.append(
+                dict(
+                    drafts="iid",
+                    verifier="optimal",
+                    name=VERIFIER_NAMES[("optimal", "iid")],
+                    k=1,
+                    length=L,
+                    value=float(b.value),
+                    std_err=float(b.std_err),
+                    trees=int(b.trees),
+                    method="= block (k = 1)",
+                )
+            )
         if L == 1:
             p, q = roots[id(f)]
             law = IID if f.drafts == "iid" else WithoutReplacement
             alpha = [float(optimal_acceptance(pi, law(qi, k)).value) for pi, qi in zip(p, q, strict=True)]
             m, se = _mean_se(alpha)
-            rows.append(dict(drafts=f.drafts, verifier="optimal", name=VERIFIER_NAMES[("optimal", f.drafts)], k=k,
-                             length=1, value=m, std_err=se, trees=len(alpha), method="exact per prompt"))
+            rows.append(
+                dict(
+                    drafts=f.drafts,
+                    verifier="optimal",
+                    name=VERIFIER_NAMES[("optimal", f.drafts)],
+                    k=k,
+                    length=1,
+                    value=m,
+                    std_err=se,
+                    trees=len(alpha),
+                    method="exact per prompt",
+                )
+            )
         if L == 1 and f.drafts == "iid":
             p, q = roots[id(f)]
             acc = [1 - batch_rejection_probability(pi, qi, k) for pi, qi in zip(p, q, strict=True)]
             m, se = _mean_se(acc)
-            rows.append(dict(drafts="iid", verifier="batch", name=VERIFIER_NAMES[("batch", "iid")], k=k, length=1,
-                             value=m, std_err=se, trees=len(acc), method="exact per prompt"))
-    meta = {"sources": [{key: f.meta.get(key) for key in ("target_model", "draft_model", "target_warp",
-                                                           "draft_warp", "k", "length", "drafts", "seed",
-                                                           "trees_per_prompt")} | {"trees": f.n_trees}
-                        for f in files]}
+            rows.append(
+                dict(
+                    drafts="iid",
+                    verifier="batch",
+                    name=VERIFIER_NAMES[("batch", "iid")],
+                    k=k,
+                    length=1,
+                    value=m,
+                    std_err=se,
+                    trees=len(acc),
+                    method="exact per prompt",
+                )
+            )
+    meta = {
+        "sources": [
+            {
+                key: f.meta.get(key)
+                for key in (
+                    "target_model",
+                    "draft_model",
+                    "target_warp",
+                    "draft_warp",
+                    "k",
+                    "length",
+                    "drafts",
+                    "seed",
+                    "trees_per_prompt",
+                )
+            }
+            | {"trees": f.n_trees}
+            for f in files
+        ]
+    }
     return TreeTable(rows, meta)

@@ -53,6 +53,9 @@ class TreeResult:
         Draft trees enumerated (exact) or sampled.
     certificate : LPCertificate or None
         For ``verifier="optimal"``.
+    shape : Shape or None
+        The tree shape when the tree was given by ``shape=`` (``drafts`` then holds
+        how its children were filled: "topk", "swor" or "iid"; ``k`` its leaves).
     method : str
         ``"exact"`` (enumeration / recursion), ``"lp"`` or ``"sampled"``.
     details : dict
@@ -68,6 +71,7 @@ class TreeResult:
     std_err: float | None = None
     trees: int = 0
     certificate: LPCertificate | None = None
+    shape: Any = None
     details: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -84,19 +88,27 @@ class TreeResult:
             return f"{float(self.value):.6g} ± {self.std_err:.2g}"
         return f"{float(self.value):.10g}"
 
+    def _tree(self) -> str:
+        if self.shape is not None:
+            return f"shape={self.shape!r}, children={self.drafts!r}"
+        return f"k={self.k}, length={self.length}, drafts={self.drafts!r}"
+
     def __repr__(self) -> str:
         cert = "" if self.certificate is None else f", certified={self.certificate.ok}"
         return (
-            f"TreeResult({self.verifier}: {self._shown()} accepted tokens/step, k={self.k}, "
-            f"length={self.length}, drafts={self.drafts!r}, method={self.method!r}{cert})"
+            f"TreeResult({self.verifier}: {self._shown()} accepted tokens/step, {self._tree()}, "
+            f"method={self.method!r}{cert})"
         )
 
     def _repr_html_(self) -> str:
         rows = [
             ("verifier", self.verifier),
             ("accepted tokens / step", self._shown()),
-            ("k × length", f"{self.k} × {self.length}"),
-            ("drafts", self.drafts),
+            *(
+                [("shape", repr(self.shape)), ("children", self.drafts)]
+                if self.shape is not None
+                else [("k × length", f"{self.k} × {self.length}"), ("drafts", self.drafts)]
+            ),
             ("method", self.method),
             ("trees", str(self.trees)),
         ]
@@ -118,4 +130,5 @@ class TreeResult:
             "std_err": self.std_err,
             "method": self.method,
             "trees": self.trees,
+            **({"shape": [list(t) for t in self.shape.paths]} if self.shape is not None else {}),
         }

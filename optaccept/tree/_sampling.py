@@ -27,11 +27,12 @@ from .._errors import InputError, MethodError
 from ._api import PER_TREE, check_verifier, resolve_models
 from ._draft import DraftTree, _check, sample_tree
 from ._result import TreeResult
+from ._shape import ShapedTree, sample_shaped
 
 __all__ = ["sample_accepted_tokens", "tree_value", "rao_blackwell"]
 
 
-def tree_value(tree: DraftTree, target: Any, draft: Any, verifier: str = "token") -> Any:
+def tree_value(tree: DraftTree | ShapedTree, target: Any, draft: Any, verifier: str = "token") -> Any:
     """Expected accepted length of ``verifier`` on one given tree (its coin flips summed
     out).  ``target`` and ``draft`` are sequence models or the other engineer's cached
     laws of a stored tree (any callable prefix -> probabilities)."""
@@ -39,7 +40,7 @@ def tree_value(tree: DraftTree, target: Any, draft: Any, verifier: str = "token"
 
     if verifier not in PER_TREE:
         raise MethodError(f"verifier {verifier!r} has no per-tree value; per-tree verifiers: {tuple(PER_TREE)}")
-    check_verifier(verifier, tree.k, tree.drafts)
+    _check_tree(verifier, tree)
     # an already validated, cached model (Model.cached()) is used as it is
     P = target if isinstance(target, _Cached) else as_model(target, "target").cached()
     Q = draft if isinstance(draft, _Cached) else as_model(draft, "draft").cached()
@@ -58,9 +59,11 @@ def sample_accepted_tokens(
     target: Any,
     draft: Any = None,
     *,
-    length: int,
+    length: int | None = None,
     k: int = 1,
     drafts: str = "iid",
+    shape: Any = None,
+    children: str | None = None,
     verifiers: tuple[str, ...] | None = None,
     trees: int = 1000,
     rng: Any,
@@ -75,10 +78,12 @@ def sample_accepted_tokens(
     Parameters
     ----------
     target, draft : sequence models (see :func:`accepted_tokens`).
-    length, k, drafts : the draft-tree law.
+    length, k, drafts : the draft-tree law (k chains of ``length`` tokens), or
+    shape, children : a tree shape and how its children are filled (see
+        :func:`accepted_tokens`).
     verifiers : tuple of str, optional
-        Among ``"token"``, ``"block"`` (k = 1), ``"traversal"`` (swor or k = 1).
-        Default: all that apply.
+        Among ``"token"``, ``"block"`` (one chain), ``"traversal"`` (siblings without
+        replacement, or one chain), ``"target_only"``.  Default: all that apply.
     trees : int
         Number of sampled draft trees.
     rng : numpy.random.Generator or int
@@ -98,16 +103,39 @@ def sample_accepted_tokens(
     """
     from tqdm.auto import tqdm
 
-    length, k, drafts = _check(length, k, drafts)
+    shp = None
+    if shape is not None:
+        from ._api import check_shaped
+        from ._shape import as_shape, check_children
+
+        shp = as_shape(shape)
+        if children is None:
+            raise InputError("children: give 'topk', 'swor' or 'iid' with shape=")
+        drafts = check_children(children)
+        length, k = shp.depth, sum(1 for t in shp.paths if shp.branches(t) == 0)
+
+        def applies(v: str) -> bool:
+            try:
+                check_shaped(v, shp, drafts)
+            except MethodError:
+                return False
+            return True
+
+        check = lambda v: check_shaped(v, shp, drafts)  # noqa: E731
+    else:
+        if length is None:
+            raise InputError("length: give length= (k chains) or shape= and children= (a tree shape)")
+        length, k, drafts = _check(length, k, drafts)
+
+        def applies(v: str) -> bool:
+            return not (v == "block" and k != 1)
+
+        check = lambda v: check_verifier(v, k, drafts)  # noqa: E731
     for name, v in (("trees", trees), ("chunk", chunk)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 2 - (name == "chunk"):
             raise InputError(f"{name}: must be an integer >= {2 - (name == 'chunk')}, got {v!r}")
     if verifiers is None:
-        verifiers = tuple(
-            v
-            for v in PER_TREE
-            if not (v == "block" and k != 1) and not (v == "traversal" and drafts == "iid" and k > 1)
-        )
+        verifiers = tuple(v for v in PER_TREE if applies(v))
     verifiers = tuple(verifiers)
     for v in verifiers:
         if v not in PER_TREE:
@@ -115,7 +143,7 @@ def sample_accepted_tokens(
                 f"verifier {v!r}: sampled estimates exist for {tuple(PER_TREE)}; "
                 "'optimal' and 'token_optimal' need exact laws (small vocabularies, method exact)"
             )
-        check_verifier(v, k, drafts)
+        check(v)
     P, Q = resolve_models(target, draft, prompt, temperature)
     seed = _seed_of(rng)
     config = {
@@ -127,6 +155,7 @@ def sample_accepted_tokens(
         "chunk": int(chunk),
         "temperature": temperature,
         "prompt": prompt,
+        **({"shape": [list(t) for t in shp.paths]} if shp is not None else {}),
     }
     digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
     n_chunks = -(-int(trees) // int(chunk))
@@ -153,8 +182,8 @@ def sample_accepted_tokens(
         vals = np.empty((size, len(verifiers)))
         for i in range(size):
             Pc, Qc = P.cached(), Q.cached()  # per-tree caches: memory stays O(tree)
-            t = sample_tree(Qc, length, k, drafts, gen)
-            Pc.prefetch(t.internal_nodes())
+            t = sample_tree(Qc, length, k, drafts, gen) if shp is None else sample_shaped(Qc, shp, drafts, gen)
+            Pc.prefetch(t.internal_prefixes())
             for j, v in enumerate(verifiers):
                 vals[i, j] = float(PER_TREE[v](t, Pc, Qc))
             bar.update(1)
@@ -165,7 +194,7 @@ def sample_accepted_tokens(
         done[c] = vals
     bar.close()
     allv = np.concatenate([done[c] for c in range(n_chunks)], axis=0)[: int(trees)]
-    return {v: _sampled(allv[:, j], v, drafts, length, k, seed=seed) for j, v in enumerate(verifiers)}
+    return {v: _sampled(allv[:, j], v, drafts, length, k, shape=shp, seed=seed) for j, v in enumerate(verifiers)}
 
 
 def rao_blackwell(
@@ -185,22 +214,33 @@ def rao_blackwell(
     vals: dict[str, list[float]] = {v: [] for v in verifiers}
     meta = None
     for tree, target, draft in tqdm(items, total=total, desc="trees", unit="tree", disable=not progress):
-        if not isinstance(tree, DraftTree):
+        if not isinstance(tree, (DraftTree, ShapedTree)):
             raise InputError(f"items: each item must be (DraftTree, target, draft), got {type(tree).__name__}")
-        meta = meta or (tree.drafts, tree.length, tree.k)
+        meta = meta or (tree.drafts, tree.length, tree.k, getattr(tree, "shape", None))
         P, Q = as_model(target, "target").cached(), as_model(draft, "draft").cached()
         for v in verifiers:
             if v not in PER_TREE:
                 raise MethodError(f"verifier {v!r} has no per-tree value; per-tree verifiers: {tuple(PER_TREE)}")
-            check_verifier(v, tree.k, tree.drafts)
+            _check_tree(v, tree)
             vals[v].append(float(PER_TREE[v](tree, P, Q)))
     if meta is None or len(next(iter(vals.values()))) < 2:
         raise InputError("items: at least two trees are needed for a standard error")
-    drafts, length, k = meta
-    return {v: _sampled(np.asarray(xs), v, drafts, length, k) for v, xs in vals.items()}
+    drafts, length, k, shape = meta
+    return {v: _sampled(np.asarray(xs), v, drafts, length, k, shape=shape) for v, xs in vals.items()}
 
 
-def _sampled(x: np.ndarray, verifier: str, drafts: str, length: int, k: int, **details) -> TreeResult:
+def _check_tree(verifier: str, tree: Any) -> None:
+    if isinstance(tree, ShapedTree):
+        from ._api import check_shaped
+
+        check_shaped(verifier, tree.shape, tree.children)
+    else:
+        check_verifier(verifier, tree.k, tree.drafts)
+
+
+def _sampled(
+    x: np.ndarray, verifier: str, drafts: str, length: int, k: int, shape: Any = None, **details: Any
+) -> TreeResult:
     """The mean of per-tree values with its standard error, as a :class:`TreeResult`."""
     return TreeResult(
         float(x.mean()),
@@ -211,5 +251,6 @@ def _sampled(x: np.ndarray, verifier: str, drafts: str, length: int, k: int, **d
         method="sampled",
         std_err=float(x.std(ddof=1) / np.sqrt(x.size)),
         trees=int(x.size),
+        shape=shape,
         details={"values": x, **details},
     )

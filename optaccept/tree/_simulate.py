@@ -17,7 +17,7 @@ import numpy as np
 
 from .._errors import InputError, MethodError
 from .._validation import check_rng
-from ._draft import DraftTree, sample_tree
+from ._draft import sample_tree
 
 __all__ = ["simulate_step", "simulate"]
 
@@ -39,15 +39,17 @@ def _residual(p: np.ndarray, q: np.ndarray) -> np.ndarray | None:
     return None if s <= 0 else r / s
 
 
-def _run_token(tree: DraftTree, P, Q, rng) -> tuple[Prefix, int]:
+def _run_token(tree: Any, P, Q, rng) -> tuple[Prefix, int]:
     u: Prefix = ()
     while True:
-        draws = tree.candidates(u)
-        p, q = _f(P(u)), _f(Q(u))
+        nodes = tree.candidate_nodes(u)
+        w = tree.prefix(u)
+        p, q = _f(P(w)), _f(Q(w))
         nxt = None
-        for x in draws:
+        for c in nodes:
+            x = tree.token(c)
             if rng.random() < min(1.0, p[x] / q[x]):
-                nxt = x
+                nxt = c
                 break
             r = _residual(p, q)
             if r is None:  # p == q: a rejection has probability 0
@@ -60,11 +62,23 @@ def _run_token(tree: DraftTree, P, Q, rng) -> tuple[Prefix, int]:
                     break
                 q = q / q.sum()
         if nxt is None:
-            return u, _sample(p, rng)
-        u = u + (nxt,)
+            return w, _sample(p, rng)
+        u = nxt
 
 
-def _run_block(tree: DraftTree, P, Q, rng) -> tuple[Prefix, int]:
+def _run_target_only(tree: Any, P, Q, rng) -> tuple[Prefix, int]:
+    """Draw Y from the target; follow the first child carrying Y, else emit Y."""
+    u: Prefix = ()
+    while True:
+        w = tree.prefix(u)
+        y = _sample(P(w), rng)
+        nxt = next((c for c in tree.child_nodes(u) if tree.token(c) == y), None)
+        if nxt is None:
+            return w, y
+        u = nxt
+
+
+def _run_block(tree: Any, P, Q, rng) -> tuple[Prefix, int]:
     """Sun et al. Algorithm 2, as written: weights p_i, stopping rates h_i, then
     τ = max{i : η_i = 1} and the token from the residual at τ (bonus at γ)."""
     (chain,) = tree.chains
@@ -89,37 +103,37 @@ def _run_block(tree: DraftTree, P, Q, rng) -> tuple[Prefix, int]:
     return v, _sample(P(v) if r is None else r, rng)
 
 
-def _run_traversal(tree: DraftTree, P, Q, rng) -> tuple[Prefix, int]:
+def _run_traversal(tree: Any, P, Q, rng) -> tuple[Prefix, int]:
     """Weng et al.: visit the first leaf of the live tree in post-order, accept the
     whole path with its sequence-level rate, else delete the leaf and update the
     parent (residual target, rate, draft law without the leaf's token)."""
-    if tree.drafts == "iid" and tree.k > 1:
-        raise MethodError("verifier 'traversal' needs drafts='swor' or k = 1")
-    live = {u: tree.children(u) for u in tree.internal_nodes()}
-    mb = {u: _f(P(u)) for u in live}
-    ms = {u: _f(Q(u)) for u in live}
+    if tree.drafts == "topk":
+        raise MethodError("verifier 'traversal' needs children drawn from q, not top-k children")
+    live = {u: tree.child_nodes(u) for u in tree.internal_nodes()}
+    mb = {u: _f(P(tree.prefix(u))) for u in live}
+    ms = {u: _f(Q(tree.prefix(u))) for u in live}
     rate = {(): 1.0}
 
     def refresh(u: Prefix) -> None:
-        for x in live.get(u, ()):
-            rate[u + (x,)] = min(1.0, rate[u] * mb[u][x] / ms[u][x])
-            refresh(u + (x,))
+        for c in live.get(u, ()):
+            rate[c] = min(1.0, rate[u] * mb[u][tree.token(c)] / ms[u][tree.token(c)])
+            refresh(c)
 
     refresh(())
     while True:
         c: Prefix = ()
         while live.get(c):
-            c = c + (live[c][0],)
+            c = live[c][0]
         if c == () or rng.random() < rate[c]:
-            return c, _sample(mb[c] if c in mb else P(c), rng)
-        u, x = c[:-1], c[-1]
-        live[u].remove(x)
+            return tree.prefix(c), _sample(mb[c] if c in mb else P(tree.prefix(c)), rng)
+        u, x = c[:-1], tree.token(c)
+        live[u].remove(c)
         r = np.maximum(rate[u] * mb[u] - ms[u], 0.0)
         s = r.sum()
         if s > 0:
             mb[u] = r / s
         rate[u] = 1.0 if s + 1 - rate[u] <= 0 else s / (s + 1 - rate[u])
-        if tree.drafts == "swor":
+        if tree.distinct_siblings:
             m = ms[u].copy()
             m[x] = 0.0
             if m.sum() <= 0:
@@ -129,15 +143,17 @@ def _run_traversal(tree: DraftTree, P, Q, rng) -> tuple[Prefix, int]:
         refresh(u)
 
 
-_RUNNERS = {"token": _run_token, "block": _run_block, "traversal": _run_traversal}
+_RUNNERS = {"token": _run_token, "block": _run_block, "traversal": _run_traversal, "target_only": _run_target_only}
 
 
-def simulate_step(tree: DraftTree, P: Callable, Q: Callable, verifier: str, rng: Any) -> tuple[Prefix, int]:
+def simulate_step(tree: Any, P: Callable, Q: Callable, verifier: str, rng: Any) -> tuple[Prefix, int]:
     """Run ``verifier`` once on ``tree``: (accepted tokens, emitted token)."""
     if verifier not in _RUNNERS:
         raise InputError(f"verifier: simulators exist for {tuple(_RUNNERS)}, got {verifier!r}")
     if verifier == "block" and tree.k != 1:
         raise MethodError("verifier 'block' verifies one chain (k = 1)")
+    if verifier in ("token", "block") and tree.drafts == "topk":
+        raise MethodError(f"verifier {verifier!r} is lossless only for children drawn from q, not top-k children")
     return _RUNNERS[verifier](tree, P, Q, check_rng(rng))
 
 
@@ -145,24 +161,37 @@ def simulate(
     target: Any,
     draft: Any,
     *,
-    length: int,
+    length: int | None = None,
     k: int = 1,
     drafts: str = "iid",
     verifier: str = "token",
     steps: int = 10_000,
     rng: np.random.Generator,
+    shape: Any = None,
+    children: str | None = None,
 ) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     """Draft and verify ``steps`` times: the accepted lengths, and the generated texts
-    (accepted tokens + emitted token, before the target continues)."""
+    (accepted tokens + emitted token, before the target continues).
+
+    The tree is k chains of ``length`` tokens (``drafts``), or a tree of ``shape``
+    whose children are filled by ``children`` (see :func:`accepted_tokens`)."""
     from ._models import as_model
+    from ._shape import as_shape, check_children, sample_shaped
 
     Pm, Qm = as_model(target, "target"), as_model(draft, "draft")
     gen = check_rng(rng)
+    if shape is not None:
+        shp, kids = as_shape(shape), check_children("swor" if children is None else children)
+    elif length is None:
+        raise InputError("length: give length= (k chains) or shape= (a tree shape)")
     lengths = np.empty(steps, dtype=np.int64)
     texts = []
     for i in range(steps):
         P, Q = Pm.cached(), Qm.cached()  # per-step caches: memory stays O(tree)
-        tree = sample_tree(Q, length, k, drafts, gen)
+        if shape is not None:
+            tree = sample_shaped(Q, shp, kids, gen)
+        else:
+            tree = sample_tree(Q, length, k, drafts, gen)
         acc, y = simulate_step(tree, P, Q, verifier, gen)
         lengths[i] = len(acc)
         texts.append(acc + (y,))

@@ -27,7 +27,7 @@ import numpy as np
 from .._errors import MethodError, SolverError
 from ._draft import _swor_orders
 
-__all__ = ["token_optimal_value"]
+__all__ = ["token_optimal_value", "token_optimal_shaped"]
 
 Prefix = tuple[int, ...]
 _HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
@@ -60,7 +60,7 @@ def _transport(outcomes, p: np.ndarray, weight: Callable[[int, int], float], tol
 
     cols_set, cols_tok, c = [], [], []
     for a, (cnt, _) in enumerate(outcomes):
-        for y, cy in cnt.items():
+        for y, cy in cnt.items():  # cy: what the weight of y depends on in outcome a
             cols_set.append(a)
             cols_tok.append(y)
             c.append(weight(y, cy))
@@ -128,3 +128,60 @@ def token_optimal_value(
         return total
 
     return W((), k)
+
+
+def token_optimal_shaped(
+    P: Callable[[Prefix], np.ndarray],
+    Q: Callable[[Prefix], np.ndarray],
+    shape: Any,
+    children: str,
+    *,
+    max_outcomes: int = 20_000,
+) -> Any:
+    """The best node-by-node verifier on a tree of ``shape`` (docs/trees.md §3).
+
+    At node u with b children the draft outcome is the ordered tuple of child tokens
+    (child j carries the subtree of shape index j); accepting y is worth
+    1 + max_{j: x_j = y} W(u·j, w·y).  Top-k nodes are deterministic (the transport's
+    optimum is π(y) = p(y) on the children: target-only), single-child nodes are solved
+    by the maximal coupling; the rest by the transport LP (float64)."""
+    from ._shape import _node_outcomes, topk_indices
+
+    memo: dict[tuple[tuple[int, ...], Prefix], Any] = {}
+
+    def W(u: tuple[int, ...], w: Prefix) -> Any:
+        b = shape.branches(u)
+        if b == 0:
+            return 0
+        key = (u, w)
+        if key in memo:
+            return memo[key]
+        p, q = P(w), Q(w)
+        if children == "topk":
+            total = 0
+            for j, y in enumerate(topk_indices(q, b)):
+                if p[y] != 0:
+                    total = total + p[y] * (1 + W(u + (j,), w + (y,)))
+        elif b == 1 or (children == "swor" and np.count_nonzero(q != 0) == 1):
+            total = 0
+            for y in np.flatnonzero((p != 0) & (q != 0)):
+                y = int(y)
+                total = total + min(p[y], q[y]) * (1 + W(u + (0,), w + (y,)))
+        else:
+            support = int(np.count_nonzero(q != 0))
+            size = support**b if children == "iid" else comb(support, min(b, support)) * factorial(min(b, support))
+            if size > max_outcomes:
+                raise MethodError(
+                    f"verifier 'token_optimal': too many draft outcomes at a node (support {support}, {b} children)"
+                )
+            outs = []
+            for combo, pr in _node_outcomes(q, b, children):
+                idx: dict[int, tuple[int, ...]] = {}
+                for j, y in enumerate(combo):
+                    idx[y] = idx.get(y, ()) + (j,)
+                outs.append((idx, pr))
+            total = _transport(outs, p, lambda y, js: 1.0 + max(float(W(u + (j,), w + (y,))) for j in js))
+        memo[key] = total
+        return total
+
+    return W((), ())

@@ -1,0 +1,349 @@
+"""Tree shapes as engines draft them, and the draft trees they give (docs/trees.md §1b).
+
+A *shape* fixes which nodes a draft tree has; the draft model fills in their tokens.
+It is given either as a branching tuple (b_1, …, b_L) — every node at depth d − 1 has
+b_d children — or as a list of index paths in the Medusa/EAGLE "tree choices"
+convention: (i, j) is the j-th child of the i-th child of the root, and the children of
+every node are indexed 0 … b − 1.
+
+``children`` says how the b children of a node u are filled:
+
+``"topk"``
+    the b most probable tokens under q(·|u), ties to the smaller id (EAGLE-2's
+    expansion, Medusa's and Sequoia's static trees): the tree is a deterministic
+    function of the draft model.
+``"swor"``
+    b tokens drawn one after another without replacement from q(·|u), independently
+    across nodes (fewer when q(·|u) has fewer than b tokens: the missing children and
+    their subtrees are absent).
+``"iid"``
+    b independent draws from q(·|u), independently across nodes.  Equal siblings stay
+    separate nodes, each with its own subtree.
+
+A drafted tree is a :class:`ShapedTree`; its nodes are the shape's index paths, and
+``prefix(node)`` is the token string along the path.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError, MethodError
+
+__all__ = ["Shape", "ShapedTree", "CHILDREN", "as_shape", "enumerate_shaped", "sample_shaped", "topk_tree"]
+
+CHILDREN = ("topk", "swor", "iid")
+Prefix = tuple[int, ...]
+Path = tuple[int, ...]
+#: largest shape accepted (nodes below the root)
+MAX_NODES = 4096
+
+
+class Shape:
+    """A tree shape: the set of index paths of its nodes (the root ``()`` implied).
+
+    Attributes
+    ----------
+    paths : tuple of tuple of int
+        Every node but the root, by depth then lexicographically.
+    depth : int
+        The longest path (L).
+    size : int
+        Nodes below the root (the node budget N).
+    """
+
+    __slots__ = ("paths", "depth", "size", "_b", "branching")
+
+    def __init__(self, paths: tuple[Path, ...], branching: tuple[int, ...] | None = None) -> None:
+        self.paths = tuple(sorted(paths, key=lambda t: (len(t), t)))
+        self.depth = max(len(t) for t in self.paths)
+        self.size = len(self.paths)
+        self.branching = branching
+        b: dict[Path, int] = {}
+        for t in self.paths:
+            b[t[:-1]] = b.get(t[:-1], 0) + 1
+        self._b = b
+
+    def branches(self, u: Path) -> int:
+        """Number of children of node u in the shape."""
+        return self._b.get(u, 0)
+
+    def internal(self) -> list[Path]:
+        """Nodes with children, root first (by depth, then lexicographically)."""
+        return [u for u in ((),) + self.paths if u in self._b]
+
+    @property
+    def is_chain(self) -> bool:
+        return all(v == 1 for v in self._b.values())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Shape) and self.paths == other.paths
+
+    def __hash__(self) -> int:
+        return hash(self.paths)
+
+    def __repr__(self) -> str:
+        if self.branching is not None:
+            return f"Shape({self.branching})"
+        return f"Shape({list(self.paths)})"
+
+
+def as_shape(spec: Any) -> Shape:
+    """A :class:`Shape` from a branching tuple (b_1, …, b_L) or a list of index paths.
+
+    Raises
+    ------
+    InputError
+        Naming ``shape`` and what is wrong (a missing parent, children not indexed
+        0 … b − 1, negative or non-integer entries, more than 4,096 nodes).
+    """
+    if isinstance(spec, Shape):
+        return spec
+    if isinstance(spec, (str, bytes)) or not hasattr(spec, "__iter__"):
+        raise InputError(f"shape: a branching tuple such as (3, 2, 1) or a list of index paths, got {spec!r}")
+    items = list(spec)
+    if not items:
+        raise InputError("shape: must have at least one node")
+
+    def is_int(v: Any) -> bool:
+        return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+    if all(is_int(v) for v in items):
+        bs = tuple(int(v) for v in items)
+        if any(v < 1 for v in bs):
+            raise InputError(f"shape: a branching tuple needs every b_d >= 1, got {bs}")
+        total, level = 0, 1
+        for v in bs:
+            level *= v
+            total += level
+            if total > MAX_NODES:
+                raise InputError(f"shape: {bs} has more than {MAX_NODES} nodes")
+        paths: list[Path] = []
+        level_paths: list[Path] = [()]
+        for v in bs:
+            level_paths = [u + (j,) for u in level_paths for j in range(v)]
+            paths.extend(level_paths)
+        return Shape(tuple(paths), branching=bs)
+    paths_set: set[Path] = set()
+    for t in items:
+        if isinstance(t, (str, bytes)) or not hasattr(t, "__iter__"):
+            raise InputError(f"shape: each index path must be a tuple of integers, got {t!r}")
+        tt = tuple(t)
+        if not tt or not all(is_int(v) and v >= 0 for v in tt):
+            raise InputError(f"shape: each index path must be a non-empty tuple of integers >= 0, got {t!r}")
+        tt = tuple(int(v) for v in tt)
+        if tt in paths_set:
+            raise InputError(f"shape: index path {tt} is listed twice")
+        paths_set.add(tt)
+    if len(paths_set) > MAX_NODES:
+        raise InputError(f"shape: more than {MAX_NODES} nodes")
+    kids: dict[Path, list[int]] = {}
+    for t in paths_set:
+        if len(t) > 1 and t[:-1] not in paths_set:
+            raise InputError(f"shape: node {t} has no parent {t[:-1]} in the list")
+        kids.setdefault(t[:-1], []).append(t[-1])
+    for u, js in kids.items():
+        if sorted(js) != list(range(len(js))):
+            raise InputError(f"shape: the children of node {u} must be indexed 0..{len(js) - 1}, got {sorted(js)}")
+    return Shape(tuple(paths_set))
+
+
+class ShapedTree:
+    """One drafted tree of a shape: ``tokens[path]`` is the token of node ``path``.
+
+    Implements the node interface the verifiers read (nodes are index paths, the
+    root is ``()``, the parent of a node is ``node[:-1]``):
+
+    * ``prefix(u)`` — the token string along the path to u (where P and Q are read);
+    * ``token(c)`` — the token of node c;
+    * ``child_nodes(u)`` — u's children present in this tree, in index order;
+    * ``candidate_nodes(u)`` — the same list (every child is tried: siblings are
+      distinct for ``"topk"`` and ``"swor"``; equal ``"iid"`` siblings are separate draws).
+    """
+
+    __slots__ = ("shape", "children", "tokens", "_prefix", "_kids")
+
+    def __init__(self, shape: Shape, children: str, tokens: dict[Path, int]) -> None:
+        self.shape = shape
+        self.children = children
+        self.tokens = tokens
+        pre: dict[Path, Prefix] = {(): ()}
+        kids: dict[Path, list[Path]] = {}
+        for t in shape.paths:
+            if t in tokens:
+                pre[t] = pre[t[:-1]] + (tokens[t],)
+                kids.setdefault(t[:-1], []).append(t)
+        self._prefix = pre
+        self._kids = kids
+
+    # the node interface ---------------------------------------------------
+    @property
+    def drafts(self) -> str:
+        return self.children
+
+    @property
+    def length(self) -> int:
+        return self.shape.depth
+
+    @property
+    def k(self) -> int:
+        """Number of leaves (root-to-leaf paths)."""
+        return sum(1 for u in self._prefix if u not in self._kids and u != ()) or 1
+
+    @property
+    def distinct_siblings(self) -> bool:
+        """False for ``"iid"`` children: equal siblings are separate nodes."""
+        return self.children != "iid"
+
+    def prefix(self, u: Path) -> Prefix:
+        return self._prefix[u]
+
+    def token(self, c: Path) -> int:
+        return self.tokens[c]
+
+    def child_nodes(self, u: Path) -> list[Path]:
+        return list(self._kids.get(u, ()))
+
+    candidate_nodes = child_nodes
+
+    def internal_nodes(self) -> list[Path]:
+        return list(self._kids)
+
+    def internal_prefixes(self) -> list[Prefix]:
+        return [self._prefix[u] for u in self._kids]
+
+    def nodes(self) -> frozenset[Prefix]:
+        """The token strings of all nodes, the root ``()`` included (the node set)."""
+        return frozenset(self._prefix.values())
+
+    @property
+    def chains(self) -> tuple[Prefix, ...]:
+        """Root-to-leaf token strings, leaves in index order."""
+        return tuple(self._prefix[u] for u in self._prefix if u != () and u not in self._kids)
+
+    def __repr__(self) -> str:
+        return f"ShapedTree({self.shape!r}, children={self.children!r}, chains={self.chains})"
+
+
+def check_children(children: Any) -> str:
+    if children not in CHILDREN:
+        raise InputError(f"children: must be one of {CHILDREN}, got {children!r}")
+    return children
+
+
+def topk_indices(law: np.ndarray, b: int) -> list[int]:
+    """The b most probable tokens, ties to the smaller id (a stable sort of −law)."""
+    law = np.asarray(law)
+    order = np.argsort(-law, kind="stable")
+    return [int(x) for x in order[: min(b, law.size)]]
+
+
+def _node_outcomes(law: np.ndarray, b: int, children: str) -> list[tuple[tuple[int, ...], Any]]:
+    """The ordered child tokens of one node with their probabilities."""
+    law = np.asarray(law)
+    if children == "topk":
+        return [(tuple(topk_indices(law, b)), law[0] * 0 + 1)]
+    support = [int(x) for x in np.flatnonzero(law != 0)]
+    if children == "iid":
+        out = []
+        for combo in itertools.product(support, repeat=b):
+            pr = law[combo[0]]
+            for x in combo[1:]:
+                pr = pr * law[x]
+            out.append((combo, pr))
+        return out
+    from ._draft import _swor_orders
+
+    return list(_swor_orders(law, b))
+
+
+def enumerate_shaped(
+    q: Callable[[Prefix], np.ndarray], shape: Shape, children: str, *, max_trees: int = 200_000
+) -> list[tuple[ShapedTree, Any]]:
+    """Every drafted tree of ``shape`` with positive probability, with its probability
+    (exact with Fraction laws).
+
+    Raises
+    ------
+    MethodError
+        More than ``max_trees`` trees (use sampling, or ``children="topk"``).
+    """
+    out: list[tuple[ShapedTree, Any]] = []
+    internal = shape.internal()
+
+    def expand(i: int, tokens: dict[Path, int], prefixes: dict[Path, Prefix], pr: Any) -> None:
+        while i < len(internal) and internal[i] not in prefixes:
+            i += 1  # a node absent from this tree (swor with a small support)
+        if i == len(internal):
+            out.append((ShapedTree(shape, children, dict(tokens)), pr))
+            if len(out) > max_trees:
+                raise MethodError(
+                    f"exact enumeration: more than max_trees={max_trees} draft trees of shape {shape!r}; "
+                    "pass samples= (Rao-Blackwellised sampling) or use children='topk'"
+                )
+            return
+        u = internal[i]
+        for combo, pc in _node_outcomes(q(prefixes[u]), shape.branches(u), children):
+            added = []
+            for j, x in enumerate(combo):
+                c = u + (j,)
+                tokens[c] = x
+                prefixes[c] = prefixes[u] + (x,)
+                added.append(c)
+            expand(i + 1, tokens, prefixes, pr * pc)
+            for c in added:
+                del tokens[c]
+                del prefixes[c]
+
+    root = q(())
+    expand(0, {}, {(): ()}, root[0] * 0 + 1)
+    return out
+
+
+def topk_tree(q: Callable[[Prefix], np.ndarray], shape: Shape) -> ShapedTree:
+    """The deterministic tree of the b most probable draft tokens at every node."""
+    tokens: dict[Path, int] = {}
+    prefixes: dict[Path, Prefix] = {(): ()}
+    for u in shape.internal():
+        for j, x in enumerate(topk_indices(q(prefixes[u]), shape.branches(u))):
+            tokens[u + (j,)] = x
+            prefixes[u + (j,)] = prefixes[u] + (x,)
+    return ShapedTree(shape, "topk", tokens)
+
+
+def sample_shaped(
+    q: Callable[[Prefix], np.ndarray], shape: Shape, children: str, rng: np.random.Generator
+) -> ShapedTree:
+    """Draw one tree of ``shape`` from the draft model (node by node, root first)."""
+    if children == "topk":
+        return topk_tree(q, shape)
+    tokens: dict[Path, int] = {}
+    prefixes: dict[Path, Prefix] = {(): ()}
+    for u in shape.internal():
+        if u not in prefixes:
+            continue
+        law = np.asarray(q(prefixes[u]), dtype=np.float64)
+        b = shape.branches(u)
+        if children == "iid":
+            c = np.cumsum(law)
+            u01 = rng.random(b) * c[-1]
+            xs = [min(int(i), law.size - 1) for i in np.searchsorted(c, u01, side="right")]
+        else:
+            pos = law > 0
+            m = min(b, int(pos.sum()))
+            g = np.full(law.size, -np.inf)
+            g[pos] = np.log(law[pos]) + rng.gumbel(size=int(pos.sum()))
+            xs = [int(x) for x in np.argsort(-g, kind="stable")[:m]]
+        for j, x in enumerate(xs):
+            tokens[u + (j,)] = x
+            prefixes[u + (j,)] = prefixes[u] + (x,)
+    return ShapedTree(shape, children, tokens)
+
+
+def iter_paths(shape: Shape) -> Iterator[Path]:
+    yield ()
+    yield from shape.paths
