@@ -7,9 +7,12 @@
 >>> tree.accepted_tokens(p, q, length=2, k=1, drafts="iid", verifier="block").value
 Fraction(11, 9)
 
-* :func:`accepted_tokens` — exact (enumeration of draft trees, recursion, LP) or
+* :func:`accepted_tokens` — k chains (``length, k, drafts``) or a tree of any shape
+  (``shape``, ``children="topk"|"swor"|"iid"``); exact (enumeration of draft trees, recursion, LP) or
   sampled, for verifiers ``"token"``, ``"block"``, ``"traversal"``,
-  ``"token_optimal"`` and ``"optimal"``.
+  ``"token_optimal"``, ``"optimal"`` and ``"target_only"``.
+* :func:`upper_bound` — a bound on every lossless verifier that holds at vocabulary
+  scale (exact on top-k trees).
 * :func:`sample_accepted_tokens` — Rao-Blackwellised estimate at vocabulary scale,
   resumable from a checkpoint folder; :func:`rao_blackwell` averages given (e.g.
   stored) trees.
@@ -21,16 +24,23 @@ Fraction(11, 9)
 """
 
 from ._api import VERIFIERS, accepted_tokens
+from ._bounds import upper_bound
 from ._draft import DRAFT_LAWS, DraftTree, enumerate_trees, sample_tree
 from ._models import Model, SequenceModel, as_model, model_pair, synthetic_pair, with_temperature
 from ._real import TreeTable, tree_table
 from ._result import LPCertificate, TreeResult
 from ._sampling import rao_blackwell, sample_accepted_tokens, tree_value
+from ._shape import CHILDREN, Shape, ShapedTree, as_shape
 from ._simulate import simulate, simulate_step
 from ._sweep import sweep
 
 __all__ = [
     "accepted_tokens",
+    "upper_bound",
+    "Shape",
+    "ShapedTree",
+    "as_shape",
+    "CHILDREN",
     "sample_accepted_tokens",
     "sweep",
     "simulate",

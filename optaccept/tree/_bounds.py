@@ -1,0 +1,264 @@
+"""Upper bounds on the sequence-level optimum that hold at vocabulary scale (docs/trees.md §4b).
+
+For any lossless verifier, accepted length ≥ d needs the text's first d tokens to be a
+node of the tree, so with π(w) = P(w is a node of the drafted tree) and p(w) the
+target's probability that the text starts with w,
+
+    P(accepted ≥ d) ≤ Σ_{|w| = d} min(p(w), π(w))          (union bound, d ≥ 1)
+    P(accepted ≥ 1) ≤ α*(p(·|root), law of the root's children)   (the one-token optimum)
+    P(accepted ≥ d) ≤ P(accepted ≥ d − 1).
+
+Summing over d bounds E[accepted] (Proposition 4.2 of docs/trees.md).  The bound is
+exact (the optimum itself) on a deterministic (top-k) tree and for one token.  At
+vocabulary scale Σ_{|w|=d} min(p(w), π(w)) = E_T[Σ_{w ∈ T, |w|=d} min(1, p(w)/π(w))]:
+each sampled tree gives an unbiased term computed from the laws along its own nodes,
+and the estimate carries its standard error.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError, MethodError
+from ._result import TreeResult
+
+__all__ = ["upper_bound"]
+
+Prefix = tuple[int, ...]
+
+
+def _root_alpha(p: np.ndarray, q: np.ndarray, b: int, kind: str) -> float:
+    """α* of the root's children: b i.i.d. draws, b draws without replacement, or top-b."""
+    from ..drafts import IID, WithoutReplacement
+    from ..optimal import optimal_acceptance
+    from ._shape import topk_indices
+
+    pf, qf = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    if kind == "topk":
+        return float(pf[topk_indices(qf, b)].sum())
+    if b == 1:
+        return float(np.minimum(pf, qf).sum())
+    law = IID(qf, b) if kind == "iid" else WithoutReplacement(qf, min(b, int(np.count_nonzero(qf))))
+    return float(optimal_acceptance(pf, law).value)
+
+
+class _Pi:
+    """π(w) = P(the string w is a node of the drafted tree), read from q along w only."""
+
+    def __init__(self, Q: Any, shape: Any, kind: str, length: int, k: int) -> None:
+        self.Q, self.shape, self.kind, self.length, self.k = Q, shape, kind, length, k
+        self._incl: dict[tuple[Prefix, int, int], float] = {}
+        if shape is not None and kind == "swor":
+            for u in shape.internal():
+                subs = {_subshape(shape, u + (j,)) for j in range(shape.branches(u))}
+                if len(subs) > 1:
+                    raise MethodError(
+                        "upper_bound: a shape whose siblings drawn without replacement carry different subtrees "
+                        f"(node {u}) needs exact laws (small vocabularies); branching tuples and top-k trees work "
+                        "at any vocabulary"
+                    )
+
+    def incl(self, pre: Prefix, x: int, b: int) -> float:
+        """P(x is among b draws without replacement from q(·|pre))."""
+        key = (pre, x, b)
+        if key not in self._incl:
+            q = np.asarray(self.Q(pre), dtype=np.float64)
+            support = int(np.count_nonzero(q))
+            if q[x] == 0:
+                v = 0.0
+            elif b == 1:
+                v = float(q[x])
+            elif b >= support:
+                v = 1.0
+            else:
+                from ..drafts import WithoutReplacement
+
+                others = np.flatnonzero(np.arange(q.size) != x)
+                v = 1.0 - float(WithoutReplacement(q, b).subset_prob(others))
+            self._incl[key] = v
+        return self._incl[key]
+
+    def __call__(self, w: Prefix) -> float:
+        Q = self.Q
+        if self.shape is None:  # k chains of `length` tokens
+            if self.kind == "iid":
+                qw = 1.0
+                for i in range(len(w)):
+                    qw *= float(Q(w[:i])[w[i]])
+                return float(-np.expm1(self.k * np.log1p(-min(qw, 1.0)))) if self.k > 1 else qw
+            v = self.incl((), w[0], self.k)
+            for i in range(1, len(w)):
+                v *= float(Q(w[:i])[w[i]])
+            return v
+        return self._g((), (), w)
+
+    def _g(self, v: tuple[int, ...], pre: Prefix, s: Prefix) -> float:
+        """P(the subtree at shape node v, whose string is pre, holds the relative string s)."""
+        if not s:
+            return 1.0
+        b = self.shape.branches(v)
+        if b == 0:
+            return 0.0
+        x, rest = s[0], s[1:]
+        q = self.Q(pre)
+        if self.kind == "topk":
+            from ._shape import topk_indices
+
+            kids = topk_indices(q, b)
+            return self._g(v + (kids.index(x),), pre + (x,), rest) if x in kids else 0.0
+        if self.kind == "iid":
+            miss = 1.0
+            for j in range(b):
+                miss *= 1.0 - float(q[x]) * self._g(v + (j,), pre + (x,), rest)
+            return 1.0 - miss
+        return self.incl(pre, x, b) * self._g(v + (0,), pre + (x,), rest)
+
+
+def _subshape(shape: Any, v: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    return tuple(t[len(v) :] for t in shape.paths if t[: len(v)] == v and len(t) > len(v))
+
+
+def _p_of(P: Any, w: Prefix) -> float:
+    v = 1.0
+    for i in range(len(w)):
+        v *= float(P(w[:i])[w[i]])
+    return v
+
+
+def upper_bound(
+    target: Any,
+    draft: Any = None,
+    *,
+    length: int | None = None,
+    k: int | None = None,
+    drafts: str | None = None,
+    shape: Any = None,
+    children: str | None = None,
+    samples: int | None = None,
+    rng: Any = None,
+    prompt: int | None = None,
+    temperature: float | None = None,
+    max_trees: int = 200_000,
+    progress: bool = False,
+) -> TreeResult:
+    """An upper bound on the expected accepted tokens of *any* lossless verifier.
+
+    The draft tree is given as in :func:`accepted_tokens` (``length, k, drafts`` or
+    ``shape, children``).  Exact (enumeration of the trees, small vocabularies) unless
+    ``samples`` is given: then the depth ≥ 2 terms are Rao-Blackwellised estimates
+    over that many sampled trees (``std_err`` set), read from the laws at the sampled
+    trees' nodes only, and the depth-1 term is the exact one-token optimum α*.  Top-k
+    trees are exact at any vocabulary (one tree), where the bound is the optimum.
+
+    ``value`` is the bound; ``details["per_depth"]`` the terms of P(accepted ≥ d).
+    """
+    from ._api import _is_pair, resolve_models
+    from ._draft import _check, sample_tree
+    from ._shape import as_shape, check_children, enumerate_shaped, sample_shaped, topk_tree
+
+    if _is_pair(target) and type(target).__name__ == "MarkovPair" and prompt is None:
+        raise InputError("prompt: give the Markov pair's prompt state for a bound")
+    P, Q = resolve_models(target, draft, prompt, temperature)
+    if shape is not None:
+        if length is not None or k is not None or drafts is not None:
+            raise InputError("shape: give either shape= and children= or length=, k=, drafts=, not both")
+        shp = as_shape(shape)
+        if children is None:
+            raise InputError("children: give 'topk', 'swor' or 'iid' with shape=")
+        kind = check_children(children)
+        L, b0 = shp.depth, shp.branches(())
+        leaves = sum(1 for t in shp.paths if shp.branches(t) == 0)
+    else:
+        shp = None
+        L, k0, kind = _check(1 if length is None else length, 1 if k is None else k, drafts or "iid")
+        b0, leaves = k0, k0
+    Pc, Qc = P.cached(), Q.cached()
+    alpha1 = _root_alpha(Pc(()), Qc(()), b0, kind)
+    pi = None
+
+    def per_tree(t: Any) -> np.ndarray:
+        terms = np.zeros(L + 1)
+        for w in t.nodes():
+            if len(w) >= 2:
+                pw = _p_of(Pc, w)
+                if pw > 0:
+                    terms[len(w)] += min(1.0, pw / pi(w))
+        return terms
+
+    def result(per_depth: np.ndarray, method: str, trees: int, err: float | None = None, **details: Any) -> TreeResult:
+        value = float(per_depth.sum())
+        return TreeResult(
+            value,
+            "bound",
+            kind,
+            L,
+            leaves,
+            method=method,
+            std_err=err,
+            trees=trees,
+            shape=shp,
+            details={"per_depth": per_depth, "alpha_root": alpha1, **details},
+        )
+
+    if kind == "topk" and shp is not None:
+        pi = _Pi(Qc, shp, kind, L, leaves)
+        t = topk_tree(Qc, shp)
+        terms = per_tree(t)
+        terms[1] = alpha1
+        return result(_monotone(terms[1:]), "exact", 1)
+    if samples is None:
+        terms = np.zeros(L + 1)
+        try:
+            pi = _Pi(Qc, shp, kind, L, leaves)
+        except MethodError:  # siblings with different subtrees: π from the enumerated trees
+            trees = enumerate_shaped(Qc, shp, kind, max_trees=max_trees)
+            sums: dict[Prefix, float] = defaultdict(float)
+            for t, pr in trees:
+                for w in t.nodes():
+                    sums[w] += float(pr)
+            for w, pw_in in sums.items():
+                if w:
+                    terms[len(w)] += min(_p_of(Pc, w), pw_in)
+            count = len(trees)
+        else:
+            n = Pc(()).size
+            level: list[Prefix] = [()]
+            for d in range(1, L + 1):  # every string w with p(w) > 0 and π(w) > 0
+                level = [
+                    w + (x,)
+                    for w in level
+                    for x in np.flatnonzero((np.asarray(Pc(w)) != 0) & (np.asarray(Qc(w)) != 0) | (kind == "topk"))
+                ]
+                level = [w for w in level if _p_of(Pc, w) > 0 and pi(w) > 0]
+                terms[d] = sum(min(_p_of(Pc, w), pi(w)) for w in level)
+            count = 0
+            del n
+        terms[1] = min(terms[1], alpha1)
+        return result(_monotone(terms[1:]), "exact", count)
+    from tqdm.auto import tqdm
+
+    from .._validation import check_rng
+
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
+        raise InputError(f"samples: must be an integer >= 2, got {samples!r}")
+    gen = check_rng(rng)
+    pi = _Pi(Qc, shp, kind, L, leaves)
+    rows = np.empty((int(samples), L + 1))
+    for i in tqdm(range(int(samples)), desc="trees", unit="tree", disable=not progress):
+        t = sample_shaped(Qc, shp, kind, gen) if shp is not None else sample_tree(Qc, L, leaves, kind, gen)
+        rows[i] = per_tree(t)
+    mean = rows.mean(axis=0)
+    mean[1] = alpha1
+    err = float(rows[:, 2:].sum(axis=1).std(ddof=1) / np.sqrt(samples)) if L >= 2 else 0.0
+    return result(mean[1:], "sampled", int(samples), err, values=rows)
+
+
+def _monotone(terms: np.ndarray) -> np.ndarray:
+    """P(accepted ≥ d) ≤ P(accepted ≥ d − 1): cap each term by the one before."""
+    out = terms.astype(np.float64).copy()
+    for d in range(1, out.size):
+        out[d] = min(out[d], out[d - 1])
+    return out

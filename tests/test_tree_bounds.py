@@ -1,0 +1,96 @@
+"""tree.upper_bound: a bound on every lossless verifier that holds at vocabulary scale
+(docs/trees.md §4b), checked against the sequence-level LP solved exactly on small cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_tree_lossless import frac_table
+
+from optaccept import tree
+from optaccept._errors import MethodError
+
+SPECS = [
+    dict(shape=(2, 1), children="swor"),
+    dict(shape=(2, 1), children="iid"),
+    dict(shape=(1, 2), children="iid"),
+    dict(shape=(2, 2), children="swor"),
+    dict(shape=[(0,), (1,), (0, 0)], children="swor"),
+    dict(shape=(2, 1), children="topk"),
+    dict(length=2, k=2, drafts="iid"),
+    dict(length=2, k=2, drafts="swor"),
+    dict(length=2, k=1, drafts="iid"),
+]
+
+
+def _laws(seed, n=3, L=2, den=6):
+    rng = np.random.default_rng(seed)
+    P, Q = frac_table(n, L, rng, den=den), frac_table(n, L, rng, den=den)
+    if seed % 7 == 0:
+        Q = P
+    return (
+        {w: v.astype(float) for w, v in P.items()}.__getitem__,
+        {w: v.astype(float) for w, v in Q.items()}.__getitem__,
+    )
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=str)
+def test_bound_holds_against_the_lp(spec):
+    """On 15 random instances per tree law (zeros, p = q): bound ≥ LP optimum ≥ the best
+    practical verifier; equality on top-k trees (Proposition 1.1)."""
+    n = 2 if spec.get("shape") == (2, 2) else 3
+    for seed in range(15):
+        P, Q = _laws(seed, n=n)
+        opt = tree.accepted_tokens(P, Q, verifier="optimal", **spec)
+        ub = tree.upper_bound(P, Q, **spec)
+        assert opt.certificate is None or opt.certificate.ok  # top-k: exact, no LP
+        assert ub.value >= float(opt.value) - 1e-9
+        if spec.get("children") == "topk":
+            assert ub.value == pytest.approx(opt.value, abs=1e-7)
+
+
+@pytest.mark.parametrize("children,b", [("iid", 3), ("swor", 3), ("topk", 3), ("iid", 1)])
+def test_one_token_bound_is_alpha_star(children, b):
+    from optaccept import IID, WithoutReplacement, optimal_acceptance
+
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        p, q = rng.dirichlet(np.ones(6) * 0.5), rng.dirichlet(np.ones(6) * 0.5)
+        ub = tree.upper_bound(lambda u, p=p: p, lambda u, q=q: q, shape=(b,), children=children).value
+        if children == "topk":
+            want = p[np.argsort(-q, kind="stable")[:b]].sum()
+        else:
+            want = optimal_acceptance(p, (IID if children == "iid" else WithoutReplacement)(q, b)).value
+        assert ub == pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [dict(shape=(2, 2), children="swor"), dict(shape=(3, 1), children="iid"), dict(length=2, k=3, drafts="swor")],
+    ids=str,
+)
+def test_sampled_bound_is_unbiased(spec):
+    """The Rao-Blackwellised bound (laws at the sampled trees' nodes only) agrees with
+    the exact bound within 5σ (the exact one caps each depth by the one above, which
+    can only lower it)."""
+    t, d = tree.synthetic_pair(10, seed=5, scale=1.5)
+    ex = tree.upper_bound(t, d, **spec)
+    sa = tree.upper_bound(t, d, samples=600, rng=np.random.default_rng(1), **spec)
+    uncapped = ex.details["per_depth"]
+    assert sa.method == "sampled" and sa.std_err > 0
+    assert abs(sa.value - ex.value) < 5 * sa.std_err or sa.value > ex.value
+    assert sa.details["per_depth"][0] == pytest.approx(uncapped[0], abs=1e-12)
+
+
+def test_topk_bound_at_vocabulary_scale_is_the_optimum():
+    t, d = tree.synthetic_pair(5000, seed=1, scale=3.0)
+    shape = [(0,), (1,), (2,), (0, 0), (0, 1), (1, 0), (0, 0, 0)]
+    ub = tree.upper_bound(t, d, shape=shape, children="topk")
+    to = tree.accepted_tokens(t, d, shape=shape, children="topk", verifier="target_only")
+    assert ub.method == "exact" and ub.value == pytest.approx(float(to.value), abs=1e-12)
+
+
+def test_heterogeneous_swor_shapes_need_exact_laws():
+    t, d = tree.synthetic_pair(50, seed=1)
+    with pytest.raises(MethodError, match="different subtrees"):
+        tree.upper_bound(t, d, shape=[(0,), (1,), (0, 0)], children="swor", samples=10, rng=np.random.default_rng(0))
