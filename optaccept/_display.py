@@ -110,6 +110,7 @@ def _num(v: Any) -> Any:
         return repr(float(v))
     return v
 
+
 _STYLE = "border-collapse:collapse;font-size:0.9em"
 _CELL = "padding:2px 8px;border-bottom:1px solid #ddd"
 
@@ -159,9 +160,7 @@ def html_table(
     head = "".join(f"<th style='{_CELL};text-align:left'>{html.escape(str(h))}</th>" for h in header)
     body = []
     for r in rows[:max_rows]:
-        cells = "".join(
-            f"<td style='{_CELL};text-align:left'>{html.escape(cell_text(c))}</td>" for c in r
-        )
+        cells = "".join(f"<td style='{_CELL};text-align:left'>{html.escape(cell_text(c))}</td>" for c in r)
         body.append(f"<tr>{cells}</tr>")
     if len(rows) > max_rows:
         body.append(f"<tr><td colspan='{len(header)}' style='{_CELL}'>… {len(rows) - max_rows} more rows</td></tr>")
@@ -171,10 +170,32 @@ def html_table(
 
 
 _LATEX_ESCAPES = {
-    "&": r"\&", "%": r"\%", "#": r"\#", "_": r"\_", "α": r"$\alpha$", "ε": r"$\varepsilon$", "σ": r"$\sigma$",
-    "ρ": r"$\rho$", "≥": r"$\geq$", "≤": r"$\leq$", "±": r"$\pm$", "−": "-", "×": r"$\times$", "→": r"$\to$",
-    "∞": r"$\infty$", "∅": r"$\emptyset$", "⊆": r"$\subseteq$", "Σ": r"$\Sigma$", "…": r"\dots{}", "—": "--",
-    "–": "--", "√": r"$\surd$", "ᵏ": r"$^k$", "²": r"$^2$", "<": r"$<$", ">": r"$>$",
+    "&": r"\&",
+    "%": r"\%",
+    "#": r"\#",
+    "_": r"\_",
+    "α": r"$\alpha$",
+    "ε": r"$\varepsilon$",
+    "σ": r"$\sigma$",
+    "ρ": r"$\rho$",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "±": r"$\pm$",
+    "−": "-",
+    "×": r"$\times$",
+    "→": r"$\to$",
+    "∞": r"$\infty$",
+    "∅": r"$\emptyset$",
+    "⊆": r"$\subseteq$",
+    "Σ": r"$\Sigma$",
+    "…": r"\dots{}",
+    "—": "--",
+    "–": "--",
+    "√": r"$\surd$",
+    "ᵏ": r"$^k$",
+    "²": r"$^2$",
+    "<": r"$<$",
+    ">": r"$>$",
 }
 
 

@@ -337,7 +337,9 @@ class WithoutReplacement(DraftLaw):
         g(B) = Σ_{i∈B} g(B∖i) qᵢ / (1 − q(B∖i)) (probability that the first |B| draws are B)."""
         supp = np.flatnonzero(self.q > 0)
         s, k = supp.size, self.k
-        _check_enum(capped_sum((math.comb(s, m) for m in range(k + 1)), max_sets), max_sets, "without-replacement set law")
+        _check_enum(
+            capped_sum((math.comb(s, m) for m in range(k + 1)), max_sets), max_sets, "without-replacement set law"
+        )
         if self._exact is not None:
             qx = [self._exact[i] for i in supp.tolist()]
             g: dict[tuple[int, ...], Fraction] = {(): Fraction(1)}

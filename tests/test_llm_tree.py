@@ -204,22 +204,41 @@ def test_shipped_trees(drafts):
 def test_table_on_shipped_trees_and_batch_sd():
     files = {d: llm.DraftTrees.load(llm.trees_path(d)) for d in ("iid", "swor")}
     table = tree_table(files, ks=(1, 2, 3), lengths=(1, 2))
-    # length 1, i.i.d.: token-level RRS is batch SD (Yin et al.); sampled vs exact within 5 s.e.
+    # length 1 is exact per prompt: token-level RRS with i.i.d. drafts is batch SD (Yin et al.)
     for k in (1, 2, 3):
         tok, batch = table.get("token", "iid", k, 1), table.get("batch", "iid", k, 1)
-        assert abs(tok["value"] - batch["value"]) < 5 * tok["std_err"] + 1e-12
+        assert tok["method"] == "exact per prompt" and abs(tok["value"] - batch["value"]) < 1e-12
         opt = table.get("optimal", "iid", k, 1)
         assert batch["value"] <= opt["value"] + 1e-12  # RRS never beats α*
+    # the exact order at one token: RRS without replacement ≥ with replacement (k ≥ 2)
+    for k in (2, 3):
+        assert table.get("token", "swor", k, 1)["value"] >= table.get("token", "iid", k, 1)["value"] - 1e-12
+    # standard errors clustered by prompt, recomputed independently: 2 trees per prompt, so the
+    # clustered s.e. is the s.e. of the 36 prompt means (each prompt counted once)
+    f = files["iid"]
+    prompts = np.unique(f.prompt_index)
+    res = tree.rao_blackwell(f.items(k=2, length=2), verifiers=("token",))["token"]
+    x = np.asarray(res.details["values"])
+    means = np.array([x[f.prompt_index == g].mean() for g in prompts])
+    row = table.get("token", "iid", 2, 2)
+    assert row["prompts"] == prompts.size == 36 and row["trees"] == 72
+    assert abs(row["value"] - means.mean()) < 1e-12
+    assert abs(row["std_err"] - means.std(ddof=1) / np.sqrt(prompts.size)) < 1e-12
+    first = [int(np.flatnonzero(f.prompt_index == g)[0]) for g in prompts]
+    roots = np.flatnonzero(f.parent < 0)[first]
+    p, q = f.rows(roots)
+    a1 = np.array([1 - 0.5 * np.abs(a - b).sum() for a, b in zip(p, q, strict=True)])
+    assert abs(table.get("optimal", "iid", 1, 1)["std_err"] - a1.std(ddof=1) / np.sqrt(a1.size)) < 1e-12
+    # paired differences on the same trees; the bound caps the optimum where both are known
+    d = [r for r in table.differences if (r["drafts"], r["k"], r["length"], r["a"]) == ("swor", 3, 2, "traversal")]
+    assert len(d) == 1 and d[0]["std_err"] > 0
+    assert table.get("bound", "iid", 1, 2)["value"] >= table.get("optimal", "iid", 1, 2)["value"] - 1e-12
     # k = 1: block (= the optimum) ≥ token-level; swor ≥ iid at length 1 (exact α* per prompt)
     for L in (1, 2):
         assert table.get("block", "iid", 1, L)["value"] >= table.get("token", "iid", 1, L)["value"] - 1e-12
     assert table.get("optimal", "swor", 3, 1)["value"] >= table.get("optimal", "iid", 3, 1)["value"] - 1e-12
     # exact α* per prompt, recomputed independently on the roots
-    f = files["iid"]
-    roots = np.flatnonzero(f.parent < 0)
-    p, q = f.rows(roots)
-    ref = np.mean([1 - 0.5 * np.abs(a - b).sum() for a, b in zip(p, q, strict=True)])
-    assert abs(table.get("optimal", "iid", 1, 1)["value"] - ref) < 1e-9
+    assert abs(table.get("optimal", "iid", 1, 1)["value"] - a1.mean()) < 1e-9
     md, tex = table.to_markdown(), table.to_latex()
     assert "traversal verification (Weng et al.)" in md and r"\toprule" in tex and "±" not in tex
     from optaccept.plots import plot_accepted_tokens

@@ -82,13 +82,23 @@ class AuditReport:
 
     def _rows(self) -> list[tuple[str, str]]:
         rows = [
-            ("lossless", f"{'yes' if self.lossless else 'NO'} (false-alarm rate ≤ {self.false_alarm:g}; "
-                         f"largest KS distance {max(self.ks_distance.values()):.2e} vs threshold {self.ks_threshold:.2e}, "
-                         f"order '{max(self.ks_distance, key=self.ks_distance.get)}')"),
-            ("TV(output, p) ≤", "—" if self.tv_upper is None else f"{self.tv_upper:.4f} (confidence {1 - self.false_alarm:g})"),
+            (
+                "lossless",
+                f"{'yes' if self.lossless else 'NO'} (false-alarm rate ≤ {self.false_alarm:g}; "
+                f"largest KS distance {max(self.ks_distance.values()):.2e} vs threshold {self.ks_threshold:.2e}, "
+                f"order '{max(self.ks_distance, key=self.ks_distance.get)}')",
+            ),
+            (
+                "TV(output, p) ≤",
+                "—" if self.tv_upper is None else f"{self.tv_upper:.4f} (confidence {1 - self.false_alarm:g})",
+            ),
             ("acceptance", f"{self.acceptance:.5f} ± {self.acceptance_se:.5f} ({self.steps:,} steps)"),
-            ("declared rule", "—" if self.declared is None else
-             f"{self.declared}: exact {self.expected:.5f} (z = {self.expected_z:+.2f})"),
+            (
+                "declared rule",
+                "—"
+                if self.declared is None
+                else f"{self.declared}: exact {self.expected:.5f} (z = {self.expected_z:+.2f})",
+            ),
             ("α* of the draft law", f"{self.alpha_star:.5f}; gap α* − acceptance = {self.gap:.5f}"),
         ]
         return rows
@@ -98,12 +108,17 @@ class AuditReport:
         return "Audit report\n" + "\n".join(f"  {k:<{w}}  {v}" for k, v in self._rows())
 
     def __repr__(self) -> str:
-        return (f"AuditReport(lossless={self.lossless}, acceptance={self.acceptance:.5f}±{self.acceptance_se:.5f}, "
-                f"expected={self.expected}, alpha_star={self.alpha_star:.5f}, steps={self.steps})")
+        return (
+            f"AuditReport(lossless={self.lossless}, acceptance={self.acceptance:.5f}±{self.acceptance_se:.5f}, "
+            f"expected={self.expected}, alpha_star={self.alpha_star:.5f}, steps={self.steps})"
+        )
 
     def _repr_html_(self) -> str:
-        body = "".join(f"<tr><td style='padding:2px 8px'><b>{html.escape(k)}</b></td>"
-                       f"<td style='padding:2px 8px'>{html.escape(v)}</td></tr>" for k, v in self._rows())
+        body = "".join(
+            f"<tr><td style='padding:2px 8px'><b>{html.escape(k)}</b></td>"
+            f"<td style='padding:2px 8px'>{html.escape(v)}</td></tr>"
+            for k, v in self._rows()
+        )
         return f"<div><b>Audit report</b><table>{body}</table></div>"
 
     def to_json(self) -> str:
@@ -243,10 +258,20 @@ def audit_verifier(
     a = float(acc.mean())
     se = math.sqrt(max(a * (1 - a), 1e-300) / N)
     alpha = float(optimal_acceptance(pf, law).value)
-    return AuditReport(lossless=ok, tv_upper=tv_upper, acceptance=a, acceptance_se=se,
-                       expected=_expected(declared, pf, qf, law.k, law), alpha_star=alpha, steps=N,
-                       false_alarm=false_alarm, ks_distance=dist, ks_threshold=eps, declared=declared,
-                       details={"drafts": repr(law), "n": n})
+    return AuditReport(
+        lossless=ok,
+        tv_upper=tv_upper,
+        acceptance=a,
+        acceptance_se=se,
+        expected=_expected(declared, pf, qf, law.k, law),
+        alpha_star=alpha,
+        steps=N,
+        false_alarm=false_alarm,
+        ks_distance=dist,
+        ks_threshold=eps,
+        declared=declared,
+        details={"drafts": repr(law), "n": n},
+    )
 
 
 def audit_log(
@@ -310,7 +335,17 @@ def audit_log(
     dist = {o: _ks_uniform(np.concatenate(v)) for o, v in us.items()}
     mean = acc_sum / T
     se = math.sqrt(max(acc_sq / T - mean * mean, 1e-300) / T)
-    return AuditReport(lossless=all(d <= eps for d in dist.values()), tv_upper=None, acceptance=mean,
-                       acceptance_se=se, expected=None if declared is None else exp_sum / T,
-                       alpha_star=alpha_sum / T, steps=T, false_alarm=false_alarm, ks_distance=dist,
-                       ks_threshold=eps, declared=declared, details={"drafts": drafts, "k": k})
+    return AuditReport(
+        lossless=all(d <= eps for d in dist.values()),
+        tv_upper=None,
+        acceptance=mean,
+        acceptance_se=se,
+        expected=None if declared is None else exp_sum / T,
+        alpha_star=alpha_sum / T,
+        steps=T,
+        false_alarm=false_alarm,
+        ks_distance=dist,
+        ks_threshold=eps,
+        declared=declared,
+        details={"drafts": drafts, "k": k},
+    )

@@ -175,9 +175,14 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--json", action="store_true", help="print JSON instead of text")
     a.set_defaults(func=_alpha)
     j = sub.add_parser("main", help="regenerate the figures and tables (same as python -m optaccept.jobs)")
-    j.add_argument("--quick", action="store_true",
-                   help="smaller sizes, a minute or two, written to figures/local/quick/ (ignored by git)")
-    j.add_argument("--figures", default=None, help="output folder (default figures/, or figures/local/quick/ with --quick)")
+    j.add_argument(
+        "--quick",
+        action="store_true",
+        help="smaller sizes, a minute or two, written to figures/local/quick/ (ignored by git)",
+    )
+    j.add_argument(
+        "--figures", default=None, help="output folder (default figures/, or figures/local/quick/ with --quick)"
+    )
     j.add_argument(
         "--only",
         nargs="+",

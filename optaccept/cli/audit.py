@@ -25,10 +25,15 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("log", help="a .npz file with arrays P, Q, X, Y")
     parser.add_argument("--declared", choices=DECLARED, default=None, help="the rule the implementation claims")
-    parser.add_argument("--drafts", choices=("iid", "swor", "greedy"), default="iid",
-                        help="the draft law X came from (for alpha*)")
-    parser.add_argument("--false-alarm", type=float, default=FALSE_ALARM,
-                        help="false-alarm rate of the losslessness test (default: %(default)g)")
+    parser.add_argument(
+        "--drafts", choices=("iid", "swor", "greedy"), default="iid", help="the draft law X came from (for alpha*)"
+    )
+    parser.add_argument(
+        "--false-alarm",
+        type=float,
+        default=FALSE_ALARM,
+        help="false-alarm rate of the losslessness test (default: %(default)g)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=_handler)
 

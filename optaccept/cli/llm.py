@@ -142,9 +142,10 @@ def _gap_table(args: argparse.Namespace) -> int:
         ncols = min(len(temps), 2)
         nrows = -(-len(temps) // ncols)
         with paper_style():
-            fig, axes = paper_figure(nrows, ncols, width=TEXT_WIDTH if ncols > 1 else COLUMN_WIDTH,
-                                     height=2.8 * nrows, squeeze=False)
-            for ax in axes.ravel()[len(temps):]:
+            fig, axes = paper_figure(
+                nrows, ncols, width=TEXT_WIDTH if ncols > 1 else COLUMN_WIDTH, height=2.8 * nrows, squeeze=False
+            )
+            for ax in axes.ravel()[len(temps) :]:
                 ax.set_visible(False)
             for ax, t in zip(axes.ravel(), temps):
                 plot_gaps(table, t, ax=ax)
@@ -159,22 +160,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``extract`` and ``gap-table`` to the ``optaccept`` command."""
     from ._main import nonnegative_int, positive_float, positive_int
 
-    e = subparsers.add_parser(
-        "extract", help="extract target/draft next-token distributions from a model pair"
-    )
+    e = subparsers.add_parser("extract", help="extract target/draft next-token distributions from a model pair")
     e.add_argument("-o", "--output", default="dists.npz", help="output file")
     e.add_argument(
-        "--model", default=None,
+        "--model",
+        default=None,
         help="target model: a local folder or a Hub id already in the Hugging Face cache, never downloaded "
         "(default: the built-in SmolLM2-135M-Instruct, Q4_1 GGUF)",
     )
     e.add_argument(
-        "--draft-model", default=None,
+        "--draft-model",
+        default=None,
         help="draft model, as --model (default: the target itself, at --draft-temperature)",
     )
     e.add_argument("--target-temperature", type=positive_float, default=1.0, help="target temperature")
     e.add_argument(
-        "--draft-temperature", type=positive_float, default=None,
+        "--draft-temperature",
+        type=positive_float,
+        default=None,
         help="draft temperature (default: 1.5 when one model plays both parts; "
         "the target temperature when --draft-model is given)",
     )
@@ -183,7 +186,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--top-p", type=positive_float, default=None, help="top-p truncation of both sides, in (0, 1] (default: none)"
     )
     e.add_argument(
-        "--prompts", default=None,
+        "--prompts",
+        default=None,
         help="prompt file (.txt one per line, or .jsonl with 'text') (default: the built-in set of 36)",
     )
     e.add_argument("--limit", type=positive_int, default=None, help="use only the first N prompts (default: all)")
@@ -192,15 +196,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--seed", type=nonnegative_int, default=0, help="sampling seed")
     e.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda, cuda:1, ...")
     e.add_argument(
-        "--checkpoint", default=None,
+        "--checkpoint",
+        default=None,
         help="folder for per-batch shards; rerunning resumes an interrupted run (default: none)",
     )
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=_extract)
 
-    g = subparsers.add_parser(
-        "gap-table", help="mean α* per draft law and α per verifier on extracted distributions"
-    )
+    g = subparsers.add_parser("gap-table", help="mean α* per draft law and α per verifier on extracted distributions")
     g.add_argument("files", nargs="+", metavar="FILE", help="distribution files (.npz) written by 'optaccept extract'")
     g.add_argument("-k", type=positive_int, nargs="+", default=[2, 3, 4, 8], help="numbers of drafts")
     g.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda, ...")

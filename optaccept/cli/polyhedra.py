@@ -27,9 +27,18 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--drafts", choices=("iid", "swor", "independent"), default="iid", help="draft law")
     cone = parser.add_mutually_exclusive_group()
     cone.add_argument(
-        "--reduced", dest="reduce", action="store_true", default=None, help="use the symmetry-reduced set cone (default: chosen by size)"
+        "--reduced",
+        dest="reduce",
+        action="store_true",
+        default=None,
+        help="use the symmetry-reduced set cone (default: chosen by size)",
     )
-    cone.add_argument("--full", dest="reduce", action="store_false", help="use the full cone over ordered draft tuples (default: chosen by size)")
+    cone.add_argument(
+        "--full",
+        dest="reduce",
+        action="store_false",
+        help="use the full cone over ordered draft tuples (default: chosen by size)",
+    )
     parser.add_argument("--json", action="store_true", help="print the certificate as JSON")
     parser.add_argument("--no-rays", action="store_true", help="leave the rays out of the JSON")
     parser.set_defaults(func=_handler)

@@ -57,7 +57,9 @@ def _rejections(args: argparse.Namespace) -> int:
     for M in args.M:
         _check_m(M)
     chain = MarkovPair.random(
-        states=args.states, horizon=args.horizon, concentration=args.concentration,
+        states=args.states,
+        horizon=args.horizon,
+        concentration=args.concentration,
         rng=np.random.default_rng(args.seed),
     )
     print(
@@ -88,13 +90,18 @@ def _pareto(args: argparse.Namespace) -> int:
     eps = parse_numbers(args.eps, "--eps")
     d = decoder_losses(p, q, eps)
     if args.json:
-        print(json.dumps({
-            "tv": d.tv,
-            "eps": d.eps.tolist(),
-            "rejection": d.rejection.tolist(),
-            "loss_opt": d.loss_opt.tolist(),
-            "loss_uno": d.loss_uno.tolist(),
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "tv": d.tv,
+                    "eps": d.eps.tolist(),
+                    "rejection": d.rejection.tolist(),
+                    "loss_opt": d.loss_opt.tolist(),
+                    "loss_uno": d.loss_uno.tolist(),
+                },
+                indent=2,
+            )
+        )
         return 0
     print(f"TV(p, q) = {d.tv:.6f}")
     print("eps        P(reject)  loss OPT   loss UNO   P(reject)+loss OPT")

@@ -148,11 +148,11 @@ def _summary(rows: list[tuple[str, str, float, list[Path]]], figures: Path, log_
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m optaccept.jobs", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m optaccept.jobs", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help=f"smaller sizes, written to {QUICK_DIR}/ (ignored by git)")
-    ap.add_argument("--figures", default=None,
-                    help=f"output folder (default figures/, or {QUICK_DIR}/ with --quick)")
+    ap.add_argument("--figures", default=None, help=f"output folder (default figures/, or {QUICK_DIR}/ with --quick)")
     ap.add_argument("--only", nargs="*", default=None, help=f"parts to run, from {list(PARTS)}")
     ap.add_argument("--verbose", action="store_true", help="also print the parts' output (normally only in the log)")
     ns = ap.parse_args(argv)

@@ -96,19 +96,37 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     rows = example_table()
     header = ["draft law", "method", "α*", "certificate S", "re-check gap", "duality gap", "certified"]
     table = [
-        [r["law"], r["method"], Shown(round(r["alpha_star"], 12), f"{r['alpha_star']:.12f}"), r["subset"],
-         _gap_cell(r["recheck_gap"]), _gap_cell(r["duality_gap"]), "yes" if r["ok"] else "NO"]
+        [
+            r["law"],
+            r["method"],
+            Shown(round(r["alpha_star"], 12), f"{r['alpha_star']:.12f}"),
+            r["subset"],
+            _gap_cell(r["recheck_gap"]),
+            _gap_cell(r["duality_gap"]),
+            "yes" if r["ok"] else "NO",
+        ]
         for r in rows
     ]
     paths = write_table(
-        figures_dir / "alpha_example", header, table,
+        figures_dir / "alpha_example",
+        header,
+        table,
         title="α* of the built-in example",
-        notes=(f"Target p = {EXAMPLE_P.tolist()}, draft q = {EXAMPLE_Q.tolist()} (Independent: q and p reversed). "
-               "Re-check gap: |α* − (★) recomputed at S from the law's own formula|; duality gap: cut − flow "
-               "(LP methods); gaps below 1e-12 (rounding and solver noise, which varies from run to run) "
-               "show as < 1e-12 (0 in the CSV). docs/theory.md §2."),
-        latex_header=["draft law", "method", r"$\alpha^*$", "certificate $S$", "re-check gap", "duality gap",
-                      "certified"],
+        notes=(
+            f"Target p = {EXAMPLE_P.tolist()}, draft q = {EXAMPLE_Q.tolist()} (Independent: q and p reversed). "
+            "Re-check gap: |α* − (★) recomputed at S from the law's own formula|; duality gap: cut − flow "
+            "(LP methods); gaps below 1e-12 (rounding and solver noise, which varies from run to run) "
+            "show as < 1e-12 (0 in the CSV). docs/theory.md §2."
+        ),
+        latex_header=[
+            "draft law",
+            "method",
+            r"$\alpha^*$",
+            "certificate $S$",
+            "re-check gap",
+            "duality gap",
+            "certified",
+        ],
         caption="Optimal acceptance of the built-in example for every draft law and method, with certificates.",
     )
     for r in rows:
@@ -120,11 +138,23 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     q = 0.6 * p + 0.4 * rng.dirichlet(np.full(n, 0.05))
     fig, axes = paper_figure(1, 2, width=TEXT_WIDTH, height=2.7)
     with tqdm(total=2, desc="core: α* against k", leave=False) as bar:
-        plot_alpha_vs_k(EXAMPLE_P, EXAMPLE_Q, ks=range(1, 9), ax=axes[0], legend=False,
-                        title=f"built-in example, $n = {EXAMPLE_P.size}$")
+        plot_alpha_vs_k(
+            EXAMPLE_P,
+            EXAMPLE_Q,
+            ks=range(1, 9),
+            ax=axes[0],
+            legend=False,
+            title=f"built-in example, $n = {EXAMPLE_P.size}$",
+        )
         bar.update()
-        plot_alpha_vs_k(p, q, ks=(1, 2, 3, 4, 6, 8, 12, 16), ax=axes[1], legend=False,
-                        title=f"random pair, $n = {n:,}$\n(Dirichlet(0.05), seed 2025)")
+        plot_alpha_vs_k(
+            p,
+            q,
+            ks=(1, 2, 3, 4, 6, 8, 12, 16),
+            ax=axes[1],
+            legend=False,
+            title=f"random pair, $n = {n:,}$\n(Dirichlet(0.05), seed 2025)",
+        )
         bar.update()
     fig.tight_layout(rect=(0, 0.09, 1, 1))
     handles, labels = axes[0].get_legend_handles_labels()

@@ -52,15 +52,26 @@ def _write_table(table, stem: pathlib.Path, what: str) -> list[pathlib.Path]:
     notes = (
         f"{what}. Entries: mean ± standard error over positions; α* columns: optimal acceptance per draft law "
         "(docs/theory.md §2), the others: exact acceptance α of each verifier (docs/theory.md §5); "
-        "– : defined for k = 2 only.\n\n## Findings (share of positions)\n\n" + findings + "\n\n"
-        + "\n".join(f"- {n}" for n in table.notes) + "\n\n## Table"
+        "– : defined for k = 2 only.\n\n## Findings (share of positions)\n\n"
+        + findings
+        + "\n\n"
+        + "\n".join(f"- {n}" for n in table.notes)
+        + "\n\n## Table"
     )
     header = ["T_draft", "k"] + names
-    latex = ["$T_{\\mathrm{draft}}$", "$k$"] + [QUANTITY_LABELS[n].replace("$\\alpha^*$, ", "$\\alpha^*$ ")
-                                                 .replace("$\\alpha$, ", "") for n in names]
-    return write_table(stem, header, rows, title="Efficiency gaps on SmolLM2-135M-Instruct next-token distributions",
-                       notes=notes, latex_header=latex, latex_transpose=2,
-                       caption=f"Mean acceptance ± standard error over positions; {what}." if len(temps) else what)
+    latex = ["$T_{\\mathrm{draft}}$", "$k$"] + [
+        QUANTITY_LABELS[n].replace("$\\alpha^*$, ", "$\\alpha^*$ ").replace("$\\alpha$, ", "") for n in names
+    ]
+    return write_table(
+        stem,
+        header,
+        rows,
+        title="Efficiency gaps on SmolLM2-135M-Instruct next-token distributions",
+        notes=notes,
+        latex_header=latex,
+        latex_transpose=2,
+        caption=f"Mean acceptance ± standard error over positions; {what}." if len(temps) else what,
+    )
 
 
 def _figure(table, stem: pathlib.Path, title: str) -> list[pathlib.Path]:
@@ -72,14 +83,20 @@ def _figure(table, stem: pathlib.Path, title: str) -> list[pathlib.Path]:
     npanels = len(temps) + 1
     ncols = npanels if npanels <= 3 else 2
     nrows = -(-npanels // ncols)
-    fig, axes = paper_figure(nrows, ncols, width=TEXT_WIDTH, height=2.6 * nrows + 1.3, squeeze=False,
-                             layout="constrained")
+    fig, axes = paper_figure(
+        nrows, ncols, width=TEXT_WIDTH, height=2.6 * nrows + 1.3, squeeze=False, layout="constrained"
+    )
     for ax in axes.ravel()[npanels:]:
         ax.set_visible(False)
     axes = axes.ravel()[:npanels]
     for ax, t in zip(axes, temps, strict=False):
-        plot_gaps(table, t, ax=ax, legend=False,
-                  title=f"draft temperature {t:g}" if len(temps) > 1 else "mean acceptance against $k$")
+        plot_gaps(
+            table,
+            t,
+            ax=ax,
+            legend=False,
+            title=f"draft temperature {t:g}" if len(temps) > 1 else "mean acceptance against $k$",
+        )
     t_scatter = 0.7 if 0.7 in temps else temps[0]
     plot_position_gaps(table, 2, "rrs", draft_temperature=t_scatter, ax=axes[-1])
     axes[-1].set_title("per position, $k = 2$" + (f", draft temperature {t_scatter:g}" if len(temps) > 1 else ""))
@@ -104,17 +121,32 @@ def _realised(shipped, stem: pathlib.Path, *, quick: bool, law: str = "iid") -> 
 
     iid = law == "iid"
     positions = (8 if quick else 24) if iid else (4 if quick else 12)
-    table = realised_optimal(shipped, ks=(2, 4) if iid else (2, 3), positions=positions,
-                             rng=np.random.default_rng(0), size=20_000, progress=True, law=law)
+    table = realised_optimal(
+        shipped,
+        ks=(2, 4) if iid else (2, 3),
+        positions=positions,
+        rng=np.random.default_rng(0),
+        size=20_000,
+        progress=True,
+        law=law,
+    )
     head, body = table._wide()
     drafts = "i.i.d. drafts" if iid else "drafts without replacement"
-    what = (f"{len(table.positions)} positions drawn with numpy.random.default_rng(0) from the shipped file; "
-            f"{table.size:,} decoding steps per position and k ({drafts})")
+    what = (
+        f"{len(table.positions)} positions drawn with numpy.random.default_rng(0) from the shipped file; "
+        f"{table.size:,} decoding steps per position and k ({drafts})"
+    )
     against = ", RRS and K-SEQ" if iid else " and RRS without replacement"
-    paths = write_table(stem, head, body,
-                        title="The optimal verifier, run on real SmolLM2 distributions" + ("" if iid else f" ({drafts})"),
-                        notes=what, caption="Optimal verifier run on real distributions" + ("" if iid else f" ({drafts})")
-                        + f": mean acceptance (Monte Carlo $\\pm$ SE) against $\\alpha^*${against}")
+    paths = write_table(
+        stem,
+        head,
+        body,
+        title="The optimal verifier, run on real SmolLM2 distributions" + ("" if iid else f" ({drafts})"),
+        notes=what,
+        caption="Optimal verifier run on real distributions"
+        + ("" if iid else f" ({drafts})")
+        + f": mean acceptance (Monte Carlo $\\pm$ SE) against $\\alpha^*${against}",
+    )
     fig, ax = paper_figure(width=COLUMN_WIDTH, height=2.8)
     table.plot(ax=ax)
     ax.legend(loc="upper left", frameon=False)
@@ -150,10 +182,15 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     t0 = time.perf_counter()
     table = gap_table(shipped, ks=KS, device="cpu", progress=True)
     print(f"llm: gap table of {len(shipped)} shipped positions in {time.perf_counter() - t0:.1f} s")
-    what = f"{describe_pair(shipped.meta)}; {len(shipped)} positions of the shipped file (`optaccept.llm.sample_path()`)"
+    what = (
+        f"{describe_pair(shipped.meta)}; {len(shipped)} positions of the shipped file (`optaccept.llm.sample_path()`)"
+    )
     paths = _write_table(table, figures_dir / "llm_gap_table", what)
-    paths += _figure(table, figures_dir / "llm_gap_table",
-                     f"{describe_pair(shipped.meta)} ({len(shipped)} positions; error bars ± 1 standard error)")
+    paths += _figure(
+        table,
+        figures_dir / "llm_gap_table",
+        f"{describe_pair(shipped.meta)} ({len(shipped)} positions; error bars ± 1 standard error)",
+    )
 
     paths += _realised(shipped, figures_dir / "llm_realised_optimal", quick=quick)
     paths += _realised(shipped, figures_dir / "llm_realised_optimal_swor", quick=quick, law="swor")
@@ -167,8 +204,9 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         pair = ModelPair.smollm2(target_temperature=1.0, draft_temperature=DRAFT_TEMPERATURES[0], top_k=TOP_K)
         t_load = time.perf_counter() - t0
         t0 = time.perf_counter()
-        sweep = extract_sweep(pair, DRAFT_TEMPERATURES, prompts, max_new_tokens=n_tokens,
-                              device="auto", seed=0, progress=True)
+        sweep = extract_sweep(
+            pair, DRAFT_TEMPERATURES, prompts, max_new_tokens=n_tokens, device="auto", seed=0, progress=True
+        )
         t_extract = time.perf_counter() - t0
         n_pos = len(next(iter(sweep.values())))
         t0 = time.perf_counter()
@@ -176,12 +214,17 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         t_gap = time.perf_counter() - t0
     fresh = GapTable.concat(tables)
     meta = next(iter(sweep.values())).meta
-    what = (f"fresh extraction: {meta.get('target_model', '?')} at target temperature 1.0, drafts at temperatures "
-            f"{', '.join(f'{t:g}' for t in DRAFT_TEMPERATURES)}, top-{TOP_K}; {len(prompts)} built-in prompts x up to "
-            f"{n_tokens} tokens = {n_pos} positions (seed 0)")
+    what = (
+        f"fresh extraction: {meta.get('target_model', '?')} at target temperature 1.0, drafts at temperatures "
+        f"{', '.join(f'{t:g}' for t in DRAFT_TEMPERATURES)}, top-{TOP_K}; {len(prompts)} built-in prompts x up to "
+        f"{n_tokens} tokens = {n_pos} positions (seed 0)"
+    )
     paths += _write_table(fresh, local / "llm_fresh_gap_table", what)
-    paths += _figure(fresh, local / "llm_fresh_gap_table",
-                     f"fresh extraction, SmolLM2-135M-Instruct, target T = 1, top-{TOP_K} ({n_pos} positions)")
+    paths += _figure(
+        fresh,
+        local / "llm_fresh_gap_table",
+        f"fresh extraction, SmolLM2-135M-Instruct, target T = 1, top-{TOP_K} ({n_pos} positions)",
+    )
     print(
         f"llm: SmolLM2 load {t_load:.1f}s, extraction {n_pos} positions in {t_extract:.1f}s "
         f"({n_pos / t_extract:.1f} positions/s), gap table {t_gap:.1f}s, "

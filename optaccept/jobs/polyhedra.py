@@ -56,11 +56,15 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         for c in certs
     ]
     paths += write_table(
-        figures_dir / "proofs_table", ["claim", "source", "status", "range of (n, k) covered"], rows,
+        figures_dir / "proofs_table",
+        ["claim", "source", "status", "range of (n, k) covered"],
+        rows,
         title="Exact proofs (double description in rational arithmetic)",
-        notes=("Each claim re-proved by `python proofs/<claim>.py`; certificates in `proofs/` (timings: the run "
-               "log). Theorem 4.1 of docs/theory.md proves the K-draft statements for every n and k; these "
-               "computations check it and the code independently."),
+        notes=(
+            "Each claim re-proved by `python proofs/<claim>.py`; certificates in `proofs/` (timings: the run "
+            "log). Theorem 4.1 of docs/theory.md proves the K-draft statements for every n and k; these "
+            "computations check it and the code independently."
+        ),
         caption="Claims checked exactly by the double-description method.",
     )
     failed = [c["claim"] for c in certs if not c["holds"]]

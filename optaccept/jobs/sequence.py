@@ -131,7 +131,9 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     ]
     for cont in ("single", "matching"):
         for M in (2, 4, 5, 16):
-            rows.append((f"{names[cont]}, exact, M = {M}", exact_(batch_expected_rejections(chain, M, continuation=cont))))
+            rows.append(
+                (f"{names[cont]}, exact, M = {M}", exact_(batch_expected_rejections(chain, M, continuation=cont)))
+            )
         for M in (4, 5):
             est = simulated[(cont, M)]
             rows.append((f"{names[cont]}, Monte Carlo, M = {M} ({est.runs} runs)", Estimate(est.mean, est.stderr)))
@@ -151,12 +153,16 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         rows.append((f"{where}: Yin et al.'s batch SD with M = 4", exact_(batch_expected_rejections(pair, 4), 4)))
         losses(decoder_losses(pair.target, pair.draft, [0.0, 0.02, 0.05]), "real distributions")
     paths += write_table(
-        out_dir / "sequence_values", ["quantity", "value"], rows,
+        out_dir / "sequence_values",
+        ["quantity", "value"],
+        rows,
         title="Sequence-level values (Yin et al.)",
-        notes=(f"`MarkovPair.random(states=7, horizon=50, rng=np.random.default_rng({SEED}))`. "
-               "Yin et al.'s batch SD as we read it: only the accepted draft continues ("
-               "`continuation=\"single\"`); token tree: every draft matching the accepted text continues "
-               "(`continuation=\"matching\"`, an algorithm the paper does not analyse); docs/theory.md §6."),
+        notes=(
+            f"`MarkovPair.random(states=7, horizon=50, rng=np.random.default_rng({SEED}))`. "
+            "Yin et al.'s batch SD as we read it: only the accepted draft continues ("
+            '`continuation="single"`); token tree: every draft matching the accepted text continues '
+            '(`continuation="matching"`, an algorithm the paper does not analyse); docs/theory.md §6.'
+        ),
         caption="Sequence-level quantities of Yin et al. at the stated seed.",
     )
     bar.update()

@@ -40,29 +40,41 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
         f"{what}.\n\nTarget: {m.get('target_model')} {m.get('target_warp')}; draft: {m.get('draft_model')} "
         f"{m.get('draft_warp')}. Trees: "
         + ", ".join(f"{d}: {t.n_trees} trees of {t.k} chains × {t.length} tokens" for d, t in trees.items())
-        + ", cut to k chains of L tokens. Entries: expected draft tokens accepted per step (bonus or "
-        "correction token not counted), Rao–Blackwellised mean over the trees ± standard error; the optimal "
-        "lossless verifier is known at this scale for k = 1 (= block verification, Sun et al.) and for L = 1 "
-        "(α* of the root's draft law, exact per prompt); batch SD (Yin et al.) at L = 1 is exact per prompt "
-        "and equals token-level RRS with i.i.d. drafts in expectation."
+        + ", cut to k chains of L tokens. "
+        + f"Prompts: {len(set(first.prompt_index.tolist()))}. Entries: expected draft tokens accepted per step "
+        "(bonus or correction token not counted) ± standard error clustered by prompt. L = 1: exact per prompt "
+        "(token-level RRS with and without replacement, traversal = RRS without replacement at one token, batch SD "
+        "of Yin et al., and the optimum α* of the root's draft law), averaged over the trees' prompts. L ≥ 2: "
+        "Rao–Blackwellised mean over the trees; the optimum is known at this scale for k = 1 (= block "
+        "verification, Sun et al.); elsewhere the upper bound of docs/trees.md §4b (one-token optimum at depth 1, "
+        "union bound below) caps every lossless verifier. Verifier comparisons: paired differences on the same "
+        "trees, clustered by prompt (second table)."
     )
     md = stem.with_suffix(".md")
-    md.write_text(f"# Accepted tokens per step on the built-in pair\n\n{notes}\n\n" + table.to_markdown())
+    md.write_text(
+        f"# Accepted tokens per step on the built-in pair\n\n{notes}\n\n"
+        + table.to_markdown()
+        + "\n\n## Paired differences (same trees; standard errors clustered by prompt)\n\n"
+        + table.differences_markdown()
+        + "\n"
+    )
     tex = stem.with_suffix(".tex")
     tex.write_text(table.to_latex())
     csv_path = table.to_csv(stem.with_suffix(".csv"))
+    diff_path = table.differences_csv(stem.parent / f"{stem.name}_differences.csv")
     lengths = sorted({r["length"] for r in table.rows})
     ncols = 2 if len(lengths) > 2 else len(lengths)
     nrows = -(-len(lengths) // ncols)
-    fig, axes = paper_figure(nrows, ncols, width=TEXT_WIDTH, height=2.0 * nrows + 0.9, squeeze=False,
-                             layout="constrained")
+    fig, axes = paper_figure(
+        nrows, ncols, width=TEXT_WIDTH, height=2.0 * nrows + 0.9, squeeze=False, layout="constrained"
+    )
     flat = axes.ravel()
     for i, (ax, L) in enumerate(zip(flat, lengths)):
         plot_accepted_tokens(table, L, ax=ax, legend=False)
         ax.set_ylabel("")  # one label for the whole figure (fig.supylabel below)
         if i < len(lengths) - ncols:
             ax.set_xlabel("")
-    for ax in flat[len(lengths):]:
+    for ax in flat[len(lengths) :]:
         ax.set_visible(False)
     handles, labels = flat[len(lengths) - 1].get_legend_handles_labels()
     for ax in flat[: len(lengths)]:
@@ -77,7 +89,7 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
     figs = save_figure(fig, stem)
     plt.close(fig)
     print(table.to_markdown())
-    return [md, csv_path, tex, *figs]
+    return [md, csv_path, diff_path, tex, *figs]
 
 
 def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
@@ -90,7 +102,9 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     figures_dir = Path(figures_dir)
     shipped = {d: DraftTrees.load(trees_path(d)) for d in ("iid", "swor")}
     paths = accepted_tokens_report(
-        shipped, figures_dir / "trees_accepted_tokens", "From the draft trees shipped in optaccept/data",
+        shipped,
+        figures_dir / "trees_accepted_tokens",
+        "From the draft trees shipped in optaccept/data",
         progress=not quick,
     )
     if quick:
@@ -107,6 +121,7 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
             dt = time.perf_counter() - t0
             print(f"   extracted {fresh[d]} in {dt:.1f} s ({fresh[d].n_nodes / dt:.1f} nodes/s)")
     local = figures_dir / "local"
-    paths += accepted_tokens_report(fresh, local / "trees_accepted_tokens",
-                                    "From draft trees freshly extracted on this machine")
+    paths += accepted_tokens_report(
+        fresh, local / "trees_accepted_tokens", "From draft trees freshly extracted on this machine"
+    )
     return paths

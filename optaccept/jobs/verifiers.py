@@ -124,7 +124,8 @@ def _gap_rows(ens: dict[str, Any]) -> list[list[str]]:
         for k in ens["ks"]:
             c = row.get(k)
             cells.append(
-                "n/a" if c is None
+                "n/a"
+                if c is None
                 else f"{c['mean_alpha']:.4f} ({Estimate(_r(c['mean_gap_own']), _r(c['sem_gap_own']))}; "
                 f"{_r(c['mean_gap_iid']):+.4f})"
             )
@@ -134,10 +135,20 @@ def _gap_rows(ens: dict[str, Any]) -> list[list[str]]:
 
 def _gap_data(ens: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """The same numbers as data (one per CSV cell, long form): a row per verifier and k."""
-    head = ["verifier", "k", "mean acceptance", "mean gap to own-law alpha*", "mean gap to own-law alpha* SE",
-            "mean gap to i.i.d. alpha*"]
-    rows = [[name, int(k), _r(c["mean_alpha"]), _r(c["mean_gap_own"]), _r(c["sem_gap_own"]), _r(c["mean_gap_iid"])]
-            for name, row in ens["rows"].items() for k in ens["ks"] if (c := row.get(k)) is not None]
+    head = [
+        "verifier",
+        "k",
+        "mean acceptance",
+        "mean gap to own-law alpha*",
+        "mean gap to own-law alpha* SE",
+        "mean gap to i.i.d. alpha*",
+    ]
+    rows = [
+        [name, int(k), _r(c["mean_alpha"]), _r(c["mean_gap_own"]), _r(c["sem_gap_own"]), _r(c["mean_gap_iid"])]
+        for name, row in ens["rows"].items()
+        for k in ens["ks"]
+        if (c := row.get(k)) is not None
+    ]
     return head, rows
 
 
@@ -175,11 +186,18 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         d = figure2_data(first, grid)
         d["label"] = label
         figs.append(d)
-        plot_acceptance_curves(d["t"], {k: d[k] for k in ("optimal", "K-SEQ", "RRS")},
-                               title=f"$p = {label.replace('−', '-')}$", ax=ax, legend=False)
+        plot_acceptance_curves(
+            d["t"],
+            {k: d[k] for k in ("optimal", "K-SEQ", "RRS")},
+            title=f"$p = {label.replace('−', '-')}$",
+            ax=ax,
+            legend=False,
+        )
     axes[1].set_ylabel("")
-    fig.suptitle("Two i.i.d. drafts, $q$ uniform on 3 tokens (Khisti et al., Fig. 2); "
-                 f"$\\alpha^*$ exact on the grid $t = j/{grid}$")
+    fig.suptitle(
+        "Two i.i.d. drafts, $q$ uniform on 3 tokens (Khisti et al., Fig. 2); "
+        f"$\\alpha^*$ exact on the grid $t = j/{grid}$"
+    )
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncols=4, frameon=False)
@@ -191,8 +209,10 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     plot_gap_heatmap(
         {n: {int(k): c["mean_gap_own"] for k, c in row.items()} for n, row in ens["rows"].items()},
         {n: {int(k): c["sem_gap_own"] for k, c in row.items()} for n, row in ens["rows"].items()},
-        title=("Mean gap $\\alpha^*(\\mathrm{own\\ draft\\ law}) - \\alpha$ ± standard error\n"
-               f"{ens['size']} random pairs, $n = {ens['n']}$, $p, q \\sim$ Dirichlet(1/2) (seed {ens['seed']})"),
+        title=(
+            "Mean gap $\\alpha^*(\\mathrm{own\\ draft\\ law}) - \\alpha$ ± standard error\n"
+            f"{ens['size']} random pairs, $n = {ens['n']}$, $p, q \\sim$ Dirichlet(1/2) (seed {ens['seed']})"
+        ),
         ax=ax,
     )
     fig.tight_layout()
@@ -205,15 +225,24 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         "mean α*(i.i.d. drafts) − α); n/a: the verifier is not defined for that k.  docs/theory.md §5.\n\n"
         "Khisti et al. Figure 2 (q uniform on 3 tokens, two i.i.d. drafts), plateau α* = 1 on the grid "
         f"t = j/{grid}:\n"
-        + "\n".join(f"- target {d['label']}: " + ("none" if d["plateau"] is None else
-                                                    f"t ∈ [{d['plateau'][0]}, {d['plateau'][1]}]") for d in figs)
+        + "\n".join(
+            f"- target {d['label']}: "
+            + ("none" if d["plateau"] is None else f"t ∈ [{d['plateau'][0]}, {d['plateau'][1]}]")
+            for d in figs
+        )
     )
     paths += write_table(
-        out / "verifiers_gap", ["verifier"] + [f"k = {k}" for k in ens["ks"]], _gap_rows(ens),
-        title="Verifiers: gap to the optimum", notes=notes, data=_gap_data(ens),
+        out / "verifiers_gap",
+        ["verifier"] + [f"k = {k}" for k in ens["ks"]],
+        _gap_rows(ens),
+        title="Verifiers: gap to the optimum",
+        notes=notes,
+        data=_gap_data(ens),
         latex_header=["verifier"] + [f"$k = {k}$" for k in ens["ks"]],
-        caption=(f"Mean acceptance of each verifier over {ens['size']} random pairs (n = {ens['n']}); in brackets "
-                 "the mean gap to α* of its own draft law ± standard error, and the mean gap to α* of i.i.d. drafts."),
+        caption=(
+            f"Mean acceptance of each verifier over {ens['size']} random pairs (n = {ens['n']}); in brackets "
+            "the mean gap to α* of its own draft law ± standard error, and the mean gap to α* of i.i.d. drafts."
+        ),
     )
     p4 = out / "verifiers_gap.json"
     js = dict(ens)

@@ -96,8 +96,7 @@ def _generate_and_read(
     vocab = pair.vocab_size
     ids, mask, pos = _left_pad(prompt_ids, pad, device)
     width = ids.shape[1]
-    out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
-                logits_to_keep=1)
+    out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1)
     past = out.past_key_values
     first_logits = out.logits[:, -1, :]
     logits = first_logits
@@ -119,8 +118,9 @@ def _generate_and_read(
             break
         step = torch.tensor(toks, dtype=torch.long, device=device)[:, None]
         gen_mask = torch.cat([gen_mask, torch.ones_like(step)], dim=1)
-        out = forward(model, input_ids=step, attention_mask=gen_mask, position_ids=next_pos,
-                      past_key_values=past, use_cache=True)
+        out = forward(
+            model, input_ids=step, attention_mask=gen_mask, position_ids=next_pos, past_key_values=past, use_cache=True
+        )
         past = out.past_key_values
         logits = out.logits[:, -1, :]
         next_pos = next_pos + 1
@@ -137,8 +137,14 @@ def _generate_and_read(
             cmask[i, : len(g) - 1] = 1
         cont, cmask = cont.to(device), cmask.to(device)
         cpos = start_pos + torch.arange(longest - 1, device=device)[None, :]
-        forced = forward(model, input_ids=cont, attention_mask=torch.cat([mask, cmask], dim=1),
-                         position_ids=cpos, past_key_values=past, use_cache=True).logits
+        forced = forward(
+            model,
+            input_ids=cont,
+            attention_mask=torch.cat([mask, cmask], dim=1),
+            position_ids=cpos,
+            past_key_values=past,
+            use_cache=True,
+        ).logits
         logits_t = torch.cat([first_logits[:, None, :], forced], dim=1)
     else:
         logits_t = first_logits[:, None, :]
@@ -201,8 +207,7 @@ def _check_int(name: str, v: Any, lo: int) -> int:
 
 
 def _check_args(max_new_tokens: int, batch_size: int, seed: int) -> None:
-    for name, v, lo in (("max_new_tokens", max_new_tokens, 1), ("batch_size", batch_size, 1),
-                        ("seed", seed, 0)):
+    for name, v, lo in (("max_new_tokens", max_new_tokens, 1), ("batch_size", batch_size, 1), ("seed", seed, 0)):
         _check_int(name, v, lo)
 
 
@@ -216,9 +221,7 @@ def _meta(pair: ModelPair, prompts: list[Prompt], **settings: Any) -> dict[str, 
         "packages": package_versions(),
     }
     config = {k: v for k, v in meta.items() if k not in ("packages", "device")}
-    meta["config_sha256"] = hashlib.sha256(
-        json.dumps(config, sort_keys=True).encode()
-    ).hexdigest()
+    meta["config_sha256"] = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
     return meta
 
 
@@ -235,8 +238,7 @@ def _resume(
             part = cls.load(shard)
             if part.meta.get("config_sha256") != meta["config_sha256"]:
                 raise InputError(
-                    f"checkpoint: {folder} holds shards made with other settings; "
-                    "use another folder or delete it"
+                    f"checkpoint: {folder} holds shards made with other settings; use another folder or delete it"
                 )
             done[int(part.meta[key])] = part
     return folder, done
@@ -292,18 +294,30 @@ def extract(
     dev = resolve_device(device)
     pair.to(dev)
     meta = _meta(
-        pair, prompts, max_new_tokens=max_new_tokens, seed=seed, batch_size=batch_size,
-        chat=chat, device=str(dev),
+        pair,
+        prompts,
+        max_new_tokens=max_new_tokens,
+        seed=seed,
+        batch_size=batch_size,
+        chat=chat,
+        device=str(dev),
     )
     folder, done = _resume(checkpoint, "batch-*.npz", Distributions, meta, "batch")
     start = time.perf_counter()
     fresh = 0
     for b, p, (q,), idx, steps, tokens in _batches(
-        pair, prompts, [pair.draft_warp], max_new_tokens=max_new_tokens, seed=seed,
-        batch_size=batch_size, chat=chat, device=dev, skip=set(done), progress=progress,
+        pair,
+        prompts,
+        [pair.draft_warp],
+        max_new_tokens=max_new_tokens,
+        seed=seed,
+        batch_size=batch_size,
+        chat=chat,
+        device=dev,
+        skip=set(done),
+        progress=progress,
     ):
-        part = Distributions(p, q, prompt_index=idx, step=steps, token=tokens,
-                             meta={**meta, "batch": b})
+        part = Distributions(p, q, prompt_index=idx, step=steps, token=tokens, meta={**meta, "batch": b})
         fresh += part.n_positions
         if folder is not None:
             part.save(folder / f"batch-{b:05d}.npz", sparse=False)
@@ -341,15 +355,24 @@ def extract_sweep(
     warps = [dataclasses.replace(pair.draft_warp, temperature=t) for t in temps]
     parts: list[list[Distributions]] = [[] for _ in temps]
     for _, p, qs, idx, steps, tokens in _batches(
-        pair, prompts, warps, max_new_tokens=max_new_tokens, seed=seed,
-        batch_size=batch_size, chat=chat, device=dev, skip=set(), progress=progress,
+        pair,
+        prompts,
+        warps,
+        max_new_tokens=max_new_tokens,
+        seed=seed,
+        batch_size=batch_size,
+        chat=chat,
+        device=dev,
+        skip=set(),
+        progress=progress,
     ):
         for j, q in enumerate(qs):
             parts[j].append(Distributions(p, q, prompt_index=idx, step=steps, token=tokens))
     out = {}
     for t, w, ps in zip(temps, warps, parts, strict=True):
         sub = pair.replace(draft_warp=w)
-        meta = _meta(sub, prompts, max_new_tokens=max_new_tokens, seed=seed,
-                     batch_size=batch_size, chat=chat, device=str(dev))
+        meta = _meta(
+            sub, prompts, max_new_tokens=max_new_tokens, seed=seed, batch_size=batch_size, chat=chat, device=str(dev)
+        )
         out[t] = Distributions.concatenate(ps, meta=meta)
     return out

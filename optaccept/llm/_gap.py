@@ -45,10 +45,15 @@ QUANTITIES: dict[str, tuple[str, str]] = {
     "greedy_verifier": ("α", "Hu et al.'s greedy verifier"),
 }
 
-_BATCHED = {"sd": "sd", "nss": "nss", "rrs": "rrs", "kseq": "kseq-output",
-            "kseq_rule": "kseq", "greedy_verifier": "greedy"}
-_VERIFIER_CLASSES = {"sd": "SD", "nss": "NSS", "rrs": "RRS", "kseq": "KSeq",
-                     "greedy_verifier": "HuGreedy"}
+_BATCHED = {
+    "sd": "sd",
+    "nss": "nss",
+    "rrs": "rrs",
+    "kseq": "kseq-output",
+    "kseq_rule": "kseq",
+    "greedy_verifier": "greedy",
+}
+_VERIFIER_CLASSES = {"sd": "SD", "nss": "NSS", "rrs": "RRS", "kseq": "KSeq", "greedy_verifier": "HuGreedy"}
 
 
 @dataclasses.dataclass
@@ -80,12 +85,19 @@ class GapTable:
         for (temp, k, name), v in self.values.items():
             n = int(v.size)
             std = float(v.std(ddof=1)) if n > 1 else 0.0
-            out.append({
-                "draft_temperature": temp, "k": k, "quantity": name,
-                "kind": QUANTITIES[name][0], "mean": float(v.mean()), "std": std,
-                "sem": std / math.sqrt(n) if n else float("nan"),
-                "min": float(v.min()), "positions": n,
-            })
+            out.append(
+                {
+                    "draft_temperature": temp,
+                    "k": k,
+                    "quantity": name,
+                    "kind": QUANTITIES[name][0],
+                    "mean": float(v.mean()),
+                    "std": std,
+                    "sem": std / math.sqrt(n) if n else float("nan"),
+                    "min": float(v.min()),
+                    "positions": n,
+                }
+            )
         return out
 
     def mean(self, name: str, k: int, draft_temperature: float | None = None) -> float:
@@ -100,8 +112,7 @@ class GapTable:
     def to_csv(self, path: str | os.PathLike | None = None) -> str:
         """CSV (long format); written to ``path`` when given."""
         buf = io.StringIO()
-        fields = ["draft_temperature", "k", "quantity", "kind", "mean", "std", "sem", "min",
-                  "positions"]
+        fields = ["draft_temperature", "k", "quantity", "kind", "mean", "std", "sem", "min", "positions"]
         w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
         w.writeheader()
         for r in self.rows:
@@ -184,8 +195,12 @@ class GapTable:
         from .._display import html_table
 
         names, rows = self._wide()
-        return html_table(["T_draft", "k"] + names, rows, title="Gap table (mean ± standard error over positions)",
-                          caption="; ".join(f"{n}: {QUANTITIES[n][1]}" for n in names))
+        return html_table(
+            ["T_draft", "k"] + names,
+            rows,
+            title="Gap table (mean ± standard error over positions)",
+            caption="; ".join(f"{n}: {QUANTITIES[n][1]}" for n in names),
+        )
 
     @classmethod
     def concat(cls, tables: Sequence[GapTable]) -> GapTable:
@@ -271,16 +286,13 @@ def gap_table(
     temp = float(data.meta.get("draft_warp", {}).get("temperature", float("nan")))
     acc: dict[tuple[float, int, str], list[np.ndarray]] = {}
     n_batches = (len(data) + batch_size - 1) // batch_size
-    for lo in tqdm(range(0, len(data), batch_size), total=n_batches, desc="gap table",
-                   disable=not progress):
+    for lo in tqdm(range(0, len(data), batch_size), total=n_batches, desc="gap table", disable=not progress):
         p, q = data.compact_rows(lo, lo + batch_size)
         pt, qt = torch.from_numpy(p).to(dev), torch.from_numpy(q).to(dev)
         with shared_sort():  # one sort by p/q per batch, shared by all k and solvers
             for k in ks:
                 for name, v in _all_values(pt, qt, k).items():
-                    acc.setdefault((temp, k, name), []).append(
-                        np.asarray(v.cpu().numpy(), dtype=np.float64)
-                    )
+                    acc.setdefault((temp, k, name), []).append(np.asarray(v.cpu().numpy(), dtype=np.float64))
     values = {key: np.concatenate(v) for key, v in acc.items()}
     notes = [
         "α* columns and the sd, nss, rrs, kseq, kseq_rule and greedy_verifier columns: "
@@ -305,13 +317,8 @@ def gap_table(
                 ref = ver.KSeq().acceptance(p[0], q[0], k, notion="rule")
                 worst = max(worst, abs(float(ref) - values[(temp, k, "kseq_rule")][i]))
         if worst > 1e-8:
-            raise SolverError(
-                f"batched verifier acceptance differs from optaccept.verifiers by {worst:.3g}"
-            )
-        notes.append(
-            f"Cross-checked against optaccept.verifiers on {m} positions "
-            f"(largest difference {worst:.1e})."
-        )
+            raise SolverError(f"batched verifier acceptance differs from optaccept.verifiers by {worst:.3g}")
+        notes.append(f"Cross-checked against optaccept.verifiers on {m} positions (largest difference {worst:.1e}).")
         if slow_verifiers and 2 in ks:
             rw, sh = [], []
             for i in tqdm(range(len(data)), desc="rrs_wor, spechub", disable=not progress):
@@ -330,9 +337,7 @@ def gap_table(
             "α*_swor ≥ α*_iid": float(np.mean(a_swor >= a_iid - tol)),
             "RRS ≤ α*_iid": float(np.mean(values[(temp, k, "rrs")] <= a_iid + tol)),
             "K-SEQ ≤ α*_iid": float(np.mean(values[(temp, k, "kseq")] <= a_iid + tol)),
-            "RRS < α*_iid (strictly, by 1e-6)": float(
-                np.mean(values[(temp, k, "rrs")] < a_iid - 1e-6)
-            ),
+            "RRS < α*_iid (strictly, by 1e-6)": float(np.mean(values[(temp, k, "rrs")] < a_iid - 1e-6)),
             "K-SEQ ≥ (1-(1-1/k)^k) α*_iid": float(
                 np.mean(values[(temp, k, "kseq")] >= (1 - (1 - 1 / k) ** k) * a_iid - tol)
             ),

@@ -278,9 +278,7 @@ class ModelPair:
         kw.update(changes)
         return ModelPair(**kw)
 
-    def with_temperatures(
-        self, *, target: float | None = None, draft: float | None = None
-    ) -> ModelPair:
+    def with_temperatures(self, *, target: float | None = None, draft: float | None = None) -> ModelPair:
         """A copy with other temperatures (truncation kept)."""
         tw = self.target_warp
         dw = self.draft_warp
@@ -445,9 +443,7 @@ def smollm2_path() -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(
-        gguf.parent, gguf_file=gguf.name, local_files_only=True
-    )
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
     config = model.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config

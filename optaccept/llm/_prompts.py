@@ -57,8 +57,12 @@ _BUILTIN: tuple[tuple[str, str, str], ...] = (
     ("dialogue-shop", "dialogue", "Write a short dialogue between a customer and a baker."),
     ("dialogue-interview", "dialogue", "Give a good answer to the interview question: why this job?"),
     ("rewrite-formal", "rewrite", "Rewrite formally: hey, can't make it tmrw, sorry!!"),
-    ("rewrite-summary", "rewrite", "Summarise in one sentence: The city council met on Tuesday "
-     "to discuss new bicycle lanes, and after a long debate voted to build three of them."),
+    (
+        "rewrite-summary",
+        "rewrite",
+        "Summarise in one sentence: The city council met on Tuesday "
+        "to discuss new bicycle lanes, and after a long debate voted to build three of them.",
+    ),
     ("advice-sleep", "advice", "How can I fall asleep faster?"),
     ("advice-plants", "advice", "My houseplant's leaves are turning yellow. What could be wrong?"),
     ("advice-email", "advice", "How do I politely decline a meeting invitation?"),
@@ -96,11 +100,8 @@ def load_prompts(path: str | os.PathLike) -> list[Prompt]:
                 obj = json.loads(line)
                 text = obj["text"]
             except (json.JSONDecodeError, KeyError, TypeError):
-                raise InputError(
-                    f"prompts: line {number} of {path} is not a JSON object with a 'text'"
-                ) from None
-            out.append(Prompt(str(obj.get("id", f"line-{number}")), str(text),
-                              str(obj.get("kind", "user"))))
+                raise InputError(f"prompts: line {number} of {path} is not a JSON object with a 'text'") from None
+            out.append(Prompt(str(obj.get("id", f"line-{number}")), str(text), str(obj.get("kind", "user"))))
         else:
             out.append(Prompt(f"line-{number}", line.strip()))
     if not out:

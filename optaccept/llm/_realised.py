@@ -117,14 +117,23 @@ class RealisedTable:
 
         practical = [c for c in self.columns if c not in ("rule", "realised") and not c.startswith("alpha")]
         names = {"rrs": "RRS", "kseq": "K-SEQ", "rrs_wor": "RRS w/o repl."}
-        head = ["k", "positions", f"α* ({_LAW_NAMES[self.law]})", "optimal verifier, run", "z",
-                "rule (exact)"] + [names[c] for c in practical]
+        head = ["k", "positions", f"α* ({_LAW_NAMES[self.law]})", "optimal verifier, run", "z", "rule (exact)"] + [
+            names[c] for c in practical
+        ]
         body = []
         for r in self.rows:
             a = r[f"alpha_{self.law}"]
-            body.append([int(r["k"]), int(r["positions"]), Shown(a, f"{a:.4f}"),
-                         Estimate(r["realised"], r["realised_se"], 5), Shown(r["z"], f"{r['z']:+.2f}"),
-                         Shown(r["rule"], f"{r['rule']:.4f}")] + [Shown(r[c], f"{r[c]:.4f}") for c in practical])
+            body.append(
+                [
+                    int(r["k"]),
+                    int(r["positions"]),
+                    Shown(a, f"{a:.4f}"),
+                    Estimate(r["realised"], r["realised_se"], 5),
+                    Shown(r["z"], f"{r['z']:+.2f}"),
+                    Shown(r["rule"], f"{r['rule']:.4f}"),
+                ]
+                + [Shown(r[c], f"{r[c]:.4f}") for c in practical]
+            )
         return head, body
 
     def to_markdown(self) -> str:
@@ -132,8 +141,11 @@ class RealisedTable:
 
         return markdown_table(*self._wide()).rstrip("\n")
 
-    def to_latex(self, caption: str = "Optimal verifier run on real distributions: mean acceptance "
-                 "over a random subset of positions (realised ± Monte Carlo standard error).") -> str:
+    def to_latex(
+        self,
+        caption: str = "Optimal verifier run on real distributions: mean acceptance "
+        "over a random subset of positions (realised ± Monte Carlo standard error).",
+    ) -> str:
         from .._display import latex_table
 
         head, body = self._wide()
@@ -144,15 +156,21 @@ class RealisedTable:
         from .._display import html_table
 
         head, body = self._wide()
-        return html_table(head, body, title=f"Optimal verifier, run ({self.size:,} samples per position)",
-                          caption="; ".join(f"{c}: {d}" for c, d in self.columns.items()))
+        return html_table(
+            head,
+            body,
+            title=f"Optimal verifier, run ({self.size:,} samples per position)",
+            caption="; ".join(f"{c}: {d}" for c, d in self.columns.items()),
+        )
 
     def __str__(self) -> str:
         return self.to_markdown()
 
     def __repr__(self) -> str:
-        return (f"RealisedTable({self.positions.size} positions, ks={self.ks}, law={self.law!r}, "
-                f"{self.size} samples per position)")
+        return (
+            f"RealisedTable({self.positions.size} positions, ks={self.ks}, law={self.law!r}, "
+            f"{self.size} samples per position)"
+        )
 
     def plot(self, ax: Any = None) -> Any:
         """Mean acceptance against k: α*, the optimal verifier run (± 2 SE), RRS, K-SEQ.
@@ -165,10 +183,20 @@ class RealisedTable:
         rows = self.rows
         ks = [r["k"] for r in rows]
         ax.plot(ks, [r[f"alpha_{self.law}"] for r in rows], "k-", label=rf"$\alpha^*$ ({_LAW_NAMES[self.law]})")
-        ax.errorbar(ks, [r["realised"] for r in rows], yerr=[2 * r["realised_se"] for r in rows], fmt="o",
-                    color="C3", capsize=3, label="optimal verifier, run (± 2 SE)")
-        styles = {"rrs": ("s--", "C0", "RRS"), "kseq": ("^:", "C2", "K-SEQ"),
-                  "rrs_wor": ("s--", "C0", "RRS without replacement")}
+        ax.errorbar(
+            ks,
+            [r["realised"] for r in rows],
+            yerr=[2 * r["realised_se"] for r in rows],
+            fmt="o",
+            color="C3",
+            capsize=3,
+            label="optimal verifier, run (± 2 SE)",
+        )
+        styles = {
+            "rrs": ("s--", "C0", "RRS"),
+            "kseq": ("^:", "C2", "K-SEQ"),
+            "rrs_wor": ("s--", "C0", "RRS without replacement"),
+        }
         for c in self.columns:
             if c in styles:
                 fmt, color, label = styles[c]

@@ -134,9 +134,7 @@ class Distributions:
         t = np.array(target, dtype=np.float32)
         d = np.array(draft, dtype=np.float32)
         if t.ndim != 2 or t.shape != d.shape:
-            raise InputError(
-                f"target, draft: must be 2-D arrays of equal shape, got {t.shape} and {d.shape}"
-            )
+            raise InputError(f"target, draft: must be 2-D arrays of equal shape, got {t.shape} and {d.shape}")
         m = t.shape[0]
         self._target = t
         self._draft = d

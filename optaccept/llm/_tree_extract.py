@@ -47,8 +47,16 @@ from ._models import ModelPair, Warp, forward
 from ._prompts import as_prompts
 from ._storage import Distributions, _read_archive, _want_sparse, _write_archive
 
-__all__ = ["DraftTrees", "extract_trees", "SequenceModel", "StoredModel", "sequence_models", "trees_path",
-           "DRAFT_LAWS", "TREES_FILES"]
+__all__ = [
+    "DraftTrees",
+    "extract_trees",
+    "SequenceModel",
+    "StoredModel",
+    "sequence_models",
+    "trees_path",
+    "DRAFT_LAWS",
+    "TREES_FILES",
+]
 
 FORMAT = "optaccept.llm.DraftTrees/1"
 DRAFT_LAWS = ("iid", "swor")
@@ -187,8 +195,11 @@ class DraftTrees:
             ("target", f"{m.get('target_model', '?')} {m.get('target_warp', '')}"),
             ("draft", f"{m.get('draft_model', '?')} {m.get('draft_warp', '')}"),
         ]
-        body = "".join(f"<tr><th style='text-align:left'>{html.escape(str(a))}</th>"
-                       f"<td style='text-align:left'>{html.escape(str(b))}</td></tr>" for a, b in rows)
+        body = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(str(a))}</th>"
+            f"<td style='text-align:left'>{html.escape(str(b))}</td></tr>"
+            for a, b in rows
+        )
         return f"<table><caption>DraftTrees</caption>{body}</table>"
 
     def nodes(self, i: int) -> np.ndarray:
@@ -260,9 +271,11 @@ class DraftTrees:
             p, q = p[:, keep], q[:, keep]
             keys = [tuple(new[t] for t in key) for key in keys]
         where = f"tree {i}"
-        return (StoredModel(dict(zip(keys, p, strict=True)), "target", where),
-                StoredModel(dict(zip(keys, q, strict=True)), "draft", where),
-                new if compact else None)
+        return (
+            StoredModel(dict(zip(keys, p, strict=True)), "target", where),
+            StoredModel(dict(zip(keys, q, strict=True)), "draft", where),
+            new if compact else None,
+        )
 
     def vocabulary(self, i: int) -> np.ndarray:
         """Tokens with p > 0 or q > 0 at some node of tree ``i`` (sorted): the compact
@@ -270,8 +283,7 @@ class DraftTrees:
         nodes = self.nodes(i)
         return np.flatnonzero(((self.target[nodes] > 0) | (self.draft[nodes] > 0)).any(axis=0))
 
-    def draft_tree(self, i: int, *, k: int | None = None, length: int | None = None,
-                   compact: bool = False) -> Any:
+    def draft_tree(self, i: int, *, k: int | None = None, length: int | None = None, compact: bool = False) -> Any:
         """Tree ``i`` as an :class:`optaccept.tree.DraftTree`, optionally cut to its first
         ``k`` chains and their first ``length`` tokens.
 
@@ -284,8 +296,9 @@ class DraftTrees:
         k = self.k if k is None else _check_int("k", k, 1)
         length = self.length if length is None else _check_int("length", length, 1)
         if k > self.k or length > self.length:
-            raise InputError(f"k, length: at most the stored k = {self.k} and length = {self.length}, "
-                             f"got {k} and {length}")
+            raise InputError(
+                f"k, length: at most the stored k = {self.k} and length = {self.length}, got {k} and {length}"
+            )
         chains = [c[:length] for c in self.chains(i)[:k]]
         if compact:
             self.models(i, compact=True)
@@ -306,8 +319,12 @@ class DraftTrees:
         e.g. for ``gap_table`` or :func:`draft_quality`; ``internal_only`` drops the leaves."""
         sel = self.depth < self.length if internal_only else np.ones(self.n_nodes, bool)
         return Distributions(
-            self.target[sel], self.draft[sel], prompt_index=self.prompt_index[self.tree[sel]],
-            step=self.depth[sel], token=self.token[sel], meta=self.meta,
+            self.target[sel],
+            self.draft[sel],
+            prompt_index=self.prompt_index[self.tree[sel]],
+            step=self.depth[sel],
+            token=self.token[sel],
+            meta=self.meta,
         )
 
     def select(self, trees: Any) -> DraftTrees:
@@ -325,9 +342,15 @@ class DraftTrees:
         new_of_old[old] = np.arange(old.size)
         parent = np.where(self.parent[old] >= 0, new_of_old[np.maximum(self.parent[old], 0)], -1)
         return DraftTrees(
-            self.target[old], self.draft[old], tree=new_tree[self.tree[old]], parent=parent,
-            depth=self.depth[old], token=self.token[old], prompt_index=self.prompt_index[idx],
-            chains=new_of_old[self.chains_nodes[idx]], meta=self.meta,
+            self.target[old],
+            self.draft[old],
+            tree=new_tree[self.tree[old]],
+            parent=parent,
+            depth=self.depth[old],
+            token=self.token[old],
+            prompt_index=self.prompt_index[idx],
+            chains=new_of_old[self.chains_nodes[idx]],
+            meta=self.meta,
         )
 
     @classmethod
@@ -344,8 +367,9 @@ class DraftTrees:
             np.concatenate([p.target for p in parts]),
             np.concatenate([p.draft for p in parts]),
             tree=np.concatenate([p.tree + t for p, t in zip(parts, tree_off, strict=False)]),
-            parent=np.concatenate([np.where(p.parent >= 0, p.parent + o, -1)
-                                   for p, o in zip(parts, node_off, strict=False)]),
+            parent=np.concatenate(
+                [np.where(p.parent >= 0, p.parent + o, -1) for p, o in zip(parts, node_off, strict=False)]
+            ),
             depth=np.concatenate([p.depth for p in parts]),
             token=np.concatenate([p.token for p in parts]),
             prompt_index=np.concatenate([p.prompt_index for p in parts]),
@@ -363,8 +387,12 @@ class DraftTrees:
         for name in ("prompt_index", "step", "token"):  # per-row fields of Distributions
             out.pop(name, None)
         out.update(
-            tree=self.tree, parent=self.parent, depth=self.depth, token=self.token,
-            prompt_index=self.prompt_index, chains=self.chains_nodes,
+            tree=self.tree,
+            parent=self.parent,
+            depth=self.depth,
+            token=self.token,
+            prompt_index=self.prompt_index,
+            chains=self.chains_nodes,
         )
         return out
 
@@ -389,8 +417,15 @@ class DraftTrees:
         target, draft, data, meta = _read_archive(path, kind, FORMAT, verify)
         meta.pop("row_dtype", None)
         return cls(
-            target, draft, tree=data["tree"], parent=data["parent"], depth=data["depth"],
-            token=data["token"], prompt_index=data["prompt_index"], chains=data["chains"], meta=meta,
+            target,
+            draft,
+            tree=data["tree"],
+            parent=data["parent"],
+            depth=data["depth"],
+            token=data["token"],
+            prompt_index=data["prompt_index"],
+            chains=data["chains"],
+            meta=meta,
         )
 
 
@@ -533,8 +568,10 @@ class SequenceModel:
             self._cache.popitem(last=False)
 
     def __repr__(self) -> str:
-        return (f"SequenceModel({self.name!r}, prompt of {len(self.prompt_ids)} tokens, {self.warp}, "
-                f"{len(self._cache)} cached)")
+        return (
+            f"SequenceModel({self.name!r}, prompt of {len(self.prompt_ids)} tokens, {self.warp}, "
+            f"{len(self._cache)} cached)"
+        )
 
 
 def _trie(prefixes: Sequence[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], list[int], list[int], list[int]]:
@@ -562,10 +599,8 @@ def sequence_models(
         ids = _encode(pair.tokenizer, as_prompts([prompt]), chat)[0]
     draft_model = pair.target if pair.shared else pair.draft
     return (
-        SequenceModel(pair.target, ids, pair.target_warp, device=device, cache_size=cache_size,
-                      name=pair.target_id),
-        SequenceModel(draft_model, ids, pair.draft_warp, device=device, cache_size=cache_size,
-                      name=pair.draft_id),
+        SequenceModel(pair.target, ids, pair.target_warp, device=device, cache_size=cache_size, name=pair.target_id),
+        SequenceModel(draft_model, ids, pair.draft_warp, device=device, cache_size=cache_size, name=pair.draft_id),
     )
 
 
@@ -699,16 +734,16 @@ def _grow_trees(
                     chains[t, c, d] = current[t][c] = children[tok]
         new = range(first_new, len(tree_of))
         # fed index of node j is j - n_trees (roots are the prompt, not fed)
-        logits = d_run.feed([parent[j] - n_trees for j in new], [token[j] for j in new],
-                            [depth[j] for j in new])
+        logits = d_run.feed([parent[j] - n_trees for j in new], [token[j] for j in new], [depth[j] for j in new])
         q_logits.extend(logits[i] for i in range(len(new)))
     if pair.shared:
         t_logits = q_logits
     else:  # the target reads every node of every tree of this prompt in one pass
         t_run = _TreeRunner(pair.target, prompt_ids, device)
         others = range(n_trees, len(tree_of))
-        logits = t_run.feed([parent[j] - n_trees for j in others], [token[j] for j in others],
-                            [depth[j] for j in others])
+        logits = t_run.feed(
+            [parent[j] - n_trees for j in others], [token[j] for j in others], [depth[j] for j in others]
+        )
         t_logits = [t_run.root_logits] * n_trees + [logits[i] for i in range(len(others))]
     # Renumber: trees one after another, each breadth-first with its root first.
     order = sorted(range(len(tree_of)), key=lambda j: (tree_of[j], depth[j], j))
@@ -787,8 +822,17 @@ def extract_trees(
     prompts = as_prompts(prompts)
     dev = resolve_device(device)
     pair.to(dev)
-    meta = _meta(pair, prompts, k=k, length=length, drafts=drafts, trees_per_prompt=trees_per_prompt,
-                 seed=seed, chat=chat, device=str(dev))
+    meta = _meta(
+        pair,
+        prompts,
+        k=k,
+        length=length,
+        drafts=drafts,
+        trees_per_prompt=trees_per_prompt,
+        seed=seed,
+        chat=chat,
+        device=str(dev),
+    )
     folder, done = _resume(checkpoint, "prompt-*.npz", DraftTrees, meta, "prompt")
     encoded = _encode(pair.tokenizer, prompts, chat)
     start = time.perf_counter()
@@ -798,12 +842,20 @@ def extract_trees(
             if i in done:
                 continue
             rng = np.random.default_rng(_prompt_seed(seed, i))
-            arr = _grow_trees(pair, encoded[i], k=k, length=length, drafts=drafts, n_trees=trees_per_prompt,
-                              rng=rng, device=dev)
-            part = DraftTrees(arr["target"], arr["draft"], tree=arr["tree"], parent=arr["parent"],
-                              depth=arr["depth"], token=arr["token"],
-                              prompt_index=np.full(trees_per_prompt, i), chains=arr["chains"],
-                              meta={**meta, "prompt": i})
+            arr = _grow_trees(
+                pair, encoded[i], k=k, length=length, drafts=drafts, n_trees=trees_per_prompt, rng=rng, device=dev
+            )
+            part = DraftTrees(
+                arr["target"],
+                arr["draft"],
+                tree=arr["tree"],
+                parent=arr["parent"],
+                depth=arr["depth"],
+                token=arr["token"],
+                prompt_index=np.full(trees_per_prompt, i),
+                chains=arr["chains"],
+                meta={**meta, "prompt": i},
+            )
             fresh_nodes += part.n_nodes
             if folder is not None:
                 part.save(folder / f"prompt-{i:05d}.npz", sparse=False)

@@ -231,7 +231,7 @@ def polish_flow(flow: sp.csr_matrix, D: np.ndarray, p: np.ndarray) -> sp.csr_mat
     arc_tok = [tid[y] for y in tok]
     # into feasibility: trim each set's and each token's excess off its arcs
     for a in range(m):
-        over = sum(f[ptr[a]:ptr[a + 1]]) - cap_set[a]
+        over = sum(f[ptr[a] : ptr[a + 1]]) - cap_set[a]
         j = ptr[a]
         while over > 0 and j < ptr[a + 1]:
             cut = min(over, f[j])
@@ -252,7 +252,7 @@ def polish_flow(flow: sp.csr_matrix, D: np.ndarray, p: np.ndarray) -> sp.csr_mat
             f[j] -= cut
             over -= cut
         inflow[t] = sum(f[j] for j in arcs)
-    out = [sum(f[ptr[a]:ptr[a + 1]]) for a in range(m)]
+    out = [sum(f[ptr[a] : ptr[a + 1]]) for a in range(m)]
     arc_set = [a for a in range(m) for _ in range(ptr[a + 1] - ptr[a])]
     _dinic(m, ptr, arc_tok, arc_set, by_tok, cap_set, cap_tok, f, out, inflow)
     F.data = np.array([v / unit for v in f], dtype=np.float64)
@@ -300,15 +300,31 @@ def _dinic(m, ptr, arc_tok, arc_set, by_tok, cap_set, cap_tok, f, out, inflow) -
             if lev_s[a0] != 1:
                 continue
             while cap_set[a0] > out[a0]:
-                pushed = _dfs_push(a0, cap_set[a0] - out[a0], lev_s, lev_t, sink_level, ptr, arc_tok,
-                                   arc_set, by_tok, cap_tok, f, out, inflow, cur_s, cur_t)
+                pushed = _dfs_push(
+                    a0,
+                    cap_set[a0] - out[a0],
+                    lev_s,
+                    lev_t,
+                    sink_level,
+                    ptr,
+                    arc_tok,
+                    arc_set,
+                    by_tok,
+                    cap_tok,
+                    f,
+                    out,
+                    inflow,
+                    cur_s,
+                    cur_t,
+                )
                 if pushed == 0:
                     break
                 out[a0] += pushed
 
 
-def _dfs_push(a0, limit, lev_s, lev_t, sink_level, ptr, arc_tok, arc_set, by_tok, cap_tok, f, out, inflow,
-              cur_s, cur_t) -> int:
+def _dfs_push(
+    a0, limit, lev_s, lev_t, sink_level, ptr, arc_tok, arc_set, by_tok, cap_tok, f, out, inflow, cur_s, cur_t
+) -> int:
     """One augmenting path from set a0 in the level graph (iterative), pushing its
     bottleneck; returns the amount (0: none left from a0)."""
     path: list[tuple[int, int]] = []  # (arc, +1 forward set→token / −1 backward token→set)

@@ -72,8 +72,9 @@ class _LineVerifier(OptimalVerifier):
             toks, cells, lens = [], [], []
             for g in gb + [g + nb for g in ga]:
                 gl = g.tolist()
-                t, c, ln = _windows([ell[i] for i in gl], [mass[i] for i in gl], [ell[i] for i in gl],
-                                    [targets[i] for i in gl], exact)
+                t, c, ln = _windows(
+                    [ell[i] for i in gl], [mass[i] for i in gl], [ell[i] for i in gl], [targets[i] for i in gl], exact
+                )
                 toks.append(g[np.asarray(t, dtype=np.int64)])
                 cells.append(g[np.asarray(c, dtype=np.int64)])
                 lens.append(ln)

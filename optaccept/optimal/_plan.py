@@ -119,7 +119,11 @@ class _PlanVerifier(OptimalVerifier):
         conditional must be a law (0 exactly in exact mode)."""
         if self.exact:
             pos = [row for row, d in zip(self._rows, self._probs) if d > 0]
-            return max([abs(sum(row, Fraction(0)) - 1) for row in pos] + [-v for row in pos for v in row if v < 0] + [Fraction(0)])
+            return max(
+                [abs(sum(row, Fraction(0)) - 1) for row in pos]
+                + [-v for row in pos for v in row if v < 0]
+                + [Fraction(0)]
+            )
         sums = np.asarray(self._F.sum(axis=1)).ravel() + self._u * self._r.sum()
         neg = max(0.0, -float(self._F.data.min(initial=0.0)), -float(self._r.min(initial=0.0)))
         return max(float(np.abs(sums - 1.0).max(initial=0.0)), neg)

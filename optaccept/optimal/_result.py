@@ -141,8 +141,13 @@ class AcceptanceResult:
     def _repr_html_(self) -> str:
         from .._display import html_fields
 
-        fields = [("α* (value)", self.value), ("method", self.method), ("draft law", repr(self.law)),
-                  ("certificate S (subset)", self.subset), ("upper bound (★) at S", self.upper_bound)]
+        fields = [
+            ("α* (value)", self.value),
+            ("method", self.method),
+            ("draft law", repr(self.law)),
+            ("certificate S (subset)", self.subset),
+            ("upper bound (★) at S", self.upper_bound),
+        ]
         if self.lower_bound is not None:
             fields += [("lower bound (plan value)", self.lower_bound), ("certified gap", self.gap)]
         return html_fields("AcceptanceResult", fields)
@@ -182,8 +187,11 @@ class Verification:
     def _fields(self) -> list[tuple[str, Any]]:
         out = [("ok", self.ok), ("dual_value", self.dual_value), ("value_gap", self.value_gap)]
         if self.primal_value is not None:
-            out += [("primal_value", self.primal_value), ("duality_gap", self.duality_gap),
-                    ("max_violation", self.max_violation)]
+            out += [
+                ("primal_value", self.primal_value),
+                ("duality_gap", self.duality_gap),
+                ("max_violation", self.max_violation),
+            ]
         return out
 
     def __repr__(self) -> str:

@@ -57,6 +57,7 @@ def optimal_verifier_batched(
     dn = drafts.detach().to("cpu", torch.int64).numpy()
     # three uniforms per draft and two per row, from the caller's generator
     uni = torch.rand((rows, 3 * k + 2), generator=generator, dtype=torch.float64, device=p.device).cpu().numpy()
+
     def one(r: int) -> int:
         drafts_law = IID(qn[r], k, normalize=True) if law == "iid" else WithoutReplacement(qn[r], k, normalize=True)
         ov = optimal_verifier(pn[r], drafts_law, normalize=True)

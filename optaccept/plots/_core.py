@@ -59,8 +59,18 @@ def plot_alpha_vs_k(
     for z, law in enumerate(laws):
         label, marker, ls, ms, filled = LAW_STYLES[law]
         xs, ys = alpha_curve(p, q, ks, law)
-        ax.plot(xs, ys, marker=marker, ls=ls, ms=ms, lw=1.3, label=label, zorder=2 + z,
-                mfc=None if filled else "white", color=f"C{z}")
+        ax.plot(
+            xs,
+            ys,
+            marker=marker,
+            ls=ls,
+            ms=ms,
+            lw=1.3,
+            label=label,
+            zorder=2 + z,
+            mfc=None if filled else "white",
+            color=f"C{z}",
+        )
     ax.set_xlabel("number of drafts $k$")
     ax.set_ylabel(r"optimal acceptance $\alpha^*$")
     ax.set_ylim(top=1.005)
@@ -69,8 +79,15 @@ def plot_alpha_vs_k(
     ax.grid(alpha=0.3)
     if stopped:
         words = " and ".join({"swor": "without replacement", "greedy": "greedy"}[law] for law in stopped)
-        ax.text(0.98, 0.04, f"{words}:\ndefined for $k \\leq |\\mathrm{{supp}}\\, q| = {supp}$",
-                transform=ax.transAxes, ha="right", va="bottom", color="0.3")
+        ax.text(
+            0.98,
+            0.04,
+            f"{words}:\ndefined for $k \\leq |\\mathrm{{supp}}\\, q| = {supp}$",
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            color="0.3",
+        )
     if legend:
         legend_under(ax)
     if title:

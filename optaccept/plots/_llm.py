@@ -48,8 +48,11 @@ def describe_pair(meta: dict[str, Any]) -> str:
     model = name(meta.get("target_model", "?"))
     draft = name(meta.get("draft_model", model))
     same = draft == model
-    return (f"{model}: target {warp(meta.get('target_warp'))}; draft "
-            + ("" if same else f"{draft} ") + warp(meta.get("draft_warp")))
+    return (
+        f"{model}: target {warp(meta.get('target_warp'))}; draft "
+        + ("" if same else f"{draft} ")
+        + warp(meta.get("draft_warp"))
+    )
 
 
 @in_paper_style
@@ -77,15 +80,29 @@ def plot_gaps(
     for i, name in enumerate(present):
         ks = sorted(k for tt, k, n in table.values if tt == t and n == name)
         means = np.array([table.values[(t, k, name)].mean() for k in ks])
-        sems = np.array([
-            table.values[(t, k, name)].std(ddof=1) / math.sqrt(table.values[(t, k, name)].size)
-            if table.values[(t, k, name)].size > 1 else 0.0
-            for k in ks
-        ])
+        sems = np.array(
+            [
+                table.values[(t, k, name)].std(ddof=1) / math.sqrt(table.values[(t, k, name)].size)
+                if table.values[(t, k, name)].size > 1
+                else 0.0
+                for k in ks
+            ]
+        )
         marker, ls, color, ms = _STYLE.get(name, ("o", "-", None, 5))
         x = np.array(ks, dtype=float) * (1 + width * (i - (len(present) - 1) / 2) / 4)
-        ax.errorbar(x, means, yerr=sems, marker=marker, ls=ls, color=color, ms=ms, capsize=2, lw=1.2,
-                    mfc="white" if name == "alpha_swor" else None, label=QUANTITY_LABELS.get(name, name))
+        ax.errorbar(
+            x,
+            means,
+            yerr=sems,
+            marker=marker,
+            ls=ls,
+            color=color,
+            ms=ms,
+            capsize=2,
+            lw=1.2,
+            mfc="white" if name == "alpha_swor" else None,
+            label=QUANTITY_LABELS.get(name, name),
+        )
     all_ks = sorted({k for tt, k, _ in table.values if tt == t})
     ax.set_xscale("log", base=2)
     integer_ticks(ax.xaxis, all_ks)
@@ -110,9 +127,9 @@ def plot_position_gaps(
     a = table.values[(t, k, "alpha_iid")]
     r = table.values[(t, k, verifier)]
     one = a >= 1 - 1e-9
-    ax.scatter(a[~one], (a - r)[~one], s=9, alpha=0.7, color="C3", label=fr"$\alpha^* < 1$ ({(~one).sum()} positions)")
-    ax.scatter(a[one], (a - r)[one], s=9, alpha=0.5, color="0.6", label=fr"$\alpha^* = 1$ ({one.sum()} positions)")
-    ax.set_xlabel(fr"$\alpha^*$, i.i.d. drafts, $k = {k}$")
+    ax.scatter(a[~one], (a - r)[~one], s=9, alpha=0.7, color="C3", label=rf"$\alpha^* < 1$ ({(~one).sum()} positions)")
+    ax.scatter(a[one], (a - r)[one], s=9, alpha=0.5, color="0.6", label=rf"$\alpha^* = 1$ ({one.sum()} positions)")
+    ax.set_xlabel(rf"$\alpha^*$, i.i.d. drafts, $k = {k}$")
     ax.set_ylabel(r"gap $\alpha^* - \alpha$, " + QUANTITY_LABELS.get(verifier, verifier).split(", ", 1)[-1])
     ax.grid(alpha=0.3)
     legend_under(ax, ncols=2)
@@ -122,5 +139,4 @@ def plot_position_gaps(
 def legend_below(fig: Any, ax: Any, ncols: int = 3) -> Any:
     """One legend for the whole figure, below the axes (no legend over data)."""
     handles, labels = ax.get_legend_handles_labels()
-    return fig.legend(handles, labels, loc="lower center", ncols=ncols, frameon=False,
-                      bbox_to_anchor=(0.5, -0.02))
+    return fig.legend(handles, labels, loc="lower center", ncols=ncols, frameon=False, bbox_to_anchor=(0.5, -0.02))

@@ -33,8 +33,15 @@ def plot_simulation(estimate: Any, exact: float, *, ax: Any = None) -> Any:
     counts = np.asarray(estimate.counts, dtype=float)
     k = np.arange(1, counts.size + 1)
     sd = estimate.std
-    ax.fill_between(k, exact - 2 * sd / np.sqrt(k), exact + 2 * sd / np.sqrt(k), color="C0", alpha=0.18,
-                    lw=0, label=r"exact $\pm\, 2\sigma/\sqrt{\mathrm{runs}}$")
+    ax.fill_between(
+        k,
+        exact - 2 * sd / np.sqrt(k),
+        exact + 2 * sd / np.sqrt(k),
+        color="C0",
+        alpha=0.18,
+        lw=0,
+        label=r"exact $\pm\, 2\sigma/\sqrt{\mathrm{runs}}$",
+    )
     ax.plot(k, np.cumsum(counts) / k, lw=1, color="C0", label="Monte Carlo, running mean")
     ax.axhline(exact, color="k", lw=1.2, label=f"exact (Theorem 1): {exact:.3f}")
     ax.set_xscale("log")
@@ -70,8 +77,20 @@ def plot_batch_rejections(
     first = True
     for (cont, M), est in (simulated or {}).items():
         i = list(continuations).index(cont) if cont in continuations else 0
-        ax.errorbar([M], [est.mean], yerr=[5 * est.stderr], fmt="_", ms=6, mew=1.2, color="k", ecolor="k", elinewidth=1.0, capsize=3,
-                    label=r"Monte Carlo $\pm\, 5$ s.e." if first else None, zorder=5)
+        ax.errorbar(
+            [M],
+            [est.mean],
+            yerr=[5 * est.stderr],
+            fmt="_",
+            ms=6,
+            mew=1.2,
+            color="k",
+            ecolor="k",
+            elinewidth=1.0,
+            capsize=3,
+            label=r"Monte Carlo $\pm\, 5$ s.e." if first else None,
+            zorder=5,
+        )
         first = False
     ax.set_xscale("log", base=2)
     ticks = [m for m in Ms if m & (m - 1) == 0] or Ms
@@ -93,10 +112,20 @@ def plot_batch_improvement(Ms: Sequence[int], *, r: float = 4.0, u: float = 0.9,
 
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.0))
     Ms = [int(m) for m in Ms]
-    ax.plot(Ms, [uniform_batch_improvement(r, M) for M in Ms], "o-", ms=3.5,
-            label=f"uniform: draft on $V$, target on $V'$, $|V|/|V'| = {r:g}$")
-    ax.plot(Ms, [bernoulli_batch_improvement(u, v, M) for M in Ms], "s-", ms=3.5,
-            label=f"Bernoulli: draft {u:g}, target {v:g}")
+    ax.plot(
+        Ms,
+        [uniform_batch_improvement(r, M) for M in Ms],
+        "o-",
+        ms=3.5,
+        label=f"uniform: draft on $V$, target on $V'$, $|V|/|V'| = {r:g}$",
+    )
+    ax.plot(
+        Ms,
+        [bernoulli_batch_improvement(u, v, M) for M in Ms],
+        "s-",
+        ms=3.5,
+        label=f"Bernoulli: draft {u:g}, target {v:g}",
+    )
     integer_ticks(ax.xaxis)
     ax.set_xlabel("number of drafts $M$")
     ax.set_ylabel("one-step batch improvement BI")
@@ -122,7 +151,9 @@ def plot_pareto_front(p: Any, q: Any, eps: Any = None, *, ax: Any = None) -> Any
     )
     d = decoder_losses(p, q, grid)
     ax.fill_between([0, tv], [tv, 0], 0, color="0.88", label="unattainable (Theorem 5)")
-    ax.plot(front[:, 0], front[:, 1], "k-", lw=1.5, label=r"front: $P(\mathrm{reject}) + \mathrm{bias} = \mathrm{TV}(p, q)$")
+    ax.plot(
+        front[:, 0], front[:, 1], "k-", lw=1.5, label=r"front: $P(\mathrm{reject}) + \mathrm{bias} = \mathrm{TV}(p, q)$"
+    )
     ax.plot(d.rejection, d.loss_opt, "o", ms=4, label="Decoding-OPT (Theorem 4)")
     ax.plot(d.rejection, d.loss_uno, "^", ms=4, label="Decoding-UNO (rejections from $p$)")
     ax.set_xlabel("rejection probability")

@@ -117,8 +117,9 @@ def legend_under(ax: Any, handles: Any = None, **kwargs: Any) -> Any:
     return ax.legend(handles=handles, **kw) if handles is not None else ax.legend(**kw)
 
 
-def paper_figure(nrows: int = 1, ncols: int = 1, *, width: float = COLUMN_WIDTH, height: float | None = None,
-                 **kwargs: Any) -> tuple[Any, Any]:
+def paper_figure(
+    nrows: int = 1, ncols: int = 1, *, width: float = COLUMN_WIDTH, height: float | None = None, **kwargs: Any
+) -> tuple[Any, Any]:
     """``plt.subplots`` at a paper width (:data:`COLUMN_WIDTH` or :data:`TEXT_WIDTH`) with the
     paper fonts; ``height`` defaults to 2.3 in per row.  Draw inside :func:`paper_style` so
     that later text gets the same sizes."""
@@ -150,7 +151,9 @@ def integer_ticks(axis: Any, values: Sequence[int] | None = None) -> None:
     axis.set_major_formatter(fmt)
 
 
-def save_figure(fig: Any, path: str | os.PathLike, *, formats: Sequence[str] = ("png", "pdf"), dpi: int = 200) -> list[Path]:
+def save_figure(
+    fig: Any, path: str | os.PathLike, *, formats: Sequence[str] = ("png", "pdf"), dpi: int = 200
+) -> list[Path]:
     """Write ``fig`` as ``path`` with each suffix in ``formats`` (default PNG and PDF).
 
     Metadata that would change from run to run (creation date, software version) is left

@@ -37,15 +37,27 @@ def plot_accepted_tokens(
         raise InputError(f"length: the table has lengths {lengths}, got {length!r}")
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.6) if legend else (COLUMN_WIDTH, 2.6))
     for v, d in table.series():
-        pts = sorted((r["k"], r["value"], r["std_err"]) for r in table.rows
-                     if (r["verifier"], r["drafts"], r["length"]) == (v, d, length))
+        pts = sorted(
+            (r["k"], r["value"], r["std_err"])
+            for r in table.rows
+            if (r["verifier"], r["drafts"], r["length"]) == (v, d, length)
+        )
         if not pts:
             continue
         xs, ys, es = zip(*pts, strict=True)
         style, color = SERIES_STYLES[(v, d)]
         offset = {"iid": -0.06, "swor": 0.06}[d] if v not in ("block", "batch") else 0.0
-        ax.errorbar(np.array(xs) + offset, ys, yerr=2 * np.array(es), fmt=style, color=color, ms=4,
-                    capsize=2, lw=1.2, label=VERIFIER_NAMES[(v, d)])
+        ax.errorbar(
+            np.array(xs) + offset,
+            ys,
+            yerr=2 * np.array(es),
+            fmt=style,
+            color=color,
+            ms=4,
+            capsize=2,
+            lw=1.2,
+            label=VERIFIER_NAMES[(v, d)],
+        )
     ax.set_xlabel("number of draft chains k")
     ax.set_ylabel("expected accepted tokens per step")
     ax.set_title(title if title is not None else f"draft length L = {length}")

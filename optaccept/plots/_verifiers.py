@@ -91,8 +91,7 @@ def plot_gap_heatmap(
                 text = f"{v:.4f}"
                 if stderr is not None and stderr.get(n, {}).get(k) is not None:
                     text += f" ± {stderr[n][k]:.4f}"
-            ax.text(j, i, text, ha="center", va="center", fontsize=7.5,
-                    color="white" if v > 0.6 * vmax else "black")
+            ax.text(j, i, text, ha="center", va="center", fontsize=7.5, color="white" if v > 0.6 * vmax else "black")
     ax.set_xticks(range(len(ks)), [f"$k = {k}$" for k in ks])
     ax.set_yticks(range(len(names)), [labels.get(n, n) for n in names], fontsize=8.5)
     ax.tick_params(length=0)

@@ -210,10 +210,15 @@ def main(key: str, argv: list[str] | None = None, default_out: pathlib.Path | No
     beside it (ignored by git), so re-running a proof never modifies a committed file."""
     ap = argparse.ArgumentParser(description=CLAIMS[key].statement)
     ap.add_argument("--quick", action="store_true", help="smaller range of (n, k)")
-    ap.add_argument("--out", type=pathlib.Path, default=None,
-                    help="certificate folder (default: proofs/local/certificates, ignored by git)")
-    ap.add_argument("--update", action="store_true",
-                    help="write the committed certificate (proofs/certificates) instead")
+    ap.add_argument(
+        "--out",
+        type=pathlib.Path,
+        default=None,
+        help="certificate folder (default: proofs/local/certificates, ignored by git)",
+    )
+    ap.add_argument(
+        "--update", action="store_true", help="write the committed certificate (proofs/certificates) instead"
+    )
     args = ap.parse_args(argv)
     if args.update and args.out is not None:
         ap.error("--update and --out: give one of them")

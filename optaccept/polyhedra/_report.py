@@ -136,18 +136,25 @@ class KDraftReport:
 
     def __repr__(self) -> str:
         c = self.counts()
-        return (f"KDraftReport(n={self.n}, k={self.k}, drafts={self.drafts!r}, holds={self.holds}, "
-                f"rays={len(self.rays)} ({c['trivial']} trivial, {c['subset']} subset, {c['other']} other))")
+        return (
+            f"KDraftReport(n={self.n}, k={self.k}, drafts={self.drafts!r}, holds={self.holds}, "
+            f"rays={len(self.rays)} ({c['trivial']} trivial, {c['subset']} subset, {c['other']} other))"
+        )
 
     def _repr_html_(self) -> str:
         from .._display import html_fields, html_table
 
         c = self.counts()
-        head = html_fields(f"Exact check of the K-draft condition (n = {self.n}, k = {self.k}, {self.drafts})", [
-            ("holds", self.holds), ("extreme rays", len(self.rays)), ("trivial / subset / other",
-                                                                      f"{c['trivial']} / {c['subset']} / {c['other']}"),
-            ("lineality dimension", self.lineality_dim), ("cone", "set cone" if self.reduced else "tuple cone"),
-        ])
+        head = html_fields(
+            f"Exact check of the K-draft condition (n = {self.n}, k = {self.k}, {self.drafts})",
+            [
+                ("holds", self.holds),
+                ("extreme rays", len(self.rays)),
+                ("trivial / subset / other", f"{c['trivial']} / {c['subset']} / {c['other']}"),
+                ("lineality dimension", self.lineality_dim),
+                ("cone", "set cone" if self.reduced else "tuple cone"),
+            ],
+        )
         rows = [[str(set(S)) if S else "∅", f"{e} ≥ 0"] for S, e in zip(self.subsets, self.inequalities, strict=False)]
         return head + html_table(["S", "inequality"], rows, max_rows=20)
 

@@ -205,10 +205,15 @@ class DecoderLosses:
     def _repr_html_(self) -> str:
         from .._display import html_table
 
-        rows = [[f"{e:g}", f"{r:.4f}", f"{lo:.4f}", f"{lu:.4f}"]
-                for e, r, lo, lu in zip(self.eps, self.rejection, self.loss_opt, self.loss_uno, strict=True)]
-        return html_table(["ε", "P(reject)", "bias, Decoding-OPT", "bias, Decoding-UNO"], rows,
-                          title=f"Decoding-OPT and Decoding-UNO (TV(p, q) = {self.tv:.4f})")
+        rows = [
+            [f"{e:g}", f"{r:.4f}", f"{lo:.4f}", f"{lu:.4f}"]
+            for e, r, lo, lu in zip(self.eps, self.rejection, self.loss_opt, self.loss_uno, strict=True)
+        ]
+        return html_table(
+            ["ε", "P(reject)", "bias, Decoding-OPT", "bias, Decoding-UNO"],
+            rows,
+            title=f"Decoding-OPT and Decoding-UNO (TV(p, q) = {self.tv:.4f})",
+        )
 
 
 def decoder_losses(p: Any, q: Any, eps: Any) -> DecoderLosses:

@@ -96,8 +96,10 @@ class RejectionEstimate(float):
     def _repr_html_(self) -> str:
         from .._display import html_fields
 
-        return html_fields("Monte Carlo estimate of the rejections", [
-            ("mean", float(self)), ("standard error", self.stderr), ("runs", self.runs)])
+        return html_fields(
+            "Monte Carlo estimate of the rejections",
+            [("mean", float(self)), ("standard error", self.stderr), ("runs", self.runs)],
+        )
 
     def __reduce__(self):  # keep pickling working for the float subclass
         return (RejectionEstimate, (np.array(self.counts), np.array(self.tokens)))

@@ -25,7 +25,7 @@ import numpy as np
 from .._errors import InputError, MethodError
 from ._result import TreeResult
 
-__all__ = ["upper_bound"]
+__all__ = ["upper_bound", "tree_bound_terms"]
 
 Prefix = tuple[int, ...]
 
@@ -254,6 +254,22 @@ def upper_bound(
     mean[1] = alpha1
     err = float(rows[:, 2:].sum(axis=1).std(ddof=1) / np.sqrt(samples)) if L >= 2 else 0.0
     return result(mean[1:], "sampled", int(samples), err, values=rows)
+
+
+def tree_bound_terms(t: Any, P: Any, Q: Any, drafts: str, k: int) -> np.ndarray:
+    """Per-depth terms Σ_{w ∈ t, |w| = d} min(1, p(w)/π(w)) of one drafted tree of k
+    chains (index d = 0 … L; the depth-1 term is to be replaced by α*_1)."""
+    from ._models import as_model
+
+    Pm, Qm = as_model(P, "target").cached(), as_model(Q, "draft").cached()
+    pi = _Pi(Qm, getattr(t, "shape", None), drafts, t.length, k)
+    terms = np.zeros(t.length + 1)
+    for w in t.nodes():
+        if len(w) >= 2:
+            pw = _p_of(Pm, w)
+            if pw > 0:
+                terms[len(w)] += min(1.0, pw / pi(w))
+    return terms
 
 
 def _monotone(terms: np.ndarray) -> np.ndarray:

@@ -4,22 +4,20 @@ The input is one :class:`optaccept.llm.DraftTrees` file per draft law (k chains 
 ``length`` tokens after each prompt, with the target's and the draft's laws at every
 node).  A tree stored with k chains of L tokens also gives, cut to its first k' ≤ k
 chains and their first L' ≤ L tokens, a sample of the draft law with k' and L', so one
-file fills the whole (k, length) grid.  Every cell is a Rao–Blackwellised average
-(docs/trees.md §5) over the same trees, with its standard error.
+file fills the whole (k, length) grid.
 
-Besides the verifiers with a value per tree, the table gives the sequence-level
-optimum (the best lossless verifier, docs/trees.md §4) wherever it is known at
-vocabulary scale:
+* L = 1: every cell is exact per prompt (token-level RRS with and without
+  replacement — traversal is RRS without replacement at one token, its root rate
+  staying 1 —, batch SD of Yin et al. (NeurIPS 2024, arXiv 2411.00841), and the
+  optimum α* of the root's draft law), averaged over the trees' prompts.
+* L ≥ 2: Rao–Blackwellised averages (docs/trees.md §5) over the same trees; the
+  optimum for k = 1 is the block value (Sun et al., arXiv 2403.10444: block
+  verification is optimal for one chain); elsewhere the upper bound of docs/trees.md
+  §4b, estimated on the same trees.
 
-* k = 1: block verification is optimal for one chain (Sun et al., arXiv 2403.10444;
-  confirmed against the LP in docs/trees.md §7), so the optimum is the block value;
-* length 1: the optimum is α* of the draft law at the root (``optimal_acceptance``
-  with ``IID(q, k)`` or ``WithoutReplacement(q, k)``), computed exactly per prompt.
-
-At length 1 with i.i.d. drafts, token-level verification is the batch speculative
-decoding of Yin et al. (NeurIPS 2024, arXiv 2411.00841) with M = k drafts: its
-expected accepted tokens are 1 − Π_m TV(p^m, q) (``optaccept.sequence``), given
-exactly per prompt.
+Standard errors are clustered by prompt (the trees of one prompt share it), and every
+comparison of verifiers is a paired difference on the same trees
+(:attr:`TreeTable.differences`).
 """
 
 from __future__ import annotations
@@ -45,6 +43,8 @@ VERIFIER_NAMES = {
     ("batch", "iid"): "batch SD (Yin et al.), exact",
     ("optimal", "iid"): "optimal lossless verifier, i.i.d. chains",
     ("optimal", "swor"): "optimal lossless verifier, without replacement",
+    ("bound", "iid"): "upper bound (§4b), i.i.d. chains",
+    ("bound", "swor"): "upper bound (§4b), without replacement",
 }
 #: Marker/line style and colour of each (verifier, draft law) in plots.
 SERIES_STYLES = {
@@ -55,6 +55,8 @@ SERIES_STYLES = {
     ("batch", "iid"): ("x", "k"),
     ("optimal", "iid"): ("v--", "C0"),
     ("optimal", "swor"): ("v--", "C1"),
+    ("bound", "iid"): ("1:", "C0"),
+    ("bound", "swor"): ("2:", "C1"),
 }
 
 
@@ -67,9 +69,13 @@ class TreeTable:
     :meth:`to_latex`; plot with :func:`optaccept.plots.plot_accepted_tokens`.
     """
 
-    def __init__(self, rows: list[dict[str, Any]], meta: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, rows: list[dict[str, Any]], meta: dict[str, Any] | None = None, differences: list | None = None
+    ) -> None:
         self.rows = rows
         self.meta = dict(meta or {})
+        #: paired differences on the same trees: {drafts, k, length, a, b, value, std_err} (a − b)
+        self.differences = list(differences or [])
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -142,9 +148,36 @@ class TreeTable:
         header = ["$L$", "verifier"] + [f"$k = {k}$" for k in ks]
         return latex_table(header, rows, caption=caption, label="tab:trees-accepted-tokens")
 
+    def differences_markdown(self) -> str:
+        """Paired differences a − b on the same trees, ± their standard errors clustered by prompt."""
+        from .._display import Estimate, markdown_table
+
+        rows = [
+            [
+                d["drafts"],
+                str(d["length"]),
+                str(d["k"]),
+                f"{d['a']} − {d['b']}",
+                str(Estimate(d["value"], d["std_err"], 3)),
+            ]
+            for d in self.differences
+        ]
+        return markdown_table(["draft law", "L", "k", "difference", "tokens/step ± s.e."], rows)
+
+    def differences_csv(self, path: str | Path) -> Path:
+        """The paired differences as CSV (numeric columns)."""
+        path = Path(path)
+        fields = ["drafts", "length", "k", "a", "b", "value", "std_err"]
+        with path.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=fields)
+            w.writeheader()
+            for d in self.differences:
+                w.writerow({f: d[f] for f in fields})
+        return path
+
     def to_csv(self, path: str | Path) -> Path:
         path = Path(path)
-        fields = ["drafts", "verifier", "name", "k", "length", "value", "std_err", "trees", "method"]
+        fields = ["drafts", "verifier", "name", "k", "length", "value", "std_err", "trees", "prompts", "method"]
         with path.open("w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=fields)
             w.writeheader()
@@ -159,15 +192,68 @@ class TreeTable:
         return html_table(header, rows, title="Expected draft tokens accepted per step (± standard error)")
 
 
-def _mean_se(x: Sequence[float]) -> tuple[float, float]:
+def _clustered(x: Sequence[float], groups: Sequence[int]) -> tuple[float, float]:
+    """Mean of per-tree values and its standard error clustered by prompt (trees of one
+    prompt share it and are not independent): sqrt(G/(G−1)·Σ_g S_g²)/N, S_g the sum of
+    the deviations of cluster g."""
     a = np.asarray(x, dtype=np.float64)
-    return float(a.mean()), float(a.std(ddof=1) / math.sqrt(a.size)) if a.size > 1 else 0.0
+    _, inv = np.unique(np.asarray(groups), return_inverse=True)
+    G = int(inv.max()) + 1
+    m = float(a.mean())
+    if G < 2:
+        return m, 0.0
+    s = np.bincount(inv, weights=a - m, minlength=G)
+    return m, float(math.sqrt(G / (G - 1) * float(s @ s)) / a.size)
 
 
-def _root_rows(trees: Any) -> tuple[np.ndarray, np.ndarray]:
-    """p and q at the root of every tree (float64, renormalised)."""
+def _prompt_roots(trees: Any) -> dict[str, Any]:
+    """p and q at the root of the first tree of each prompt, and each tree's prompt row."""
     roots = np.flatnonzero(np.asarray(trees.parent) < 0)
-    return trees.rows(roots)
+    prompts, first, of_tree = np.unique(trees.prompt_index, return_index=True, return_inverse=True)
+    p, q = trees.rows(roots[first])
+    return {"p": p, "q": q, "of_tree": of_tree, "prompts": prompts}
+
+
+def _exact_root_values(roots: dict[str, Any], drafts: str, k: int, cache: dict) -> dict[str, np.ndarray]:
+    """One-token values per prompt: token-level RRS (= traversal and block at one token),
+    the optimum α* and, for i.i.d. drafts, Yin et al.'s batch SD (cached per law and k)."""
+    key = (id(roots), drafts, k)
+    if key not in cache:
+        cache[key] = _root_values(roots, drafts, k)
+    return cache[key]
+
+
+def _root_values(roots: dict[str, Any], drafts: str, k: int) -> dict[str, np.ndarray]:
+    from ..drafts import IID, WithoutReplacement
+    from ..optimal import optimal_acceptance
+    from ..sequence import batch_rejection_probability
+    from ..verifiers import RRS, RRSWithoutReplacement
+
+    p, q = roots["p"], roots["q"]
+    rule = RRS() if drafts == "iid" or k == 1 else RRSWithoutReplacement()
+    law = IID if drafts == "iid" else WithoutReplacement
+    out = {
+        "token": np.array([rule.acceptance(pi, qi, k=k) for pi, qi in zip(p, q, strict=True)]),
+        "optimal": np.array([float(optimal_acceptance(pi, law(qi, k)).value) for pi, qi in zip(p, q, strict=True)]),
+    }
+    if k == 1:
+        out["block"] = out["token"]
+    if drafts == "swor" and k > 1:
+        out["traversal"] = out["token"]  # at one token traversal's root rate stays 1: it is RRS-WOR
+    if drafts == "iid":
+        out["batch"] = np.array([1 - batch_rejection_probability(pi, qi, k) for pi, qi in zip(p, q, strict=True)])
+    return out
+
+
+def _bound_values(f: Any, k: int, L: int, roots: dict[str, Any], cache: dict) -> np.ndarray:
+    """Per-tree terms of tree.upper_bound (docs/trees.md §4b) on the stored trees."""
+    from ._bounds import tree_bound_terms
+
+    alpha1 = _exact_root_values(roots, f.drafts, k, cache)["optimal"]
+    out = np.empty(f.n_trees)
+    for i, (t, P, Q) in enumerate(f.items(k=k, length=L)):
+        out[i] = alpha1[roots["of_tree"][i]] + float(tree_bound_terms(t, P, Q, f.drafts, k)[2:].sum())
+    return out
 
 
 def tree_table(
@@ -198,10 +284,7 @@ def tree_table(
     """
     from tqdm.auto import tqdm
 
-    from ..drafts import IID, WithoutReplacement
     from ..llm import DraftTrees
-    from ..optimal import optimal_acceptance
-    from ..sequence import batch_rejection_probability
     from ._sampling import rao_blackwell
 
     if isinstance(trees, (str, Path, DraftTrees)):
@@ -226,79 +309,50 @@ def tree_table(
                 continue  # one chain: the same law as i.i.d.
             for L in ll:
                 jobs.append((f, k, L))
-    roots = {id(f): _root_rows(f) for f in files}
-    for f, k, L in tqdm(jobs, desc="cells", disable=not progress):
-        verifiers = ["token"]
-        if k == 1:
-            verifiers.append("block")
-        if f.drafts == "swor" and k > 1:
-            verifiers.append("traversal")
-        res = rao_blackwell(f.items(k=k, length=L), verifiers=tuple(verifiers), total=f.n_trees)
-        for v in verifiers:
-            r = res[v]
+    cells = [(f, k, L) for f, k, L in jobs]
+    diffs: list[dict[str, Any]] = []
+    cache: dict[tuple, dict[str, np.ndarray]] = {}
+    roots = {id(f): _prompt_roots(f) for f in files}
+    for f, k, L in tqdm(cells, desc="cells", disable=not progress):
+        groups = f.prompt_index
+        if L == 1:  # exact per prompt: the one-token closed forms, replicated over the prompt's trees
+            exact = _exact_root_values(roots[id(f)], f.drafts, k, cache)
+            per_tree = {v: x[roots[id(f)]["of_tree"]] for v, x in exact.items() if v != "bound"}
+            method = "exact per prompt"
+        else:
+            verifiers = ["token"] + (["block"] if k == 1 else []) + (["traversal"] if f.drafts == "swor" else [])
+            res = rao_blackwell(f.items(k=k, length=L), verifiers=tuple(verifiers), total=f.n_trees)
+            per_tree = {v: np.asarray(res[v].details["values"], dtype=np.float64) for v in verifiers}
+            if k == 1:
+                per_tree["optimal"] = per_tree["block"]  # Sun et al.: block is optimal for one chain
+            per_tree["bound"] = _bound_values(f, k, L, roots[id(f)], cache)
+            method = "sampled"
+        for v, x in per_tree.items():
+            d = "iid" if v in ("block", "batch") else f.drafts
+            if (v, d) not in VERIFIER_NAMES:
+                continue
+            m, se = _clustered(x, groups)
             rows.append(
                 dict(
-                    drafts=f.drafts if v != "block" else "iid",
+                    drafts=d,
                     verifier=v,
-                    name=VERIFIER_NAMES[(v, f.drafts if v != "block" else "iid")],
+                    name=VERIFIER_NAMES[(v, d)],
                     k=k,
                     length=L,
-                    value=float(r.value),
-                    std_err=float(r.std_err),
-                    trees=int(r.trees),
-                    method="sampled",
-                )
-            )
-        if k == 1 and L > 1:
-            b = res["block"]
-            rows.append(
-                dict(
-                    drafts="iid",
-                    verifier="optimal",
-                    name=VERIFIER_NAMES[("optimal", "iid")],
-                    k=1,
-                    length=L,
-                    value=float(b.value),
-                    std_err=float(b.std_err),
-                    trees=int(b.trees),
-                    method="= block (k = 1)",
-                )
-            )
-        if L == 1:
-            p, q = roots[id(f)]
-            law = IID if f.drafts == "iid" else WithoutReplacement
-            alpha = [float(optimal_acceptance(pi, law(qi, k)).value) for pi, qi in zip(p, q, strict=True)]
-            m, se = _mean_se(alpha)
-            rows.append(
-                dict(
-                    drafts=f.drafts,
-                    verifier="optimal",
-                    name=VERIFIER_NAMES[("optimal", f.drafts)],
-                    k=k,
-                    length=1,
                     value=m,
                     std_err=se,
-                    trees=len(alpha),
-                    method="exact per prompt",
+                    trees=int(x.size),
+                    prompts=int(np.unique(groups).size),
+                    method=method if not (v == "optimal" and L > 1) else "= block (k = 1)",
                 )
             )
-        if L == 1 and f.drafts == "iid":
-            p, q = roots[id(f)]
-            acc = [1 - batch_rejection_probability(pi, qi, k) for pi, qi in zip(p, q, strict=True)]
-            m, se = _mean_se(acc)
-            rows.append(
-                dict(
-                    drafts="iid",
-                    verifier="batch",
-                    name=VERIFIER_NAMES[("batch", "iid")],
-                    k=k,
-                    length=1,
-                    value=m,
-                    std_err=se,
-                    trees=len(acc),
-                    method="exact per prompt",
-                )
-            )
+        practical = [v for v in ("token", "block", "traversal") if v in per_tree]
+        pairs = [(v, "token") for v in practical[1:]]
+        best = max(practical, key=lambda v: float(per_tree[v].mean()))
+        pairs += [(top, best) for top in ("optimal", "bound") if top in per_tree and not (top == "bound" and L == 1)]
+        for a_, b_ in pairs:
+            m, se = _clustered(per_tree[a_] - per_tree[b_], groups)
+            diffs.append(dict(drafts=f.drafts, k=k, length=L, a=a_, b=b_, value=m, std_err=se))
     meta = {
         "sources": [
             {
@@ -319,4 +373,8 @@ def tree_table(
             for f in files
         ]
     }
-    return TreeTable(rows, meta)
+    meta["errors"] = (
+        "standard errors clustered by prompt: sqrt(G/(G-1) Σ_g (Σ_{i in g} (x_i - mean))^2) / N over the N trees "
+        "of the G prompts; L = 1 cells exact per prompt (closed forms), averaged over the trees' prompts"
+    )
+    return TreeTable(rows, meta, diffs)

@@ -28,7 +28,6 @@ __all__ = ["Verifier", "Draws", "NOTIONS"]
 NOTIONS = ("output", "rule")
 
 
-
 @dataclass(frozen=True)
 class Draws:
     """One simulated batch: drafts (size, k), output tokens y (size,), and the two

@@ -146,16 +146,23 @@ class CanonicalDecomposition:
     def __repr__(self) -> str:
         from .._display import short
 
-        return short("CanonicalDecomposition", [("value", self.value), ("alpha_star", self.alpha_star),
-                                                ("sets", len(self.sets)), ("p_I", self.p_I)])
+        return short(
+            "CanonicalDecomposition",
+            [("value", self.value), ("alpha_star", self.alpha_star), ("sets", len(self.sets)), ("p_I", self.p_I)],
+        )
 
     def _repr_html_(self) -> str:
         from .._display import html_fields
 
-        return html_fields("Canonical decomposition (Khisti et al., Theorem 1)", [
-            ("value Σ min(p, p_I)", self.value), ("α* (independent re-check)", self.alpha_star),
-            ("draft sets A with D(A) > 0", len(self.sets)), ("p_I (law of the selected token)", self.p_I),
-        ])
+        return html_fields(
+            "Canonical decomposition (Khisti et al., Theorem 1)",
+            [
+                ("value Σ min(p, p_I)", self.value),
+                ("α* (independent re-check)", self.alpha_star),
+                ("draft sets A with D(A) > 0", len(self.sets)),
+                ("p_I (law of the selected token)", self.p_I),
+            ],
+        )
 
 
 def canonical_decomposition(p: Any, law: DraftLaw, *, max_sets: int = MAX_ENUMERATION) -> CanonicalDecomposition:

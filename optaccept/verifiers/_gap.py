@@ -72,8 +72,13 @@ class GapTable:
 
     def _long_rows(self) -> list[dict[str, Any]]:
         return [
-            {"verifier": n, "k": k, "alpha": self.alpha[n][k], "alpha_star": self.alpha_star[n][k],
-             "gap": self.gap(n, k)}
+            {
+                "verifier": n,
+                "k": k,
+                "alpha": self.alpha[n][k],
+                "alpha_star": self.alpha_star[n][k],
+                "gap": self.gap(n, k),
+            }
             for n in self.names
             for k in self.ks
         ]
@@ -86,12 +91,20 @@ class GapTable:
             raise ImportError("GapTable.to_pandas needs pandas (pip install pandas)") from None
         return pd.DataFrame(self._long_rows())
 
-    def to_latex(self, caption: str = r"Exact acceptance $\alpha$ and $\alpha^*$ of each verifier's own draft law.") -> str:
+    def to_latex(
+        self, caption: str = r"Exact acceptance $\alpha$ and $\alpha^*$ of each verifier's own draft law."
+    ) -> str:
         """A LaTeX ``table`` (booktabs) with α / α* per cell; ``--`` where undefined."""
         from .._display import latex_table
 
-        rows = [[n] + ["--" if self.alpha[n][k] is None else f"{self.alpha[n][k]:.4f} / {self.alpha_star[n][k]:.4f}"
-                       for k in self.ks] for n in self.names]
+        rows = [
+            [n]
+            + [
+                "--" if self.alpha[n][k] is None else f"{self.alpha[n][k]:.4f} / {self.alpha_star[n][k]:.4f}"
+                for k in self.ks
+            ]
+            for n in self.names
+        ]
         return latex_table(["verifier"] + [f"$k={k}$: $\\alpha$ / $\\alpha^*$" for k in self.ks], rows, caption)
 
     def __repr__(self) -> str:
@@ -100,10 +113,20 @@ class GapTable:
     def _repr_html_(self) -> str:
         from .._display import html_table
 
-        rows = [[n] + ["—" if self.alpha[n][k] is None else f"{self.alpha[n][k]:.4f} / {self.alpha_star[n][k]:.4f}"
-                       for k in self.ks] for n in self.names]
-        return html_table(["verifier"] + [f"k={k}: α / α*" for k in self.ks], rows, title="Gap table",
-                          caption="α: the verifier's exact acceptance; α*: optimum of its own draft law.")
+        rows = [
+            [n]
+            + [
+                "—" if self.alpha[n][k] is None else f"{self.alpha[n][k]:.4f} / {self.alpha_star[n][k]:.4f}"
+                for k in self.ks
+            ]
+            for n in self.names
+        ]
+        return html_table(
+            ["verifier"] + [f"k={k}: α / α*" for k in self.ks],
+            rows,
+            title="Gap table",
+            caption="α: the verifier's exact acceptance; α*: optimum of its own draft law.",
+        )
 
 
 def gap_table(p: Any, q: Any, ks: Iterable[int], verifiers: Sequence[Verifier] | None = None) -> GapTable:

@@ -65,16 +65,27 @@ class RealisedAcceptance:
         return 0.0 if abs(d) < 1e-12 else math.copysign(math.inf, d)
 
     def __repr__(self) -> str:
-        return (f"RealisedAcceptance(k={self.k}, law={self.law!r}, realised={self.mean:.4f} ± {self.se:.4f}, "
-                f"α*={self.value:.4f}, size={self.size})")
+        return (
+            f"RealisedAcceptance(k={self.k}, law={self.law!r}, realised={self.mean:.4f} ± {self.se:.4f}, "
+            f"α*={self.value:.4f}, size={self.size})"
+        )
 
     def _repr_html_(self) -> str:
         from .._display import html_table
 
         return html_table(
             ["k", "α*", "exact acceptance of the rule", "realised ± SE", "z", "TV(output, p)", "samples"],
-            [[self.k, f"{self.value:.6f}", f"{self.acceptance:.6f}", f"{self.mean:.4f} ± {self.se:.4f}",
-              f"{self.z:+.2f}", f"{self.tv:.4f}", self.size]],
+            [
+                [
+                    self.k,
+                    f"{self.value:.6f}",
+                    f"{self.acceptance:.6f}",
+                    f"{self.mean:.4f} ± {self.se:.4f}",
+                    f"{self.z:+.2f}",
+                    f"{self.tv:.4f}",
+                    self.size,
+                ]
+            ],
             title="Optimal verifier, run (Monte Carlo)",
         )
 

@@ -46,8 +46,14 @@ def target_only_acceptance(p: Any, drafts: DraftLaw) -> Any:
         pv = [Fraction(v) for v in np.asarray(p, dtype=object).ravel()]
         if len(pv) != drafts.n or sum(pv) != 1:
             raise InputError(f"p: must be an exact distribution of length {drafts.n}")
-        return sum((pv[y] * (1 - drafts.subset_prob([z for z in range(drafts.n) if z != y])) for y in range(drafts.n)
-                    if pv[y]), Fraction(0))
+        return sum(
+            (
+                pv[y] * (1 - drafts.subset_prob([z for z in range(drafts.n) if z != y]))
+                for y in range(drafts.n)
+                if pv[y]
+            ),
+            Fraction(0),
+        )
     pf = as_distribution(p, "p")
     if pf.size != drafts.n:
         raise InputError(f"p: has {pf.size} entries, the draft law {drafts.n}")
