@@ -12,7 +12,7 @@ sequence (Yin et al.)          :func:`plot_simulation`, :func:`plot_batch_reject
                                :func:`plot_batch_improvement`, :func:`plot_pareto_front`,
                                :func:`plot_decoder_losses`
 real distributions (``llm``)   :func:`plot_gaps`, :func:`plot_position_gaps`
-trees of drafts (``tree``)     :func:`plot_accepted_tokens`
+trees of drafts (``tree``)     :func:`plot_accepted_tokens`, :func:`plot_budget_curve`
 style (one module)             :func:`paper_style`, :func:`paper_figure`, :data:`PAPER_RC`,
                                :data:`COLUMN_WIDTH`, :data:`TEXT_WIDTH` (TrueType fonts,
                                ≥ 7 pt at print size)
@@ -42,7 +42,7 @@ from ._style import (
     paper_style,
     save_figure,
 )
-from ._trees import plot_accepted_tokens
+from ._trees import plot_accepted_tokens, plot_budget_curve
 from ._verifiers import plot_acceptance_curves, plot_gap_bars, plot_gap_heatmap
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "plot_gaps",
     "plot_position_gaps",
     "plot_accepted_tokens",
+    "plot_budget_curve",
     "legend_below",
     "describe_pair",
     "save_figure",

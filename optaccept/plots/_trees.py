@@ -9,7 +9,7 @@ import numpy as np
 from .._errors import InputError
 from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes
 
-__all__ = ["plot_accepted_tokens"]
+__all__ = ["plot_accepted_tokens", "plot_budget_curve"]
 
 
 @in_paper_style
@@ -66,6 +66,46 @@ def plot_accepted_tokens(
     # 0 in view through the data limits, not set_ylim: set_ylim would switch autoscaling off,
     # and on shared y axes a later panel's larger values would be clipped to this one's range
     ax.update_datalim([(float(min(ks)), 0.0)])
+    ax.autoscale_view()
+    ax.grid(alpha=0.3)
+    if legend:
+        legend_under(ax)
+    return ax
+
+
+@in_paper_style
+def plot_budget_curve(curve: Any, *, ax: Any = None, title: str | None = None, legend: bool = True):
+    """Expected accepted tokens per step against the node budget N (log₂ axis), one line
+    per tree-building strategy (error bars: ± 2 standard errors over positions).
+    Returns the Axes."""
+    from ..tree._budget import NAMES, BudgetCurve
+
+    if not isinstance(curve, BudgetCurve):
+        raise InputError("curve: must be a BudgetCurve (see tree.budget_curve)")
+    ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.4) if legend else (COLUMN_WIDTH, 2.6))
+    styles = {"sequoia": ("s-", "C0"), "dynamic": ("o-", "C1"), "ceiling": ("^--", "k")}
+    xs = np.asarray(curve.budgets, dtype=np.float64)
+    for j, s in enumerate(curve.values):
+        fmt, color = styles[s]
+        ax.errorbar(
+            xs * (1 + 0.03 * (j - 1)),
+            curve.mean(s),
+            yerr=2 * curve.std_err(s),
+            fmt=fmt,
+            color=color,
+            ms=4,
+            capsize=2,
+            lw=1.2,
+            label=NAMES[s],
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs, [str(b) for b in curve.budgets])
+    ax.minorticks_off()
+    ax.set_xlabel("node budget N")
+    ax.set_ylabel("expected accepted tokens per step")
+    if title:
+        ax.set_title(title)
+    ax.update_datalim([(float(xs[0]), 0.0)])
     ax.autoscale_view()
     ax.grid(alpha=0.3)
     if legend:

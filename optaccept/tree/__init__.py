@@ -11,6 +11,8 @@ Fraction(11, 9)
   (``shape``, ``children="topk"|"swor"|"iid"``); exact (enumeration of draft trees, recursion, LP) or
   sampled, for verifiers ``"token"``, ``"block"``, ``"traversal"``,
   ``"token_optimal"``, ``"optimal"`` and ``"target_only"``.
+* :func:`budget_curve` — the best deterministic tree for each node budget, three
+  strategies (Sequoia's positional DP, EAGLE-2's dynamic expansion, the ceiling).
 * :func:`upper_bound` — a bound on every lossless verifier that holds at vocabulary
   scale (exact on top-k trees).
 * :func:`sample_accepted_tokens` — Rao-Blackwellised estimate at vocabulary scale,
@@ -25,6 +27,7 @@ Fraction(11, 9)
 
 from ._api import VERIFIERS, accepted_tokens
 from ._bounds import upper_bound
+from ._budget import STRATEGIES, BudgetCurve, budget_curve
 from ._draft import DRAFT_LAWS, DraftTree, enumerate_trees, sample_tree
 from ._models import Model, SequenceModel, as_model, model_pair, synthetic_pair, with_temperature
 from ._real import TreeTable, tree_table
@@ -37,6 +40,9 @@ from ._sweep import sweep
 __all__ = [
     "accepted_tokens",
     "upper_bound",
+    "budget_curve",
+    "BudgetCurve",
+    "STRATEGIES",
     "Shape",
     "ShapedTree",
     "as_shape",

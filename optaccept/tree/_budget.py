@@ -1,0 +1,249 @@
+"""The best tree for a node budget (docs/trees.md §8b).
+
+For a deterministic draft tree T (its nodes fixed given the models, e.g. top-k
+children) every lossless verifier accepts at most target-only's
+E[accepted] = Σ_{w ∈ T} p(w) (Proposition 1.1), so the question "which tree of N nodes
+should I draft" becomes "which N strings".  Three strategies, one curve each:
+
+* ``"sequoia"`` — a static shape chosen once by dynamic programming on positional
+  acceptance rates (Sequoia, Chen et al., arXiv 2402.12374): a_r = E[p(x_(r))], the mean
+  target mass of the draft's r-th most probable token, measured on calibration
+  positions; under Sequoia's assumption that a_r does not depend on the path, the
+  value of a shape is Σ over nodes of the product of a along its rank path, and the
+  best shape of N nodes is the N largest such products (they form a tree: a product
+  only shrinks along a path and with the rank).  The shape is then drafted with top-k
+  children at every position.
+* ``"dynamic"`` — EAGLE-2's dynamic expansion (Li et al., arXiv 2406.16858): per
+  position, the N strings of largest draft path probability q(w) = Π q(w_i | w_<i),
+  found best first (a draft call per expanded node).
+* ``"ceiling"`` — the N strings of largest target probability p(w), best first: no tree
+  of N nodes does better for a deterministic draft (Σ_{w∈T} p(w) ≤ the sum of the N
+  largest p(w)), so it is the ceiling of every strategy above.
+
+All three grow best first, so one run to the largest budget gives every smaller one
+(the first N nodes taken).
+"""
+
+from __future__ import annotations
+
+import csv
+import heapq
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError
+
+__all__ = ["budget_curve", "BudgetCurve", "STRATEGIES", "best_first", "sequoia_shape"]
+
+STRATEGIES = ("sequoia", "dynamic", "ceiling")
+NAMES = {
+    "sequoia": "static shape, positional DP (Sequoia)",
+    "dynamic": "dynamic expansion by draft path probability (EAGLE-2)",
+    "ceiling": "N most probable target prefixes (ceiling)",
+}
+Prefix = tuple[int, ...]
+
+
+def best_first(law: Callable[[Prefix], np.ndarray], budget: int) -> list[tuple[Prefix, float]]:
+    """The ``budget`` strings of largest path probability under ``law``, in the order they
+    are taken (each string's parent is taken before it), with their probabilities.
+    Ties go to the smaller token ids."""
+    heap: list[tuple[float, Prefix]] = []
+
+    def push_children(w: Prefix, pw: float) -> None:
+        v = np.asarray(law(w), dtype=np.float64)
+        top = np.argsort(-v, kind="stable")[:budget]
+        for x in top:
+            if v[x] > 0:
+                heapq.heappush(heap, (-pw * float(v[x]), w + (int(x),)))
+
+    out: list[tuple[Prefix, float]] = []
+    push_children((), 1.0)
+    while heap and len(out) < budget:
+        negp, w = heapq.heappop(heap)
+        out.append((w, -negp))
+        if len(out) < budget:
+            push_children(w, -negp)
+    return out
+
+
+def sequoia_shape(rates: Sequence[float], budget: int) -> list[tuple[int, ...]]:
+    """The N index paths of largest Π a_{r_i} (ranks r_i from 0), best first: the
+    optimal static shape under positional acceptance rates ``rates`` (a_0 ≥ a_1 ≥ …)."""
+    a = np.asarray(rates, dtype=np.float64)
+    heap: list[tuple[float, tuple[int, ...]]] = [(-float(a[0]), (0,))] if a.size and a[0] > 0 else []
+    out: list[tuple[int, ...]] = []
+    while heap and len(out) < budget:
+        negv, path = heapq.heappop(heap)
+        out.append(path)
+        v = -negv
+        if a[0] > 0:  # first child
+            heapq.heappush(heap, (-v * float(a[0]), path + (0,)))
+        r = path[-1] + 1  # next sibling
+        if r < a.size and a[r] > 0:
+            heapq.heappush(heap, (-v / float(a[path[-1]]) * float(a[r]), path[:-1] + (r,)))
+    return out
+
+
+@dataclass
+class BudgetCurve:
+    """Expected accepted tokens per step against the node budget N, per strategy.
+
+    ``values[strategy]`` has one row per position (prompt) and one column per budget;
+    :meth:`mean` and :meth:`std_err` average over positions.
+    """
+
+    budgets: tuple[int, ...]
+    values: dict[str, np.ndarray]
+    rates: np.ndarray = field(repr=False)
+    meta: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def mean(self, strategy: str) -> np.ndarray:
+        return self.values[strategy].mean(axis=0)
+
+    def std_err(self, strategy: str) -> np.ndarray:
+        v = self.values[strategy]
+        return v.std(axis=0, ddof=1) / math.sqrt(v.shape[0]) if v.shape[0] > 1 else np.zeros(v.shape[1])
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [
+            dict(
+                strategy=s, name=NAMES[s], budget=n, value=float(m), std_err=float(e), positions=self.values[s].shape[0]
+            )
+            for s in self.values
+            for n, m, e in zip(self.budgets, self.mean(s), self.std_err(s), strict=True)
+        ]
+
+    def to_markdown(self) -> str:
+        from .._display import Estimate, markdown_table
+
+        header = ["N"] + [NAMES[s] for s in self.values]
+        body = [
+            [str(n)] + [str(Estimate(self.mean(s)[j], self.std_err(s)[j], 3)) for s in self.values]
+            for j, n in enumerate(self.budgets)
+        ]
+        return markdown_table(header, body)
+
+    def to_csv(self, path: str | Path) -> Path:
+        path = Path(path)
+        with path.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=["strategy", "name", "budget", "value", "std_err", "positions"])
+            w.writeheader()
+            w.writerows(self.rows())
+        return path
+
+    def _repr_html_(self) -> str:
+        from .._display import html_table
+
+        header = ["N"] + [NAMES[s] for s in self.values]
+        body = [
+            [str(n)] + [f"{self.mean(s)[j]:.3f} ± {self.std_err(s)[j]:.3f}" for s in self.values]
+            for j, n in enumerate(self.budgets)
+        ]
+        return html_table(header, body, title="Accepted tokens per step against the node budget")
+
+    def plot(self, ax: Any = None) -> Any:
+        """Tokens per step against N (log₂ axis), one line per strategy, ± 2 s.e."""
+        from ..plots import plot_budget_curve
+
+        return plot_budget_curve(self, ax=ax)
+
+
+def budget_curve(
+    pairs: Iterable[tuple[Any, Any]],
+    budgets: Sequence[int] = (4, 8, 16, 32, 64),
+    *,
+    strategies: Sequence[str] = STRATEGIES,
+    calibration: Iterable[tuple[Any, Any]] | None = None,
+    progress: bool = False,
+) -> BudgetCurve:
+    """Accepted tokens per step of the best deterministic tree of each budget, per strategy.
+
+    Parameters
+    ----------
+    pairs : iterable of (target, draft)
+        Sequence models after one prompt each (callables ``prefix -> law``, objects with
+        ``next_token_probs``, e.g. :class:`optaccept.llm.SequenceModel`).
+    budgets : sequence of int
+        Node budgets N (nodes below the root), each in 1 … 4,096.
+    strategies : subset of ("sequoia", "dynamic", "ceiling")
+    calibration : iterable of (target, draft), optional
+        Positions on which Sequoia's rates a_r are measured (default: ``pairs`` — an
+        in-sample calibration).
+    """
+    from tqdm.auto import tqdm
+
+    from ._models import as_model
+
+    bs = tuple(int(b) for b in budgets)
+    if not bs or any(b < 1 or b > 4096 for b in bs) or list(bs) != sorted(set(bs)):
+        raise InputError(f"budgets: increasing integers in 1..4096, got {tuple(budgets)!r}")
+    for s in strategies:
+        if s not in STRATEGIES:
+            raise InputError(f"strategies: each one of {STRATEGIES}, got {s!r}")
+    pairs = [(as_model(t, "target").cached(), as_model(d, "draft").cached()) for t, d in pairs]
+    if not pairs:
+        raise InputError("pairs: at least one (target, draft) pair is needed")
+    N = bs[-1]
+    cal = (
+        pairs
+        if calibration is None
+        else [(as_model(t, "target").cached(), as_model(d, "draft").cached()) for t, d in calibration]
+    )
+    rates = np.zeros(N)
+    for P, Q in cal:
+        p, q = np.asarray(P(()), dtype=np.float64), np.asarray(Q(()), dtype=np.float64)
+        rates += (
+            p[np.argsort(-q, kind="stable")[:N]]
+            if q.size >= N
+            else np.pad(p[np.argsort(-q, kind="stable")], (0, N - q.size))
+        )
+    rates /= len(cal)
+    shape = sequoia_shape(rates, N)
+    idx = np.array(bs) - 1
+    values = {s: np.zeros((len(pairs), len(bs))) for s in strategies}
+    for i, (P, Q) in enumerate(tqdm(pairs, desc="positions", disable=not progress)):
+        for s in strategies:
+            if s == "ceiling":
+                taken = [pw for _, pw in best_first(P, N)]
+            elif s == "dynamic":
+                taken = [_p_of(P, w) for w, _ in best_first(Q, N)]
+            else:
+                taken = _sequoia_values(P, Q, shape)
+            cum = np.cumsum(np.pad(np.asarray(taken, dtype=np.float64), (0, max(0, N - len(taken)))))
+            values[s][i] = cum[idx]
+    return BudgetCurve(bs, values, rates, {"positions": len(pairs), "calibration": len(cal)})
+
+
+def _p_of(P: Any, w: Prefix) -> float:
+    v = 1.0
+    for i in range(len(w)):
+        v *= float(P(w[:i])[w[i]])
+    return v
+
+
+def _sequoia_values(P: Any, Q: Any, shape: list[tuple[int, ...]]) -> list[float]:
+    """p(w) of each node of the static shape filled with top-k children (in shape order)."""
+    from ._shape import topk_indices
+
+    width: dict[tuple[int, ...], int] = {}
+    for path in shape:
+        width[path[:-1]] = max(width.get(path[:-1], 0), path[-1] + 1)
+    token_of: dict[tuple[int, ...], Prefix] = {(): ()}
+    out = []
+    for path in shape:
+        parent = token_of[path[:-1]]
+        kids = topk_indices(np.asarray(Q(parent), dtype=np.float64), width[path[:-1]])
+        if path[-1] >= len(kids):
+            out.append(0.0)
+            token_of[path] = parent + (-1,)
+            continue
+        w = parent + (kids[path[-1]],)
+        token_of[path] = w
+        out.append(_p_of(P, w) if -1 not in w else 0.0)
+    return out
