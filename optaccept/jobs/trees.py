@@ -21,6 +21,8 @@ __all__ = ["run", "SHIPPED_SETTINGS", "accepted_tokens_report"]
 #: How the shipped files were made (``optaccept.llm.extract_trees`` arguments).
 SHIPPED_SETTINGS = dict(k=4, length=4, trees_per_prompt=2, seed=0)
 TOP_K = 50
+#: node budgets of the best-tree curves
+BUDGETS = (4, 8, 16, 32, 64)
 
 
 def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, progress: bool = True) -> list[Path]:
@@ -92,6 +94,31 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
     return [md, csv_path, diff_path, tex, *figs]
 
 
+def budget_report(curve: Any, stem: Path, what: str) -> list[Path]:
+    """Table (md, csv) and figure (png, pdf) of a :class:`optaccept.tree.BudgetCurve`."""
+    import matplotlib.pyplot as plt
+
+    from ..plots import plot_budget_curve, save_figure
+
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    notes = (
+        f"{what}. Expected draft tokens accepted per step (target-only verification, which is optimal on a "
+        "deterministic tree: docs/trees.md Proposition 1.1) of the best tree of N nodes found by each strategy, "
+        f"mean ± standard error over {curve.meta['positions']} positions (one per prompt, the first token of the "
+        "answer); Sequoia's positional rates calibrated in-sample on the same positions. The ceiling (the N "
+        "most probable target prefixes) bounds every deterministic tree of N nodes."
+    )
+    md = stem.with_suffix(".md")
+    md.write_text(f"# The best tree for a node budget on the built-in pair\n\n{notes}\n\n{curve.to_markdown()}\n")
+    csv_path = curve.to_csv(stem.with_suffix(".csv"))
+    ax = plot_budget_curve(curve)
+    figs = save_figure(ax.figure, stem)
+    plt.close(ax.figure)
+    print(curve.to_markdown())
+    return [md, csv_path, *figs]
+
+
 def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     import matplotlib
 
@@ -123,5 +150,16 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     local = figures_dir / "local"
     paths += accepted_tokens_report(
         fresh, local / "trees_accepted_tokens", "From draft trees freshly extracted on this machine"
+    )
+    from ..llm import sequence_models
+    from ..tree import budget_curve
+
+    t0 = time.perf_counter()
+    with _threads_for_load():
+        models = [sequence_models(pair, p) for p in builtin_prompts()]
+        curve = budget_curve(models, BUDGETS, progress=True)
+    print(f"   budget curves: {time.perf_counter() - t0:.1f} s")
+    paths += budget_report(
+        curve, figures_dir / "trees_budget", "SmolLM2-135M-Instruct and its layer-skip draft, top-k 50"
     )
     return paths

@@ -49,7 +49,7 @@ NAMES = {
 Prefix = tuple[int, ...]
 
 
-def best_first(law: Callable[[Prefix], np.ndarray], budget: int) -> list[tuple[Prefix, float]]:
+def best_first(law: Callable[[Prefix], np.ndarray], budget: int, prefetch: int = 8) -> list[tuple[Prefix, float]]:
     """The ``budget`` strings of largest path probability under ``law``, in the order they
     are taken (each string's parent is taken before it), with their probabilities.
     Ties go to the smaller token ids."""
@@ -63,11 +63,16 @@ def best_first(law: Callable[[Prefix], np.ndarray], budget: int) -> list[tuple[P
                 heapq.heappush(heap, (-pw * float(v[x]), w + (int(x),)))
 
     out: list[tuple[Prefix, float]] = []
+    memo = getattr(law, "memo", None)
     push_children((), 1.0)
     while heap and len(out) < budget:
         negp, w = heapq.heappop(heap)
         out.append((w, -negp))
         if len(out) < budget:
+            if memo is not None and w not in memo:
+                # read the laws of the next candidates too, in one batched call (one forward
+                # pass of a language model): the order taken stays exactly best first
+                law.prefetch([w] + [v for _, v in heapq.nsmallest(prefetch - 1, heap)])
             push_children(w, -negp)
     return out
 
@@ -212,7 +217,9 @@ def budget_curve(
             if s == "ceiling":
                 taken = [pw for _, pw in best_first(P, N)]
             elif s == "dynamic":
-                taken = [_p_of(P, w) for w, _ in best_first(Q, N)]
+                ws = [w for w, _ in best_first(Q, N)]
+                P.prefetch(list({w[:i] for w in ws for i in range(len(w))}))
+                taken = [_p_of(P, w) for w in ws]
             else:
                 taken = _sequoia_values(P, Q, shape)
             cum = np.cumsum(np.pad(np.asarray(taken, dtype=np.float64), (0, max(0, N - len(taken)))))
@@ -228,22 +235,22 @@ def _p_of(P: Any, w: Prefix) -> float:
 
 
 def _sequoia_values(P: Any, Q: Any, shape: list[tuple[int, ...]]) -> list[float]:
-    """p(w) of each node of the static shape filled with top-k children (in shape order)."""
+    """p(w) of each node of the static shape filled with top-k children (in shape order).
+    The laws are read depth by depth, one batched call per depth and model."""
     from ._shape import topk_indices
 
     width: dict[tuple[int, ...], int] = {}
     for path in shape:
         width[path[:-1]] = max(width.get(path[:-1], 0), path[-1] + 1)
-    token_of: dict[tuple[int, ...], Prefix] = {(): ()}
-    out = []
-    for path in shape:
-        parent = token_of[path[:-1]]
-        kids = topk_indices(np.asarray(Q(parent), dtype=np.float64), width[path[:-1]])
-        if path[-1] >= len(kids):
-            out.append(0.0)
-            token_of[path] = parent + (-1,)
-            continue
-        w = parent + (kids[path[-1]],)
-        token_of[path] = w
-        out.append(_p_of(P, w) if -1 not in w else 0.0)
-    return out
+    token_of: dict[tuple[int, ...], Prefix | None] = {(): ()}
+    for depth in range(1, max((len(t) for t in shape), default=0) + 1):
+        level = [t for t in shape if len(t) == depth]
+        parents = list(dict.fromkeys(w for t in level if (w := token_of[t[:-1]]) is not None))
+        for model in (Q, P):
+            if hasattr(model, "prefetch"):
+                model.prefetch(parents)
+        for t in level:
+            parent = token_of[t[:-1]]
+            kids = [] if parent is None else topk_indices(np.asarray(Q(parent), dtype=np.float64), width[t[:-1]])
+            token_of[t] = parent + (kids[t[-1]],) if t[-1] < len(kids) else None  # type: ignore[operator]
+    return [0.0 if token_of[t] is None else _p_of(P, token_of[t]) for t in shape]

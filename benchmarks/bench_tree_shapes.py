@@ -1,0 +1,84 @@
+"""Timings of trees of any shape (tree.accepted_tokens(shape=..., children=...)).
+
+1. Top-k trees exact at vocabulary 49,152: one tree of 64 nodes (branching (4, 4, 4)
+   and an EAGLE-like 64-node index-path shape), target-only value; seconds per tree,
+   against the baseline of the same models' calls alone (64 draft + 16–21 target laws),
+   measured in the same run.
+2. Sampled trees per second at vocabulary 49,152 (swor and iid children, shape (4, 2)):
+   Rao-Blackwellised estimate of token, traversal and target_only on the same trees,
+   against the baseline of the chain form (length=2, k=4, drafts="swor") in the same run.
+3. The upper bound (docs/trees.md §4b) per sampled tree at 49,152.
+
+Run:  python benchmarks/bench_tree_shapes.py     (about a minute on 2 cores)
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+
+import numpy as np
+
+from optaccept import tree
+from optaccept.tree._budget import sequoia_shape
+from optaccept.tree._shape import as_shape, topk_tree
+
+N = 49_152
+
+
+def _calls_only(target, draft, shape) -> float:
+    t0 = time.perf_counter()
+    Q = tree.as_model(draft, "draft").cached()
+    P = tree.as_model(target, "target").cached()
+    t = topk_tree(Q, as_shape(shape))
+    for w in t.internal_prefixes():
+        P(w)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    print(f"machine: {platform.machine()}, {platform.processor() or 'cpu'}; vocabulary {N}")
+    target, draft = tree.synthetic_pair(N, seed=0, scale=3.0)
+    eagle_like = sequoia_shape(0.6 ** np.arange(1, 20), 64)  # a 64-node shape of decreasing width
+    print("\n## Top-k trees, exact (target-only), one tree")
+    print("| shape | nodes | seconds per tree | model calls alone (s) | ratio |")
+    print("|---|---|---|---|---|")
+    for name, shape in (("(4, 4, 4)", (4, 4, 4)), ("64-node index paths", eagle_like)):
+        base = _calls_only(target, draft, shape)
+        t0 = time.perf_counter()
+        r = tree.accepted_tokens(target, draft, shape=shape, children="topk", verifier="target_only")
+        dt = time.perf_counter() - t0
+        print(f"| {name} | {as_shape(shape).size} | {dt:.3f} | {base:.3f} | {dt / base:.2f}× |")
+        assert r.method == "exact"
+    print("\n## Sampled trees per second (shape (4, 2) vs the chain form length=2, k=4)")
+    print("| children | trees | trees/s (shape) | trees/s (chains, baseline) | ratio |")
+    print("|---|---|---|---|---|")
+    trees = 40
+    t0 = time.perf_counter()
+    tree.sample_accepted_tokens(target, draft, length=2, k=4, drafts="swor", trees=trees, rng=1, progress=False)
+    base = trees / (time.perf_counter() - t0)
+    for children in ("swor", "iid"):
+        t0 = time.perf_counter()
+        tree.sample_accepted_tokens(
+            target,
+            draft,
+            shape=(4, 2),
+            children=children,
+            verifiers=("token", "traversal", "target_only"),
+            trees=trees,
+            rng=1,
+            progress=False,
+        )
+        rate = trees / (time.perf_counter() - t0)
+        print(f"| {children} | {trees} | {rate:.1f} | {base:.1f} | {rate / base:.2f}× |")
+    print("\n## Upper bound (§4b), sampled, shape (4, 2)")
+    print("| children | trees | seconds per tree |")
+    print("|---|---|---|")
+    for children in ("iid", "swor"):
+        t0 = time.perf_counter()
+        tree.upper_bound(target, draft, shape=(4, 2), children=children, samples=10, rng=np.random.default_rng(0))
+        print(f"| {children} | 10 | {(time.perf_counter() - t0) / 10:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
