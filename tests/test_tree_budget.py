@@ -85,5 +85,7 @@ def test_budget_curve_errors_and_display():
         tree.budget_curve([pair], (4,), strategies=("beam",))
     c = tree.budget_curve([pair, tree.synthetic_pair(20, seed=2)], (2, 4))
     assert "(ceiling)" in c.to_markdown() and "<table" in c._repr_html_()
-    ax = c.plot()
+    from optaccept.plots import plot_budget_curve
+
+    ax = plot_budget_curve(c)
     assert ax.get_xlabel() == "node budget N"

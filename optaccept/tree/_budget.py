@@ -100,7 +100,8 @@ class BudgetCurve:
     """Expected accepted tokens per step against the node budget N, per strategy.
 
     ``values[strategy]`` has one row per position (prompt) and one column per budget;
-    :meth:`mean` and :meth:`std_err` average over positions.
+    :meth:`mean` and :meth:`std_err` average over positions.  Plot with
+    :func:`optaccept.plots.plot_budget_curve`.
     """
 
     budgets: tuple[int, ...]
@@ -151,12 +152,6 @@ class BudgetCurve:
             for j, n in enumerate(self.budgets)
         ]
         return html_table(header, body, title="Accepted tokens per step against the node budget")
-
-    def plot(self, ax: Any = None) -> Any:
-        """Tokens per step against N (log₂ axis), one line per strategy, ± 2 s.e."""
-        from ..plots import plot_budget_curve
-
-        return plot_budget_curve(self, ax=ax)
 
 
 def budget_curve(
