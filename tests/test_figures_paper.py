@@ -67,7 +67,15 @@ def _cases():
         "plot_gaps": lambda: plots.plot_gaps(_gap_table()),
         "plot_position_gaps": lambda: plots.plot_position_gaps(_gap_table(), 2),
         "plot_accepted_tokens": lambda: plots.plot_accepted_tokens(_tree_table(), 1),
+        "plot_budget_curve": lambda: plots.plot_budget_curve(_budget_curve()),
     }
+
+
+def _budget_curve():
+    from optaccept import tree
+
+    pairs = [tree.synthetic_pair(40, seed=s, scale=2.0) for s in range(3)]
+    return tree.budget_curve(pairs, (2, 4, 8, 16))
 
 
 def _simulation():

@@ -37,7 +37,7 @@ from ..optimal import optimal_acceptance
 from ..optimal._batched import batched_optimal_acceptance
 from ..verifiers import batched_acceptance, target_only_acceptance
 
-__all__ = ["AuditReport", "audit_verifier", "audit_log", "FALSE_ALARM", "ORDERS", "pit_values"]
+__all__ = ["AuditReport", "audit_verifier", "audit_log", "torch_adapter", "FALSE_ALARM", "ORDERS", "pit_values"]
 
 #: Default false-alarm rate of ``lossless`` per call (the union over the orders).
 FALSE_ALARM = 1e-6
@@ -66,12 +66,33 @@ class AuditReport:
     ks_distance: dict[str, float]
     ks_threshold: float
     declared: str | None = None
+    #: α* of each draft law with the same q and k ("iid", "swor", "greedy"); None if not computed
+    alpha_by_law: dict[str, float] | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def gap(self) -> float:
         """α* − measured acceptance: what the best lossless verifier of this draft law adds."""
         return self.alpha_star - self.acceptance
+
+    @property
+    def verifier_gap(self) -> float:
+        """The verifier's part of the gap: α* of the draft law used − measured acceptance."""
+        return self.gap
+
+    @property
+    def draft_gap(self) -> float | None:
+        """The draft law's part: the best α* among the compared draft laws (same q and k) − α*
+        of the law used (None when the laws were not compared)."""
+        if not self.alpha_by_law:
+            return None
+        return max(0.0, max(self.alpha_by_law.values()) - self.alpha_star)
+
+    @property
+    def best_law(self) -> str | None:
+        if not self.alpha_by_law:
+            return None
+        return max(self.alpha_by_law, key=self.alpha_by_law.get)
 
     @property
     def expected_z(self) -> float | None:
@@ -101,6 +122,15 @@ class AuditReport:
             ),
             ("α* of the draft law", f"{self.alpha_star:.5f}; gap α* − acceptance = {self.gap:.5f}"),
         ]
+        if self.alpha_by_law:
+            laws = ", ".join(f"{k} {v:.5f}" for k, v in self.alpha_by_law.items())
+            rows.append(
+                (
+                    "gap, by part",
+                    f"verifier {self.verifier_gap:.5f} (a better verifier, same drafts); draft law "
+                    f"{self.draft_gap:.5f} (best law: {self.best_law}; α* by law: {laws})",
+                )
+            )
         return rows
 
     def __str__(self) -> str:
@@ -124,6 +154,9 @@ class AuditReport:
     def to_json(self) -> str:
         d = asdict(self)
         d["gap"] = self.gap
+        d["verifier_gap"] = self.verifier_gap
+        d["draft_gap"] = self.draft_gap
+        d["best_law"] = self.best_law
         return json.dumps(d, indent=2, default=float)
 
 
@@ -175,6 +208,18 @@ def _law_of(drafts: Any, q: np.ndarray, k: int) -> DraftLaw:
     if drafts not in _DRAFT_LAWS:
         raise InputError(f"drafts: must be one of {tuple(_DRAFT_LAWS)} or a draft-law object, got {drafts!r}")
     return _DRAFT_LAWS[drafts](q, k)
+
+
+def _alpha_by_law(p: np.ndarray, q: np.ndarray, k: int) -> dict[str, float]:
+    """α* of every named draft law with this q and k (a law needing more support than q has
+    is left out)."""
+    support = int(np.count_nonzero(q))
+    out = {}
+    for name, cls in _DRAFT_LAWS.items():
+        if name != "iid" and k > support:
+            continue
+        out[name] = float(optimal_acceptance(p, cls(q, k)).value)
+    return out
 
 
 def _expected(declared: str | None, p: np.ndarray, q: np.ndarray, k: int, law: DraftLaw) -> float | None:
@@ -258,6 +303,7 @@ def audit_verifier(
     a = float(acc.mean())
     se = math.sqrt(max(a * (1 - a), 1e-300) / N)
     alpha = float(optimal_acceptance(pf, law).value)
+    by_law = _alpha_by_law(pf, qf, law.k)
     return AuditReport(
         lossless=ok,
         tv_upper=tv_upper,
@@ -270,6 +316,7 @@ def audit_verifier(
         ks_distance=dist,
         ks_threshold=eps,
         declared=declared,
+        alpha_by_law=by_law,
         details={"drafts": repr(law), "n": n},
     )
 
@@ -285,6 +332,7 @@ def audit_log(
     rng: np.random.Generator | None = None,
     false_alarm: float = FALSE_ALARM,
     chunk: int = 4096,
+    compare_laws: bool = False,
 ) -> AuditReport:
     """Audit logged steps, each with its own target and draft rows.
 
@@ -293,7 +341,10 @@ def audit_log(
     transforms (exactly uniform under H₀, whatever the p_t); the acceptance is compared with
     the sum of the declared rule's exact per-step values and with Σ α*_t of ``drafts``.
     Rows are processed ``chunk`` at a time (memory O(chunk · n)).  ``rng`` (default: a fixed
-    seed) draws the transforms' tie-breaking uniforms only.
+    seed) draws the transforms' tie-breaking uniforms only.  ``compare_laws``: also the mean
+    α* of every draft law with the same rows and k (the gap's draft-law part; costly for
+    "swor" on full vocabularies).  ``P`` and ``Q`` may be memory maps (``np.load(...,
+    mmap_mode="r")``): only ``chunk`` rows are read at a time.
     """
     rng = np.random.default_rng(0) if rng is None else check_rng(rng)
     X = np.asarray(X, dtype=np.int64)
@@ -311,6 +362,7 @@ def audit_log(
     us = {o: [] for o in ORDERS}
     acc_sum = exp_sum = alpha_sum = 0.0
     acc_sq = 0.0
+    law_sums = dict.fromkeys(_DRAFT_LAWS, 0.0) if compare_laws else None
     for lo in range(0, T, chunk):
         hi = min(T, lo + chunk)
         Pc = np.asarray(P[lo:hi], dtype=np.float64)
@@ -327,6 +379,9 @@ def audit_log(
         acc_sum += a.sum()
         acc_sq += (a * a).sum()
         alpha_sum += float(np.sum(batched_optimal_acceptance(Pc, Qc, k, drafts)))
+        if law_sums is not None:
+            for name in law_sums:
+                law_sums[name] += float(np.sum(batched_optimal_acceptance(Pc, Qc, k, name)))
         if declared == "target_only":
             exp_sum += float(sum(target_only_acceptance(Pc[i], _DRAFT_LAWS[drafts](Qc[i], k)) for i in range(hi - lo)))
         elif declared is not None:
@@ -347,5 +402,32 @@ def audit_log(
         ks_distance=dist,
         ks_threshold=eps,
         declared=declared,
+        alpha_by_law=None if law_sums is None else {m: v / T for m, v in law_sums.items()},
         details={"drafts": drafts, "k": k},
     )
+
+
+def torch_adapter(fn: Callable[..., Any], *, device: Any = "cpu", dtype: Any = None) -> Callable[..., np.ndarray]:
+    """A torch implementation ``fn(P, Q, X, generator) -> Y`` (tensors on ``device``; ``P``,
+    ``Q`` float (B, n), ``X`` long (B, k), a ``torch.Generator`` on that device) as the numpy
+    callable the audit runs.  The generator is seeded from the audit's numpy generator, so
+    a run is reproducible; ``dtype`` (default float32, as engines run) is that of P and Q."""
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - torch is in the llm extra
+        from .._errors import MissingDependencyError
+
+        raise MissingDependencyError("torch_adapter needs torch (pip install 'optaccept[llm]')") from exc
+    dev = torch.device(device)
+    dt = torch.float32 if dtype is None else dtype
+
+    def wrapped(P: np.ndarray, Q: np.ndarray, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        gen = torch.Generator(device=dev)
+        gen.manual_seed(int(rng.integers(2**63 - 1)))
+        Pt = torch.as_tensor(np.ascontiguousarray(P), dtype=dt, device=dev)
+        Qt = torch.as_tensor(np.ascontiguousarray(Q), dtype=dt, device=dev)
+        Xt = torch.as_tensor(np.ascontiguousarray(X), dtype=torch.long, device=dev)
+        Y = fn(Pt, Qt, Xt, gen)
+        return torch.as_tensor(Y).reshape(-1).to("cpu").numpy().astype(np.int64)
+
+    return wrapped
