@@ -331,7 +331,7 @@ def audit_log(
     drafts: str = "iid",
     rng: np.random.Generator | None = None,
     false_alarm: float = FALSE_ALARM,
-    chunk: int = 4096,
+    chunk: int | None = None,
     compare_laws: bool = False,
 ) -> AuditReport:
     """Audit logged steps, each with its own target and draft rows.
@@ -340,7 +340,8 @@ def audit_log(
     ``Y``: int (T,) emitted tokens.  The losslessness test pools the steps' randomised
     transforms (exactly uniform under H₀, whatever the p_t); the acceptance is compared with
     the sum of the declared rule's exact per-step values and with Σ α*_t of ``drafts``.
-    Rows are processed ``chunk`` at a time (memory O(chunk · n)).  ``rng`` (default: a fixed
+    Rows are processed ``chunk`` at a time (memory O(chunk · n); default: 2²² / n rows, about
+    32 MB per float64 array whatever the vocabulary).  ``rng`` (default: a fixed
     seed) draws the transforms' tie-breaking uniforms only.  ``compare_laws``: also the mean
     α* of every draft law with the same rows and k (the gap's draft-law part; costly for
     "swor" on full vocabularies).  ``P`` and ``Q`` may be memory maps (``np.load(...,
@@ -359,6 +360,8 @@ def audit_log(
         raise InputError(f"drafts: must be one of {tuple(_DRAFT_LAWS)}, got {drafts!r}")
     if declared is not None and declared not in DECLARED:
         raise InputError(f"declared: must be one of {DECLARED} or None, got {declared!r}")
+    n_cols = int(np.shape(P[0])[-1]) if T else 1
+    chunk = max(1, (1 << 22) // max(n_cols, 1) if chunk is None else check_size(chunk, "chunk"))
     us = {o: [] for o in ORDERS}
     acc_sum = exp_sum = alpha_sum = 0.0
     acc_sq = 0.0
