@@ -110,3 +110,40 @@ def test_static_ensemble_mode_lies_on_the_optimal_bias_rejection_front(w):
     bias = 0.5 * np.abs(v - P0).sum()
     assert abs(bias - (1 - w) * tv) < 1e-12
     assert abs((1 - (1 - w * tv)) + bias - tv) < 1e-12  # exactly on the front
+
+
+def _hf_chain(P, Q, X, rng, *, q_for_ratio=None):
+    """Hugging Face's sampler on a batch of chains, as audit.audit_chain calls it."""
+    torch.manual_seed(int(rng.integers(2**31)))
+    B, gamma = X.shape
+    m, y = np.empty(B, dtype=np.int64), np.empty(B, dtype=np.int64)
+    for b in range(B):
+        ids = torch.tensor([[0] + X[b].tolist()], dtype=torch.long)
+        qq = Q[b] if q_for_ratio is None else np.tile(q_for_ratio, (gamma, 1))
+        cand = torch.log(torch.tensor(qq, dtype=torch.float64))[None]
+        new = torch.log(torch.tensor(P[b], dtype=torch.float64))[None]
+        tokens, n = hf._speculative_sampling(ids, cand, gamma, new)
+        m[b], y[b] = int(n), int(tokens[0, -1])
+    return m, y
+
+
+@pytest.mark.parametrize("gamma", [2, 4])
+def test_chain_audit_of_hf_sampler(gamma):
+    """audit.audit_chain on HF's sampler with context-dependent models (a 5-token synthetic
+    pair): lossless, mean accepted tokens = the exact token-level value of optaccept.tree, and
+    the gap to the one-chain optimum (block verification) reported."""
+    target, draft = tree.synthetic_pair(5, seed=gamma, scale=1.5)
+    rep = audit.audit_chain(_hf_chain, target, draft, gamma, steps=4000, rng=np.random.default_rng(gamma),
+                            declared="token")
+    assert rep.lossless, rep
+    assert abs(rep.expected_z) < 5, rep
+    assert rep.optimum >= rep.expected - 1e-12 and abs(sum(rep.accepted_law) - 1) < 1e-12
+    assert "Chain audit report" in str(rep)
+
+
+def test_chain_audit_catches_a_truncated_q():
+    target, draft = tree.synthetic_pair(5, seed=1, scale=1.5)
+    flat = np.full(5, 0.2)  # the ratio against a law the drafts did not come from
+    rep = audit.audit_chain(lambda P, Q, X, rng: _hf_chain(P, Q, X, rng, q_for_ratio=flat), target, draft, 3,
+                            steps=4000, rng=np.random.default_rng(9))
+    assert not rep.lossless, rep

@@ -9,6 +9,17 @@ what does it accept, and how far is it from the optimum α* of its draft law (do
 ...                            rng=np.random.default_rng(0), declared="sd")  # doctest: +SKIP
 """
 
+from ._chain import ChainAuditReport, audit_chain
 from ._core import FALSE_ALARM, ORDERS, AuditReport, audit_log, audit_verifier, pit_values, torch_adapter
 
-__all__ = ["audit_verifier", "audit_log", "torch_adapter", "AuditReport", "FALSE_ALARM", "ORDERS", "pit_values"]
+__all__ = [
+    "audit_verifier",
+    "audit_log",
+    "audit_chain",
+    "torch_adapter",
+    "AuditReport",
+    "ChainAuditReport",
+    "FALSE_ALARM",
+    "ORDERS",
+    "pit_values",
+]

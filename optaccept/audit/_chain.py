@@ -1,0 +1,220 @@
+r"""Audit a multi-token verifier: one chain of γ drafted tokens per call (docs/audit.md §8).
+
+``fn(P, Q, X, rng) -> (m, Y)`` verifies a batch of drafted chains: ``X`` int (B, γ) the
+drafted tokens, ``Q`` float (B, γ, n) the draft's laws they were drawn from (row i after
+X[:i]), ``P`` float (B, γ + 1, n) the target's laws after X[:i] for i = 0 … γ (the last one
+for the bonus token); it returns the number m of accepted drafted tokens (B,) and the
+emitted token Y (B,) (correction, or bonus when m = γ) — the interface of Hugging Face's
+``_speculative_sampling`` and of engines' chain verifiers.
+
+**Losslessness.**  Each step's text is X[:m], then Y, then the target's own continuation up to
+γ + 1 tokens (drawn by the audit).  The verifier is lossless exactly when these γ + 1 tokens
+have the target's joint law, i.e. when each token has the law p(· | its prefix) given the
+prefix.  The randomised probability integral transforms of the γ + 1 tokens, each against
+p(· | its prefix) (Rosenblatt's transform), are then independent Uniform(0, 1): the test of
+:mod:`optaccept.audit._core` runs on them, pooled over steps and positions, along the same
+token orders, at the same stated false-alarm rate.
+
+**Accepted tokens.**  The mean of m is compared with the exact expected accepted tokens of the
+declared rule ("token": speculative sampling along the chain, "block": Sun et al.'s block
+verification) from :mod:`optaccept.tree`, and with the optimum for one chain (block
+verification is optimal: Sun et al., arXiv 2403.10444, checked against the sequence LP in
+docs/trees.md §7).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError
+from .._validation import check_rng, check_size
+from ._core import FALSE_ALARM, ORDERS, _ks_uniform, pit_values
+
+__all__ = ["ChainAuditReport", "audit_chain"]
+
+#: Chain rules with an exact expected accepted length (optaccept.tree verifiers).
+DECLARED_CHAIN = ("token", "block")
+
+
+@dataclass
+class ChainAuditReport:
+    """What a chain audit found: ``lossless`` (the test of the generated text's law at rate
+    ``false_alarm``), the mean accepted drafted tokens with its standard error, the exact
+    value of the declared rule (``expected``), the optimum for one chain (``optimum``), and the
+    empirical law of m (``accepted_law[i]`` = fraction of steps with m = i)."""
+
+    lossless: bool
+    accepted: float
+    accepted_se: float
+    expected: float | None
+    optimum: float
+    gamma: int
+    steps: int
+    false_alarm: float
+    ks_distance: dict[str, float]
+    ks_threshold: float
+    accepted_law: list[float]
+    declared: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def gap(self) -> float:
+        """Optimum − measured accepted tokens: what the best verifier of one chain adds."""
+        return self.optimum - self.accepted
+
+    @property
+    def expected_z(self) -> float | None:
+        if self.expected is None:
+            return None
+        return (self.accepted - self.expected) / max(self.accepted_se, 1e-300)
+
+    def _rows(self) -> list[tuple[str, str]]:
+        worst = max(self.ks_distance, key=self.ks_distance.get)
+        return [
+            (
+                "lossless",
+                f"{'yes' if self.lossless else 'NO'} (false-alarm rate ≤ {self.false_alarm:g}; largest KS "
+                f"distance {self.ks_distance[worst]:.2e} vs threshold {self.ks_threshold:.2e}, order '{worst}')",
+            ),
+            (
+                "accepted tokens / call",
+                f"{self.accepted:.4f} ± {self.accepted_se:.4f} (γ = {self.gamma}, {self.steps:,} calls)",
+            ),
+            (
+                "declared rule",
+                "—"
+                if self.declared is None
+                else f"{self.declared}: exact {self.expected:.4f} (z = {self.expected_z:+.2f})",
+            ),
+            ("optimum (one chain)", f"{self.optimum:.4f}; gap = {self.gap:.4f}"),
+            ("law of m", ", ".join(f"{i}: {v:.3f}" for i, v in enumerate(self.accepted_law))),
+        ]
+
+    def __str__(self) -> str:
+        w = max(len(k) for k, _ in self._rows())
+        return "Chain audit report\n" + "\n".join(f"  {k:<{w}}  {v}" for k, v in self._rows())
+
+    def _repr_html_(self) -> str:
+        body = "".join(
+            f"<tr><td style='padding:2px 8px'><b>{html.escape(k)}</b></td>"
+            f"<td style='padding:2px 8px'>{html.escape(v)}</td></tr>"
+            for k, v in self._rows()
+        )
+        return f"<div><b>Chain audit report</b><table>{body}</table></div>"
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["gap"] = self.gap
+        return json.dumps(d, indent=2, default=float)
+
+
+def _draw(law: np.ndarray, rng: np.random.Generator) -> int:
+    c = np.cumsum(law)
+    return min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), law.size - 1)
+
+
+def audit_chain(
+    fn: Callable[..., Any],
+    target: Any,
+    draft: Any,
+    gamma: int,
+    *,
+    steps: int = 20_000,
+    rng: np.random.Generator | None = None,
+    declared: str | None = None,
+    false_alarm: float = FALSE_ALARM,
+    batch: int = 2_000,
+    samples_for_expected: int | None = None,
+) -> ChainAuditReport:
+    """Audit a chain verifier ``fn(P, Q, X, rng) -> (m, Y)`` (module docstring) on ``steps``
+    calls, chains of ``gamma`` tokens drafted from ``draft``.
+
+    ``target``, ``draft``: sequence models (``prefix -> next-token law``; see
+    :func:`optaccept.tree.accepted_tokens`).  ``declared``: "token" or "block" — its exact
+    expected accepted tokens are reported (by enumeration of the chains, or from
+    ``samples_for_expected`` Rao-Blackwellised chains when the vocabulary is large).
+    """
+    from ..tree import accepted_tokens, as_model
+
+    rng = check_rng(rng)
+    gamma = check_size(gamma, "gamma")
+    steps = check_size(steps, "steps")
+    if gamma < 1 or steps < 1:
+        raise InputError("gamma, steps: must be at least 1")
+    if declared is not None and declared not in DECLARED_CHAIN:
+        raise InputError(f"declared: must be one of {DECLARED_CHAIN} or None, got {declared!r}")
+    Pm, Qm = as_model(target, "target").cached(), as_model(draft, "draft").cached()
+    n = Pm(()).size
+    us: dict[str, list[np.ndarray]] = {o: [] for o in ORDERS}
+    ms = []
+    for lo in range(0, steps, batch):
+        B = min(batch, steps - lo)
+        X = np.empty((B, gamma), dtype=np.int64)
+        P = np.empty((B, gamma + 1, n))
+        Q = np.empty((B, gamma, n))
+        for b in range(B):
+            u: tuple[int, ...] = ()
+            for i in range(gamma):
+                q = np.asarray(Qm(u), dtype=np.float64)
+                Q[b, i] = q
+                P[b, i] = np.asarray(Pm(u), dtype=np.float64)
+                u = u + (_draw(q, rng),)
+                X[b, i] = u[-1]
+            P[b, gamma] = np.asarray(Pm(u), dtype=np.float64)
+        out = fn(P.copy(), Q.copy(), X.copy(), rng)
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise InputError("fn: must return (m, Y): accepted counts and emitted tokens")
+        m = np.asarray(out[0], dtype=np.int64).reshape(-1)
+        Y = np.asarray(out[1], dtype=np.int64).reshape(-1)
+        if m.shape != (B,) or Y.shape != (B,) or m.min() < 0 or m.max() > gamma or Y.min() < 0 or Y.max() >= n:
+            raise InputError(f"fn: must return m in [0, {gamma}] and Y in [0, {n}), {B} of each")
+        # the texts: X[:m], Y, then the target's continuation to gamma + 1 tokens
+        rowsP = np.empty((B * (gamma + 1), n))
+        rowsQ = np.empty((B * (gamma + 1), n))
+        toks = np.empty(B * (gamma + 1), dtype=np.int64)
+        for b in range(B):
+            text = tuple(int(x) for x in X[b, : m[b]]) + (int(Y[b]),)
+            while len(text) < gamma + 1:
+                text = text + (_draw(np.asarray(Pm(text), dtype=np.float64), rng),)
+            for i in range(gamma + 1):
+                r = b * (gamma + 1) + i
+                rowsP[r] = Pm(text[:i])
+                rowsQ[r] = Qm(text[:i]) if i < gamma else rowsP[r]
+                toks[r] = text[i]
+        for o in ORDERS:
+            us[o].append(pit_values(rowsP, rowsQ, toks, o, rng))
+        ms.append(m)
+    m_all = np.concatenate(ms).astype(np.float64)
+    N = sum(v.size for v in us["id"])
+    eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * N))
+    dist = {o: _ks_uniform(np.concatenate(v)) for o, v in us.items()}
+    kw: dict[str, Any] = {}
+    if samples_for_expected is not None:
+        kw = dict(samples=samples_for_expected, rng=np.random.default_rng(0))
+    optimum = float(accepted_tokens(target, draft, length=gamma, k=1, verifier="block", **kw).value)
+    expected = None
+    if declared is not None:
+        expected = float(accepted_tokens(target, draft, length=gamma, k=1, verifier=declared, **kw).value)
+    law = np.bincount(m_all.astype(np.int64), minlength=gamma + 1) / m_all.size
+    return ChainAuditReport(
+        lossless=all(d <= eps for d in dist.values()),
+        accepted=float(m_all.mean()),
+        accepted_se=float(m_all.std(ddof=1) / math.sqrt(m_all.size)) if m_all.size > 1 else 0.0,
+        expected=expected,
+        optimum=optimum,
+        gamma=gamma,
+        steps=int(m_all.size),
+        false_alarm=false_alarm,
+        ks_distance=dist,
+        ks_threshold=eps,
+        accepted_law=[float(v) for v in law],
+        declared=declared,
+        details={"transforms": N},
+    )
