@@ -9,13 +9,14 @@ what does it accept, and how far is it from the optimum α* of its draft law (do
 ...                            rng=np.random.default_rng(0), declared="sd")  # doctest: +SKIP
 """
 
-from ._chain import ChainAuditReport, audit_chain
+from ._chain import ChainAuditReport, audit_chain, audit_chain_log
 from ._core import FALSE_ALARM, ORDERS, AuditReport, audit_log, audit_verifier, pit_values, torch_adapter
 
 __all__ = [
     "audit_verifier",
     "audit_log",
     "audit_chain",
+    "audit_chain_log",
     "torch_adapter",
     "AuditReport",
     "ChainAuditReport",

@@ -37,7 +37,7 @@ from .._errors import InputError
 from .._validation import check_rng, check_size
 from ._core import FALSE_ALARM, ORDERS, _ks_uniform, pit_values
 
-__all__ = ["ChainAuditReport", "audit_chain"]
+__all__ = ["ChainAuditReport", "audit_chain", "audit_chain_log"]
 
 #: Chain rules with an exact expected accepted length (optaccept.tree verifiers).
 DECLARED_CHAIN = ("token", "block")
@@ -217,4 +217,103 @@ def audit_chain(
         accepted_law=[float(v) for v in law],
         declared=declared,
         details={"transforms": N},
+    )
+
+
+def audit_chain_log(
+    P: list[Any],
+    Q: list[Any],
+    X: list[Any],
+    m: Any,
+    Y: Any,
+    *,
+    rng: np.random.Generator | None = None,
+    false_alarm: float = FALSE_ALARM,
+) -> ChainAuditReport:
+    """Audit logged calls of a chain verifier in a decoding loop (e.g.
+    :func:`optaccept.llm.log_assisted_generation`): call c drafted ``X[c]`` (γ_c tokens) from
+    the laws ``Q[c]`` (γ_c, n), verified against ``P[c]`` (γ_c + 1, n), accepted ``m[c]`` and
+    emitted ``Y[c]``; the calls follow each other in the generated text.
+
+    * The generated text (X[c][:m_c] then Y[c], call after call) must follow P: the
+      transforms of all its tokens against their rows are independent Uniform(0, 1) under
+      losslessness (no token is left out, so no selection enters).
+    * The drafts must follow Q (the law the sampler divided by): transforms of every drafted
+      token against its Q row, reported as ``details["drafts_follow_q"]`` with its own KS
+      distances at the same rate.
+    * ``expected``: the mean over calls of E[m | chain] for speculative sampling,
+      Σ_i Π_{j≤i} min(1, p_j(x_j)/q_j(x_j)), from the logged rows; ``optimum``: the mean of
+      block verification's E[τ | chain] (optimal for one chain), from the same rows.
+    """
+    from ..tree import DraftTree, tree_value
+
+    rng = np.random.default_rng(0) if rng is None else check_rng(rng)
+    m = np.asarray(m, dtype=np.int64).reshape(-1)
+    Y = np.asarray(Y, dtype=np.int64).reshape(-1)
+    C = m.size
+    if not (len(P) == len(Q) == len(X) == C == Y.size) or C == 0:
+        raise InputError("P, Q, X, m, Y: one entry per call, at least one call")
+    text_P, text_Q, text_tok, draft_Q, draft_P, draft_tok = [], [], [], [], [], []
+    sd_exp, block_opt = np.empty(C), np.empty(C)
+    gammas = np.empty(C, dtype=np.int64)
+    for c in range(C):
+        Pc = np.asarray(P[c], dtype=np.float64)
+        Qc = np.asarray(Q[c], dtype=np.float64)
+        Pc = Pc / Pc.sum(axis=1, keepdims=True)
+        Qc = Qc / Qc.sum(axis=1, keepdims=True)
+        Xc = np.asarray(X[c], dtype=np.int64).reshape(-1)
+        g = Xc.size
+        gammas[c] = g
+        if Pc.shape[0] != g + 1 or Qc.shape[0] != g or not 0 <= m[c] <= g:
+            raise InputError(f"call {c}: P must have γ + 1 = {g + 1} rows, Q γ rows, and 0 ≤ m ≤ γ")
+        for i in range(int(m[c]) + 1):
+            text_P.append(Pc[i])
+            text_Q.append(Qc[i] if i < g else Pc[i])
+            text_tok.append(int(Xc[i]) if i < m[c] else int(Y[c]))
+        draft_Q.extend(Qc)
+        draft_P.extend(Pc[:g])
+        draft_tok.extend(Xc.tolist())
+        ratio = np.minimum(1.0, Pc[np.arange(g), Xc] / np.maximum(Qc[np.arange(g), Xc], 1e-300))
+        sd_exp[c] = float(np.cumprod(ratio).sum())
+        chain = tuple(int(x) for x in Xc)
+        rows_p = {chain[:i]: Pc[i] for i in range(g + 1)}
+        rows_q = {chain[:i]: Qc[i] for i in range(g)}
+        block_opt[c] = float(
+            tree_value(
+                DraftTree((chain,), g, "iid"),
+                lambda u, rp=rows_p: rp[tuple(u)],
+                lambda u, rq=rows_q: rq[tuple(u)],
+                "block",
+            )
+        )
+    tp, tq, tt = np.array(text_P), np.array(text_Q), np.array(text_tok)
+    dq, dp, dt = np.array(draft_Q), np.array(draft_P), np.array(draft_tok)
+    N, ND = tt.size, dt.size
+    eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * N))
+    eps_d = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * ND))
+    dist = {o: _ks_uniform(pit_values(tp, tq, tt, o, rng)) for o in ORDERS}
+    dist_d = {o: _ks_uniform(pit_values(dq, dp, dt, o, rng)) for o in ORDERS}
+    mf = m.astype(np.float64)
+    law = np.bincount(m, minlength=int(gammas.max()) + 1) / C
+    return ChainAuditReport(
+        lossless=all(d <= eps for d in dist.values()),
+        accepted=float(mf.mean()),
+        accepted_se=float(mf.std(ddof=1) / math.sqrt(C)) if C > 1 else 0.0,
+        expected=float(sd_exp.mean()),
+        optimum=float(block_opt.mean()),
+        gamma=int(gammas.max()),
+        steps=C,
+        false_alarm=false_alarm,
+        ks_distance=dist,
+        ks_threshold=eps,
+        accepted_law=[float(v) for v in law],
+        declared="token",
+        details={
+            "generated_tokens": N,
+            "drafted_tokens": ND,
+            "drafts_follow_q": all(d <= eps_d for d in dist_d.values()),
+            "drafts_ks_distance": dist_d,
+            "drafts_ks_threshold": eps_d,
+            "gamma_per_call": gammas.tolist(),
+        },
     )

@@ -1,4 +1,6 @@
-"""Command line: ``optaccept audit LOG.npz [--declared RULE] [--drafts iid|swor|greedy] [--json]``.
+"""Command line: ``optaccept audit LOG.npz [--declared RULE] [--drafts iid|swor|greedy] [--json]``,
+and ``optaccept audit-assisted`` (Hugging Face assisted generation on the built-in pair, logged
+through hooks and audited).
 
 The log holds arrays ``P`` and ``Q`` (steps × vocabulary, float; float32 is fine), ``X``
 (steps × k, int: the drafted tokens in draw order) and ``Y`` (steps, int: the emitted
@@ -37,6 +39,25 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=_handler)
 
+    hf = subparsers.add_parser(
+        "audit-assisted",
+        help="run Hugging Face assisted generation on the built-in pair, log its sampler through hooks, audit",
+        description=(
+            "Runs transformers' generate(..., assistant_model=..., do_sample=True) with SmolLM2-135M-Instruct as "
+            "target and its layer-skip copy as assistant (offline), logs every call of its speculative sampler "
+            "(the p and q it used, the candidates, the accepted count, the emitted token) and audits the log: "
+            "is the generated text distributed as p, were the drafts drawn from the q it divided by, and how many "
+            "candidates it accepts against speculative sampling's exact value and the one-chain optimum. Exit "
+            "status 0 when both tests pass, 1 otherwise, 2 on bad input."
+        ),
+    )
+    hf.add_argument("--prompts", type=int, default=12, help="built-in prompts to run (default %(default)s)")
+    hf.add_argument("--tokens", type=int, default=48, help="new tokens per prompt (default %(default)s)")
+    hf.add_argument("--top-k", type=int, default=None, help="top-k warp of both models (default: none)")
+    hf.add_argument("--seed", type=int, default=0, help="torch seed of the first prompt (default %(default)s)")
+    hf.add_argument("--json", action="store_true", help="print the report as JSON")
+    hf.set_defaults(func=_assisted_handler)
+
 
 def _handler(args: argparse.Namespace) -> int:
     import zipfile
@@ -64,3 +85,37 @@ def _handler(args: argparse.Namespace) -> int:
     rep = audit_log(P, Q, X, Y, declared=args.declared, drafts=args.drafts, false_alarm=args.false_alarm)
     print(rep.to_json() if args.json else str(rep))
     return 0 if rep.lossless else 1
+
+
+def _assisted_handler(args: argparse.Namespace) -> int:
+    from .._errors import InputError
+    from ..audit import audit_chain_log
+    from ..llm import builtin_prompts, log_assisted_generation, smollm2_layerskip
+
+    prompts = builtin_prompts()
+    if not 1 <= args.prompts <= len(prompts):
+        raise InputError(f"--prompts: must lie in 1..{len(prompts)}, got {args.prompts}")
+    if args.tokens < 1 or (args.top_k is not None and args.top_k < 1):
+        raise InputError("--tokens, --top-k: must be positive integers")
+    pair = smollm2_layerskip(top_k=args.top_k)
+    log = log_assisted_generation(
+        pair,
+        prompts[: args.prompts],
+        max_new_tokens=args.tokens,
+        top_k=args.top_k,
+        seed=args.seed,
+        progress=not args.json,
+    )
+    rep = audit_chain_log(log.P, log.Q, log.X, log.m, log.Y)
+    if args.json:
+        print(rep.to_json())
+    else:
+        d = rep.details
+        print(f"Hugging Face assisted generation, {log!r}")
+        print(rep)
+        print(
+            f"  drafts follow q        {'yes' if d['drafts_follow_q'] else 'NO'} (largest KS distance "
+            f"{max(d['drafts_ks_distance'].values()):.2e} vs threshold {d['drafts_ks_threshold']:.2e}, "
+            f"{d['drafted_tokens']} drafted tokens)"
+        )
+    return 0 if rep.lossless and rep.details["drafts_follow_q"] else 1

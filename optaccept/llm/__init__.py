@@ -44,6 +44,8 @@ __all__ = [
     "trees_path",
     "realised_optimal",
     "RealisedTable",
+    "log_assisted_generation",
+    "AssistedLog",
 ]
 
 _WHERE = {
@@ -69,6 +71,8 @@ _WHERE = {
     "SequenceModel": "_lm_sequence",
     "StoredModel": "_tree_extract",
     "sequence_models": "_lm_sequence",
+    "log_assisted_generation": "_assisted",
+    "AssistedLog": "_assisted",
     "trees_path": "_tree_extract",
     "realised_optimal": "_realised",
     "RealisedTable": "_realised",
