@@ -122,6 +122,11 @@ class AuditReport:
             ),
             ("α* of the draft law", f"{self.alpha_star:.5f}; gap α* − acceptance = {self.gap:.5f}"),
         ]
+        iv, ev = self.details.get("alpha_star_interval"), self.details.get("expected_interval")
+        if iv is not None:  # a truncated log: guaranteed intervals instead of exact values
+            rows[-1] = ("α* of the draft law", f"in [{iv[0]:.5f}, {iv[1]:.5f}] (truncated log)")
+            if ev is not None:
+                rows[-2] = ("declared rule", f"{self.declared}: exact value in [{ev[0]:.5f}, {ev[1]:.5f}]")
         if self.alpha_by_law:
             laws = ", ".join(f"{k} {v:.5f}" for k, v in self.alpha_by_law.items())
             rows.append(

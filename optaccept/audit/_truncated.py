@@ -1,0 +1,148 @@
+r"""Audit logs that keep only the target's top-m probabilities (docs/audit.md §10).
+
+Engines' capture tools often log, per step, the ids and probabilities of the target's m most
+likely tokens (the remaining mass r_t = 1 − Σ is then known, not its spread), the draft law q_t,
+the drafts and the output.  What stays exact, and what becomes an interval:
+
+* **Losslessness.**  Merge every token outside the logged set into one symbol "rest" (its
+  target mass r_t, its draft mass 1 − q_t(logged)).  Under H₀ the merged output has the merged
+  law, so the randomised transforms of :mod:`optaccept.audit._core` taken on the merged
+  alphabet are still exactly Uniform(0, 1): the test and its false-alarm rate are unchanged
+  (a bug that only moves mass inside the rest is invisible to it — the price of the truncation).
+* **Acceptance** P(Y ∈ drafts) is measured from the ids: exact as before.
+* **α\*** lies in  [α*(p̂_t) − r_t, min(α*(p̂_t) + r_t, α*(merged))]  for every step, where p̂_t
+  completes the log by spreading r_t over the unlogged tokens in proportion to q_t: α* is
+  1-Lipschitz in p for the total variation (from a coupling for p, a maximal coupling of p
+  with p′ moves the output with probability TV(p, p′)), every completion is within r_t of p̂_t
+  in total variation, and merging tokens can only raise α* (an acceptance on the full
+  alphabet is one on the merged one; the merged bound is used for i.i.d. drafts, whose merged
+  law is i.i.d. from the merged q).  The report gives the mean of each end.
+* **Declared rule** ("sd", "target_only"): its exact acceptance is 1-Lipschitz in p as well
+  (Σ min(p, q); Σ_y p(y)·P(y ∈ drafts)), so it lies within r_t of its value at p̂_t.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError
+from .._validation import check_rng
+from ..optimal._batched import batched_optimal_acceptance
+from ._core import _DRAFT_LAWS, FALSE_ALARM, ORDERS, AuditReport, _ks_uniform, pit_values
+
+__all__ = ["audit_topm_log"]
+
+#: Declared rules whose exact acceptance is 1-Lipschitz in p (so bracketed under truncation).
+DECLARED_TOPM = ("sd", "target_only")
+
+
+def audit_topm_log(
+    ids: Any,
+    probs: Any,
+    Q: Any,
+    X: Any,
+    Y: Any,
+    declared: str | None = None,
+    *,
+    drafts: str = "iid",
+    rng: np.random.Generator | None = None,
+    false_alarm: float = FALSE_ALARM,
+) -> AuditReport:
+    """Audit a log with the target's top-m probabilities only.
+
+    ``ids`` int (T, m) and ``probs`` float (T, m): the logged target tokens and their
+    probabilities (the rest of each row's mass is unlogged); ``Q`` float (T, n) the draft laws;
+    ``X`` int (T, k) the drafts; ``Y`` int (T,) the outputs.  Returns an :class:`AuditReport`
+    whose ``alpha_star`` is the midpoint of a guaranteed interval
+    (``details["alpha_star_interval"]``), as is ``expected`` for a declared rule
+    (``details["expected_interval"]``); the losslessness test runs on the merged alphabet
+    (module docstring).
+    """
+    from ..verifiers import target_only_acceptance
+
+    rng = np.random.default_rng(0) if rng is None else check_rng(rng)
+    ids = np.asarray(ids, dtype=np.int64)
+    probs = np.asarray(probs, dtype=np.float64)
+    Q = np.asarray(Q, dtype=np.float64)
+    X = np.asarray(X, dtype=np.int64)
+    Y = np.asarray(Y, dtype=np.int64).reshape(-1)
+    T = Y.size
+    if ids.ndim != 2 or probs.shape != ids.shape or ids.shape[0] != T:
+        raise InputError(f"ids, probs: must be (T, m) arrays of one shape with T = {T} rows")
+    if Q.ndim != 2 or Q.shape[0] != T or X.ndim != 2 or X.shape[0] != T:
+        raise InputError(f"Q, X: must have {T} rows")
+    n, m, k = Q.shape[1], ids.shape[1], X.shape[1]
+    if ids.min() < 0 or ids.max() >= n or Y.min() < 0 or Y.max() >= n or X.min() < 0 or X.max() >= n:
+        raise InputError(f"ids, X, Y: token ids must lie in [0, {n})")
+    if np.any(probs < 0) or np.any(probs.sum(1) > 1 + 1e-6):
+        raise InputError("probs: must be non-negative with row sums at most 1")
+    if drafts not in _DRAFT_LAWS:
+        raise InputError(f"drafts: must be one of {tuple(_DRAFT_LAWS)}, got {drafts!r}")
+    if declared is not None and declared not in DECLARED_TOPM:
+        raise InputError(f"declared: must be one of {DECLARED_TOPM} or None with a truncated log, got {declared!r}")
+    Q = Q / Q.sum(1, keepdims=True)
+    rest = np.clip(1.0 - probs.sum(1), 0.0, 1.0)
+    # merged alphabet: the m logged tokens, then "rest"
+    Pm = np.concatenate([probs, rest[:, None]], axis=1)
+    Pm = Pm / Pm.sum(1, keepdims=True)
+    q_logged = np.take_along_axis(Q, ids, axis=1)
+    Qm = np.concatenate([q_logged, np.clip(1.0 - q_logged.sum(1), 0.0, 1.0)[:, None]], axis=1)
+    Qm = Qm / Qm.sum(1, keepdims=True)
+    where = ids == Y[:, None]
+    Ym = np.where(where.any(1), where.argmax(1), m)
+    us = {o: pit_values(Pm, Qm, Ym, o, rng) for o in ORDERS}
+    eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * T))
+    dist = {o: _ks_uniform(u) for o, u in us.items()}
+    # completions: the unlogged mass spread in proportion to q (uniformly where q has none)
+    P_hat = np.zeros((T, n))
+    for t in range(T):
+        free = np.ones(n, dtype=bool)
+        free[ids[t]] = False
+        w = Q[t] * free
+        w = w / w.sum() if w.sum() > 0 else free / free.sum()
+        P_hat[t] = rest[t] * w
+        P_hat[t, ids[t]] = probs[t]
+        P_hat[t] /= P_hat[t].sum()
+    a_hat = np.asarray(batched_optimal_acceptance(P_hat, Q, k, drafts), dtype=np.float64)
+    drafted_rest = ~(X[:, :, None] == ids[:, None, :]).any(2)
+    lo = np.clip(a_hat - rest, 0.0, 1.0)
+    hi = np.minimum(a_hat + rest, 1.0)
+    if drafts == "iid":  # the merged i.i.d. law is i.i.d. from the merged q (not so without replacement)
+        hi = np.minimum(hi, np.asarray(batched_optimal_acceptance(Pm, Qm, k, "iid"), dtype=np.float64))
+    acc = (X == Y[:, None]).any(1).astype(np.float64)
+    mean = float(acc.mean())
+    se = math.sqrt(max(mean * (1 - mean), 1e-300) / T)
+    expected = exp_interval = None
+    if declared is not None:
+        if declared == "sd":
+            e_hat = np.minimum(P_hat, Q).sum(1)
+        else:
+            e_hat = np.array([target_only_acceptance(P_hat[t], _DRAFT_LAWS[drafts](Q[t], k)) for t in range(T)])
+        exp_interval = (float(np.clip(e_hat - rest, 0, 1).mean()), float(np.clip(e_hat + rest, 0, 1).mean()))
+        expected = 0.5 * (exp_interval[0] + exp_interval[1])
+    interval = (float(lo.mean()), float(hi.mean()))
+    return AuditReport(
+        lossless=all(d <= eps for d in dist.values()),
+        tv_upper=None,
+        acceptance=mean,
+        acceptance_se=se,
+        expected=expected,
+        alpha_star=0.5 * (interval[0] + interval[1]),
+        steps=T,
+        false_alarm=false_alarm,
+        ks_distance=dist,
+        ks_threshold=eps,
+        declared=declared,
+        details={
+            "drafts": drafts,
+            "k": k,
+            "logged_tokens": m,
+            "mean_unlogged_mass": float(rest.mean()),
+            "alpha_star_interval": interval,
+            "expected_interval": exp_interval,
+            "drafts_in_rest": float(drafted_rest.mean()),
+        },
+    )
