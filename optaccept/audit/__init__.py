@@ -11,6 +11,7 @@ what does it accept, and how far is it from the optimum α* of its draft law (do
 
 from ._chain import ChainAuditReport, audit_chain, audit_chain_log
 from ._core import FALSE_ALARM, ORDERS, AuditReport, audit_log, audit_verifier, pit_values, torch_adapter
+from ._tree import audit_tree
 from ._truncated import audit_topm_log
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "audit_chain",
     "audit_chain_log",
     "audit_topm_log",
+    "audit_tree",
     "torch_adapter",
     "AuditReport",
     "ChainAuditReport",

@@ -33,7 +33,7 @@ from ._models import Model, SequenceModel, as_model, model_pair, synthetic_pair,
 from ._real import TreeTable, tree_table
 from ._result import LPCertificate, TreeResult
 from ._sampling import rao_blackwell, sample_accepted_tokens, tree_value
-from ._shape import CHILDREN, Shape, ShapedTree, as_shape
+from ._shape import CHILDREN, Shape, ShapedTree, as_shape, enumerate_shaped, sample_shaped
 from ._simulate import simulate, simulate_step
 from ._sweep import sweep
 
@@ -46,6 +46,8 @@ __all__ = [
     "Shape",
     "ShapedTree",
     "as_shape",
+    "sample_shaped",
+    "enumerate_shaped",
     "CHILDREN",
     "sample_accepted_tokens",
     "sweep",

@@ -1,0 +1,152 @@
+r"""Audit a tree verifier: one drafted tree of a given shape per call (docs/audit.md §7b).
+
+``fn(tokens, parents, P, Q, rng) -> (v, Y)`` verifies a batch of drafted trees: nodes are
+numbered 0 … N in the shape's order (0 is the root; then by depth, then index path, as
+``tree.as_shape(shape).paths``), ``parents`` int (N + 1,) (−1 for the root), ``tokens`` int
+(B, N + 1) the drafted token of each node (−1 for the root and for nodes absent from a tree,
+e.g. children drawn without replacement from a law with a small support), ``P`` and ``Q`` float
+(B, N + 1, n) the target's and the draft's laws after each node's string; it returns the
+accepted node v (B,) and the emitted token Y (B,) — the interface of engines' tree
+verifiers (a token tree with parent pointers and per-node probabilities).
+
+The text X(v), Y, then the target's continuation up to depth + 1 tokens, is tested against the
+target's law by Rosenblatt transforms (as for chains, :mod:`optaccept.audit._chain`); the
+accepted tokens |v| are compared with the exact value of the declared rule from
+:mod:`optaccept.tree` (``verifier=`` "token", "traversal", "target_only", ...) and with the
+best lossless verifier for this tree law (the sequence LP where it is solvable, else the upper
+bound of docs/trees.md §4b).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError, MethodError
+from .._validation import check_rng, check_size
+from ._chain import ChainAuditReport, _draw
+from ._core import FALSE_ALARM, ORDERS, _ks_uniform, pit_values
+
+__all__ = ["audit_tree"]
+
+
+def audit_tree(
+    fn: Callable[..., Any],
+    target: Any,
+    draft: Any,
+    shape: Any,
+    children: str = "swor",
+    *,
+    steps: int = 20_000,
+    rng: np.random.Generator | None = None,
+    declared: str | None = None,
+    false_alarm: float = FALSE_ALARM,
+    batch: int = 1_000,
+    samples_for_expected: int | None = None,
+) -> ChainAuditReport:
+    """Audit a tree verifier ``fn`` (module docstring) on ``steps`` trees of ``shape`` whose
+    children are filled by ``children`` ("topk", "swor" or "iid") from ``draft``.
+
+    Returns a :class:`ChainAuditReport` (``gamma`` is the shape's depth; ``optimum`` the LP
+    value, or the §4b bound when the LP is too large: ``details["optimum_method"]``)."""
+    from ..tree import accepted_tokens, as_model, as_shape, sample_shaped, upper_bound
+
+    rng = check_rng(rng)
+    steps = check_size(steps, "steps")
+    shp = as_shape(shape)
+    paths = list(shp.paths)
+    index = {(): 0} | {p: i + 1 for i, p in enumerate(paths)}
+    parents = np.array([-1] + [index[p[:-1]] for p in paths], dtype=np.int64)
+    depth = np.array([0] + [len(p) for p in paths], dtype=np.int64)
+    L, N = shp.depth, len(paths)
+    Pm, Qm = as_model(target, "target").cached(), as_model(draft, "draft").cached()
+    n = Pm(()).size
+    us: dict[str, list[np.ndarray]] = {o: [] for o in ORDERS}
+    accepted = []
+    for lo in range(0, steps, batch):
+        B = min(batch, steps - lo)
+        toks = np.full((B, N + 1), -1, dtype=np.int64)
+        P = np.zeros((B, N + 1, n))
+        Q = np.zeros((B, N + 1, n))
+        strings: list[list[tuple[int, ...] | None]] = []
+        for b in range(B):
+            t = sample_shaped(Qm, shp, children, rng)
+            row: list[tuple[int, ...] | None] = [()]
+            for i, p in enumerate(paths, start=1):
+                row.append(t.prefix(p) if p in t.tokens else None)
+                if p in t.tokens:
+                    toks[b, i] = t.tokens[p]
+            for i, w in enumerate(row):
+                if w is not None:
+                    P[b, i] = Pm(w)
+                    Q[b, i] = Qm(w)
+            strings.append(row)
+        out = fn(toks.copy(), parents.copy(), P.copy(), Q.copy(), rng)
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise InputError("fn: must return (v, Y): accepted nodes and emitted tokens")
+        v = np.asarray(out[0], dtype=np.int64).reshape(-1)
+        Y = np.asarray(out[1], dtype=np.int64).reshape(-1)
+        if v.shape != (B,) or Y.shape != (B,) or v.min() < 0 or v.max() > N or Y.min() < 0 or Y.max() >= n:
+            raise InputError(f"fn: must return node indices in [0, {N}] and tokens in [0, {n}), {B} of each")
+        rowsP = np.empty((B * (L + 1), n))
+        rowsQ = np.empty((B * (L + 1), n))
+        tt = np.empty(B * (L + 1), dtype=np.int64)
+        for b in range(B):
+            w = strings[b][v[b]]
+            if w is None:
+                raise InputError(f"fn: accepted node {v[b]} is absent from tree {lo + b}")
+            text = w + (int(Y[b]),)
+            while len(text) < L + 1:
+                text = text + (_draw(np.asarray(Pm(text), dtype=np.float64), rng),)
+            for i in range(L + 1):
+                r = b * (L + 1) + i
+                rowsP[r] = Pm(text[:i])
+                rowsQ[r] = Qm(text[:i])
+                tt[r] = text[i]
+        for o in ORDERS:
+            us[o].append(pit_values(rowsP, rowsQ, tt, o, rng))
+        accepted.append(depth[v])
+    acc = np.concatenate(accepted).astype(np.float64)
+    total = sum(u.size for u in us["id"])
+    eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * total))
+    dist = {o: _ks_uniform(np.concatenate(u)) for o, u in us.items()}
+    kw: dict[str, Any] = {}
+    if samples_for_expected is not None:
+        kw = dict(samples=samples_for_expected, rng=np.random.default_rng(0))
+    expected = None
+    if declared is not None:
+        expected = float(accepted_tokens(target, draft, shape=shape, children=children, verifier=declared, **kw).value)
+    try:
+        optimum = float(accepted_tokens(target, draft, shape=shape, children=children, verifier="optimal").value)
+        how = "sequence LP" if children != "topk" else "exact (deterministic tree)"
+    except MethodError:
+        optimum = float(
+            upper_bound(
+                target,
+                draft,
+                shape=shape,
+                children=children,
+                samples=samples_for_expected or 500,
+                rng=np.random.default_rng(0),
+            ).value
+        )
+        how = "upper bound (docs/trees.md §4b)"
+    law = np.bincount(acc.astype(np.int64), minlength=L + 1) / acc.size
+    return ChainAuditReport(
+        lossless=all(d <= eps for d in dist.values()),
+        accepted=float(acc.mean()),
+        accepted_se=float(acc.std(ddof=1) / math.sqrt(acc.size)) if acc.size > 1 else 0.0,
+        expected=expected,
+        optimum=optimum,
+        gamma=L,
+        steps=int(acc.size),
+        false_alarm=false_alarm,
+        ks_distance=dist,
+        ks_threshold=eps,
+        accepted_law=[float(x) for x in law],
+        declared=declared,
+        details={"shape": [list(p) for p in paths], "children": children, "optimum_method": how},
+    )
