@@ -158,6 +158,8 @@ BAD = [
     (["audit", "{d}/missing.npz"], "No such file"),
     (["audit", "{d}/corrupt.npz"], "not a .npz file"),
     (["audit", "{d}/p.npy", "--declared", "magic"], "invalid choice"),
+    (["audit-assisted", "--prompts", "0"], "--prompts"),
+    (["audit-assisted", "--tokens", "x"], "invalid int"),
     (["bogus"], "invalid choice"),
     ([], "no command"),
     (["alpha", *_pq("{d}"), "--no-such-option"], "unrecognized"),
