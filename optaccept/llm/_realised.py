@@ -179,7 +179,7 @@ class RealisedTable:
         if ax is None:
             import matplotlib.pyplot as plt
 
-            _, ax = plt.subplots(figsize=(3.3, 2.5))
+            _, ax = plt.subplots(figsize=(3.3, 3.2), layout="constrained")
         rows = self.rows
         ks = [r["k"] for r in rows]
         ax.plot(ks, [r[f"alpha_{self.law}"] for r in rows], "k-", label=rf"$\alpha^*$ ({_LAW_NAMES[self.law]})")
@@ -204,7 +204,9 @@ class RealisedTable:
         ax.set_xlabel("number of drafts $k$")
         ax.set_ylabel(f"mean acceptance ({self.positions.size} positions)")
         ax.set_xticks(ks)
-        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+        # below the axes, never over the data
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=2, frameon=False)
         return ax
 
 

@@ -127,8 +127,11 @@ def plot_position_gaps(
     a = table.values[(t, k, "alpha_iid")]
     r = table.values[(t, k, verifier)]
     one = a >= 1 - 1e-9
-    ax.scatter(a[~one], (a - r)[~one], s=9, alpha=0.7, color="C3", label=rf"$\alpha^* < 1$ ({(~one).sum()} positions)")
-    ax.scatter(a[one], (a - r)[one], s=9, alpha=0.5, color="0.6", label=rf"$\alpha^* = 1$ ({one.sum()} positions)")
+    # a series without points gets no legend entry
+    if (~one).any():
+        ax.scatter(a[~one], (a - r)[~one], s=9, alpha=0.7, color="C3", label=rf"$\alpha^* < 1$ ({(~one).sum()} positions)")
+    if one.any():
+        ax.scatter(a[one], (a - r)[one], s=9, alpha=0.5, color="0.6", label=rf"$\alpha^* = 1$ ({one.sum()} positions)")
     ax.set_xlabel(rf"$\alpha^*$, i.i.d. drafts, $k = {k}$")
     ax.set_ylabel(r"gap $\alpha^* - \alpha$, " + QUANTITY_LABELS.get(verifier, verifier).split(", ", 1)[-1])
     ax.grid(alpha=0.3)
@@ -137,6 +140,12 @@ def plot_position_gaps(
 
 
 def legend_below(fig: Any, ax: Any, ncols: int = 3) -> Any:
-    """One legend for the whole figure, below the axes (no legend over data)."""
+    """One legend for the whole figure, below the axes (no legend over data).  With a
+    constrained layout (``paper_figure(..., layout="constrained")``) the layout makes room for it."""
+    from ._style import PAPER_RC
+
     handles, labels = ax.get_legend_handles_labels()
-    return fig.legend(handles, labels, loc="lower center", ncols=ncols, frameon=False, bbox_to_anchor=(0.5, -0.02))
+    kw = {"ncols": ncols, "frameon": False, "fontsize": PAPER_RC["legend.fontsize"]}
+    if fig.get_layout_engine() is not None and type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine":
+        return fig.legend(handles, labels, loc="outside lower center", **kw)
+    return fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, -0.02), **kw)
