@@ -8,7 +8,7 @@ bucket boundary, and only buckets whose lower bound P(before) + 1 − Q(through)
 beats the best boundary are sorted token by token.  The result equals the full
 prefix scan (the buckets respect the order).
 
-Without replacement (Hu et al.'s claim, tested in the suite): the same prefixes,
+Without replacement (stated by Hu et al.; proved in docs/theory.md §2.2, Theorem 2.7): the same prefixes,
 with D(first k draws ⊆ S_j) from :func:`optaccept._swor.prefix_subset_probs`.
 
 Greedy / SpecHub (Hu et al. §5, docs/theory.md §2.3): α* = p(T) + Σ_{y∉T} min(p(y), q̃(y)),
