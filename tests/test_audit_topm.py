@@ -81,3 +81,29 @@ def test_topm_errors():
             np.zeros(2, int),
             declared="rrs",
         )
+
+
+def test_topm_log_without_q():
+    """Capture tools that log no q: the test along p and id orders, target-only bracketed from
+    p alone, α* reported as unbounded; a correction-from-p bug still caught."""
+    import json
+
+    rng = np.random.default_rng(5)
+    P, Q, X, Y, ids, probs = _log(20_000, 30, 8, 2, rng, lambda p, q, x, r: int(r.choice(p.size, p=p)), scale=1.0)
+    rep = audit.audit_topm_log(ids, probs, None, X, Y, declared="target_only", n=30)
+    assert rep.lossless and set(rep.ks_distance) == {"p", "id"}
+    lo, hi = rep.details["expected_interval"]
+    truth = np.mean([target_only_acceptance(P[t], oa.IID(Q[t], 2)) for t in range(2000)])
+    assert lo - 0.02 <= truth <= hi + 0.02  # the bracket of the per-step p(set(X)), averaged
+    assert lo - 5 * rep.acceptance_se <= rep.acceptance <= hi + 5 * rep.acceptance_se
+    assert "no q" in str(rep) and json.loads(rep.to_json())["alpha_star"] is None
+
+    # without q the orders by q and p/q are gone: a bug must move mass along p or the ids to be
+    # seen — here 5 % of the outputs forced to the most likely token
+    def greedy_leak(p, q, x, r):
+        return int(np.argmax(p)) if r.random() < 0.05 else int(r.choice(p.size, p=p))
+
+    P, Q, X, Y, ids, probs = _log(20_000, 30, 8, 1, rng, greedy_leak, scale=1.0)
+    assert not audit.audit_topm_log(ids, probs, None, X, Y, n=30).lossless
+    with pytest.raises(oa.InputError, match="n:"):
+        audit.audit_topm_log(ids, probs, None, X, Y)

@@ -123,7 +123,9 @@ class AuditReport:
             ("α* of the draft law", f"{self.alpha_star:.5f}; gap α* − acceptance = {self.gap:.5f}"),
         ]
         iv, ev = self.details.get("alpha_star_interval"), self.details.get("expected_interval")
-        if iv is not None:  # a truncated log: guaranteed intervals instead of exact values
+        if self.details.get("no_q"):
+            rows[-1] = ("α* of the draft law", "not bounded: the log has no q")
+        elif iv is not None:  # a truncated log: guaranteed intervals instead of exact values
             rows[-1] = ("α* of the draft law", f"in [{iv[0]:.5f}, {iv[1]:.5f}] (truncated log)")
             if ev is not None:
                 rows[-2] = ("declared rule", f"{self.declared}: exact value in [{ev[0]:.5f}, {ev[1]:.5f}]")
@@ -158,7 +160,9 @@ class AuditReport:
 
     def to_json(self) -> str:
         d = asdict(self)
-        d["gap"] = self.gap
+        d["gap"] = None if math.isnan(self.alpha_star) else self.gap
+        if math.isnan(self.alpha_star):
+            d["alpha_star"] = None
         d["verifier_gap"] = self.verifier_gap
         d["draft_gap"] = self.draft_gap
         d["best_law"] = self.best_law

@@ -48,14 +48,19 @@ def audit_topm_log(
     declared: str | None = None,
     *,
     drafts: str = "iid",
+    n: int | None = None,
     rng: np.random.Generator | None = None,
     false_alarm: float = FALSE_ALARM,
 ) -> AuditReport:
     """Audit a log with the target's top-m probabilities only.
 
     ``ids`` int (T, m) and ``probs`` float (T, m): the logged target tokens and their
-    probabilities (the rest of each row's mass is unlogged); ``Q`` float (T, n) the draft laws;
-    ``X`` int (T, k) the drafts; ``Y`` int (T,) the outputs.  Returns an :class:`AuditReport`
+    probabilities (the rest of each row's mass is unlogged); ``Q`` float (T, n) the draft laws,
+    or None when the log has no q (then the test runs along the orders that need no q — by p
+    and by id —, α* and "sd" are not bounded (nothing bounds them without q), and "target_only"
+    is bracketed from p alone: its acceptance given the drafts is p(set(X)), known on the
+    logged tokens and within the unlogged mass r_t elsewhere); ``X`` int (T, k) the drafts;
+    ``Y`` int (T,) the outputs; ``n`` the vocabulary size when ``Q`` is None.  Returns an :class:`AuditReport`
     whose ``alpha_star`` is the midpoint of a guaranteed interval
     (``details["alpha_star_interval"]``), as is ``expected`` for a declared rule
     (``details["expected_interval"]``); the losslessness test runs on the merged alphabet
@@ -66,8 +71,10 @@ def audit_topm_log(
     rng = np.random.default_rng(0) if rng is None else check_rng(rng)
     ids = np.asarray(ids, dtype=np.int64)
     probs = np.asarray(probs, dtype=np.float64)
-    Q = np.asarray(Q, dtype=np.float64)
     X = np.asarray(X, dtype=np.int64)
+    if Q is None:
+        return _audit_without_q(ids, probs, X, Y, declared, n, rng, false_alarm)
+    Q = np.asarray(Q, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.int64).reshape(-1)
     T = Y.size
     if ids.ndim != 2 or probs.shape != ids.shape or ids.shape[0] != T:
@@ -144,5 +151,75 @@ def audit_topm_log(
             "alpha_star_interval": interval,
             "expected_interval": exp_interval,
             "drafts_in_rest": float(drafted_rest.mean()),
+        },
+    )
+
+
+def _audit_without_q(
+    ids: np.ndarray,
+    probs: np.ndarray,
+    X: np.ndarray,
+    Y: Any,
+    declared: str | None,
+    n: int | None,
+    rng: np.random.Generator,
+    false_alarm: float,
+) -> AuditReport:
+    """The audit of a top-m log with no draft laws (see :func:`audit_topm_log`)."""
+    Y = np.asarray(Y, dtype=np.int64).reshape(-1)
+    T = Y.size
+    if ids.ndim != 2 or probs.shape != ids.shape or ids.shape[0] != T or X.ndim != 2 or X.shape[0] != T:
+        raise InputError(f"ids, probs, X: must have {T} rows (ids and probs of one shape)")
+    if n is None or n < 1:
+        raise InputError("n: the vocabulary size is needed when the log has no Q")
+    m = ids.shape[1]
+    if ids.min() < 0 or ids.max() >= n or Y.min() < 0 or Y.max() >= n or X.min() < 0 or X.max() >= n:
+        raise InputError(f"ids, X, Y: token ids must lie in [0, {n})")
+    if np.any(probs < 0) or np.any(probs.sum(1) > 1 + 1e-6):
+        raise InputError("probs: must be non-negative with row sums at most 1")
+    if declared not in (None, "target_only"):
+        raise InputError(f"declared: without Q only 'target_only' can be bracketed, got {declared!r}")
+    rest = np.clip(1.0 - probs.sum(1), 0.0, 1.0)
+    Pm = np.concatenate([probs, rest[:, None]], axis=1)
+    Pm = Pm / Pm.sum(1, keepdims=True)
+    where = ids == Y[:, None]
+    Ym = np.where(where.any(1), where.argmax(1), m)
+    orders = ("p", "id")  # the orders that need no q
+    us = {o: pit_values(Pm, Pm, Ym, o, rng) for o in orders}
+    eps = math.sqrt(math.log(2 * len(orders) / false_alarm) / (2 * T))
+    dist = {o: _ks_uniform(u) for o, u in us.items()}
+    acc = (X == Y[:, None]).any(1).astype(np.float64)
+    mean = float(acc.mean())
+    se = math.sqrt(max(mean * (1 - mean), 1e-300) / T)
+    expected = exp_interval = None
+    if declared == "target_only":
+        # P(Y in drafts | drafts) = p(set(X)): known on logged tokens, at most r_t on the others
+        lo = np.empty(T)
+        hi = np.empty(T)
+        for t in range(T):
+            xs = np.unique(X[t])
+            on = np.isin(ids[t], xs)
+            lo[t] = probs[t, on].sum()
+            hi[t] = lo[t] + (rest[t] if np.any(~np.isin(xs, ids[t])) else 0.0)
+        exp_interval = (float(lo.mean()), float(hi.mean()))
+        expected = 0.5 * (exp_interval[0] + exp_interval[1])
+    return AuditReport(
+        lossless=all(d <= eps for d in dist.values()),
+        tv_upper=None,
+        acceptance=mean,
+        acceptance_se=se,
+        expected=expected,
+        alpha_star=float("nan"),
+        steps=T,
+        false_alarm=false_alarm,
+        ks_distance=dist,
+        ks_threshold=eps,
+        declared=declared,
+        details={
+            "logged_tokens": m,
+            "mean_unlogged_mass": float(rest.mean()),
+            "alpha_star_interval": (0.0, 1.0),
+            "expected_interval": exp_interval,
+            "no_q": True,
         },
     )
