@@ -31,7 +31,7 @@ def test_marginal_gain_per_unit_mass_increases_exactly():
             continue
         k = int(rng.integers(1, len(support) + 1))
         law = oa.WithoutReplacement(q, k)
-        g = lambda S: law.subset_prob(sorted(S)) if S else F(0)  # noqa: E731
+        g = lambda S, law=law: law.subset_prob(sorted(S)) if S else F(0)  # noqa: E731
         x, y = (int(v) for v in rng.choice(support, size=2, replace=False))
         rest = [i for i in range(n) if i not in (x, y)]
         T = {i for i in rest if rng.random() < 0.5}
