@@ -1,18 +1,9 @@
-r"""Compiled kernels of the optimal verifier's line device (float form): the window
-construction that builds the shares, and the selection probabilities of one tuple.
+r"""Compiled kernels of the optimal verifier's line device (float form): the swap scan that
+builds the shares, and the selection probabilities of one tuple.
 
-**Windows.**
-The same construction as :func:`optaccept.optimal._line._windows_float` — each token of
-a block, in home order, takes the run of the remaining ("compressed") line whose length is
-its q and whose mass is its target; the last token takes what is left
-(docs/optimal_verifier.md §5) — written as one loop over the blocks of both sides so
-that numba can compile it.  The remaining line is kept in two Fenwick trees (remaining
-length and mass per cell), so locating a point of the compressed line costs O(log m); the
-run start β solves g(β) = s for the non-increasing, piecewise-linear run mass g: galloping
-from the previous run's start brackets it, bisection narrows the bracket until both ends of
-the run stay in one cell each, and one linear step solves that piece; the run's two end
-pieces are then solved so that its length and mass are q and s to rounding of their own
-size.  Dead cells are skipped with a "next alive cell" forest (path halving).
+**Scan.** One pass along a side of the layout (docs/optimal_verifier.md §3): amounts to move
+are queued, and every token with room takes from the head of the queue (first in, first out);
+each match is one swap of cell lengths (:mod:`optaccept.optimal._swaps`).  O(m).
 
 **Selection.** P(draft i has the leftmost point | x̄) =
 Σ_c π_i(c) ∫₀¹ Π_{j≠i} (1 − A_j(c) − B_j(c) + B_j(c) t) dt (docs/optimal_verifier.md §4), one
@@ -24,15 +15,18 @@ the environment variable ``OPTACCEPT_NO_JIT=1`` forces it (for comparisons).
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 
 import numpy as np
 
-__all__ = ["available", "windows_blocks", "select_probs"]
+__all__ = ["available", "device", "device_py", "scan", "scan_py", "select_probs", "shares", "shares_py"]
 
 _KERNEL = None
 _SELECT = None
+_SHARES = None
+_SCAN = None
 _LOCK = threading.Lock()
 
 
@@ -58,12 +52,12 @@ def _compile() -> None:
         except ImportError:
             _KERNEL = False
         else:
-            g = globals()
-            for name in ("_fen_add", "_locate", "_find", "_mass_to", "_run_mass"):  # helpers first
-                g[name] = numba.njit(cache=True, nogil=True)(g[name])
-            global _SELECT
-            _SELECT = numba.njit(cache=True, nogil=True)(_select_probs_py)
-            _KERNEL = numba.njit(cache=True, nogil=True)(_windows_blocks_py)  # last: it marks "ready"
+            global _SELECT, _SHARES, _SCAN, _scan_impl, _shares_impl
+            jit = numba.njit(cache=True, nogil=True)
+            _SELECT = jit(_select_probs_py)
+            _SHARES = _shares_impl = jit(shares_py)  # device_py calls these two by name
+            _SCAN = _scan_impl = jit(scan_py)
+            _KERNEL = jit(device_py)  # last: it marks "ready"
 
 
 def select_probs(cells: list, probs: list) -> np.ndarray:
@@ -80,274 +74,265 @@ def select_probs(cells: list, probs: list) -> np.ndarray:
     return out
 
 
-def windows_blocks(ell: np.ndarray, mass: np.ndarray, ts: np.ndarray, offsets: np.ndarray):
-    """Realise every block at once.  Block b is cells (= tokens) ``offsets[b]:offsets[b+1]``
-    of the concatenated arrays; token j's length is its own cell's ``ell[j]``.  Returns
-    (token, cell, length) arrays with global indices into the concatenated arrays."""
+def scan(x: np.ndarray):
+    """The compiled swap scan on a float array (see :func:`scan_py`): producers, consumers,
+    amounts, and the amounts left unmatched."""
     fn = _kernel()
     if fn is None:
-        raise RuntimeError("the compiled window kernel is not available")
+        raise RuntimeError("the compiled scan kernel is not available")
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    m = x.size
+    qpos = np.empty(m, dtype=np.int64)
+    qrem = np.empty(m)
+    out_p = np.empty(m + 1, dtype=np.int64)
+    out_c = np.empty(m + 1, dtype=np.int64)
+    out_a = np.empty(m + 1)
+    nm, head, tail = _SCAN(x, qpos, qrem, out_p, out_c, out_a)
+    return out_p[:nm], out_c[:nm], out_a[:nm], qrem[head:tail]
+
+
+def shares(ell: np.ndarray, dens: np.ndarray, left: np.ndarray, right: np.ndarray, amount: np.ndarray):
+    """The compiled share assembly (see :func:`shares_py`): (ptr, pcell, plen, s_home)."""
+    if _kernel() is None:
+        raise RuntimeError("the compiled share kernel is not available")
+    m = ell.size
+    nm = left.size
+    ptr = np.empty(m + 1, dtype=np.int64)
+    pcell = np.empty(m + 2 * nm, dtype=np.int64)
+    plen = np.empty(m + 2 * nm)
+    f64 = np.float64
+    s_home = np.empty(m)
+    cnt = _SHARES(
+        np.ascontiguousarray(ell, dtype=f64), np.ascontiguousarray(dens, dtype=f64),
+        np.ascontiguousarray(left, dtype=np.int64), np.ascontiguousarray(right, dtype=np.int64),
+        np.ascontiguousarray(amount, dtype=f64), ptr, pcell, plen, s_home,
+    )
+    return ptr, pcell[:cnt], plen[:cnt], s_home
+
+
+_scratch = threading.local()
+
+
+def _scratch_arrays(m: int, name: str = "work"):
+    """Arrays kept per thread between calls: fresh megabyte arrays cost their page faults on
+    first touch, about as much as the scan itself.  ``work``: the scan's six work arrays;
+    ``out``: the outputs of a one-shot layout (``device(..., keep=False)``)."""
+    kept = getattr(_scratch, name, None)
+    if kept is None or kept[0].size < m + 2:
+        size = max(m + 2, 1024)
+        if name == "work":
+            kept = (np.empty(size), np.empty(size, dtype=np.int64), np.empty(size), np.empty(size, dtype=np.int64),
+                    np.empty(size, dtype=np.int64), np.empty(size))
+        else:
+            kept = (np.empty(size), np.empty(size), np.empty(size, dtype=np.int64),
+                    np.empty(3 * size, dtype=np.int64), np.empty(3 * size), np.empty(size))
+        if m <= 1 << 21:
+            setattr(_scratch, name, kept)
+    return kept
+
+
+def device(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, *, keep: bool = True):
+    """The whole float layout in two compiled passes (:func:`device_py`, :func:`shares_py`):
+    cell masses and densities, the swap scan of both sides, the shares (ptr, pcell, plen) and
+    the realised marginal per home index.  ``keep=False``: the outputs are per-thread scratch
+    arrays, overwritten by the thread's next call."""
+    fn = _kernel()
+    if fn is None:
+        raise RuntimeError("the compiled device kernel is not available")
     ell = np.ascontiguousarray(ell, dtype=np.float64)
-    mass = np.ascontiguousarray(mass, dtype=np.float64)
-    ts = np.ascontiguousarray(ts, dtype=np.float64)
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    cap_out = 3 * ell.size + 8
-    tok = np.empty(cap_out, dtype=np.int64)
-    cell = np.empty(cap_out, dtype=np.int64)
-    length = np.empty(cap_out, dtype=np.float64)
-    cnt = fn(ell, mass, ts, offsets, tok, cell, length)
-    return tok[:cnt], cell[:cnt], length[:cnt]
+    pl = np.ascontiguousarray(pl, dtype=np.float64)
+    m = ell.size
+    x, qpos, qrem, mp, mc, ma = _scratch_arrays(m)
+    if keep:
+        mass, dens = np.empty(m), np.empty(m)
+    else:
+        o_mass, o_dens, o_ptr, o_cell, o_len, o_s = _scratch_arrays(m, "out")
+        mass, dens = o_mass[:m], o_dens[:m]
+    nm = fn(ell, pl, k, nb, mass, dens, x, qpos, qrem, mp, mc, ma)
+    if keep:
+        ptr = np.empty(m + 1, dtype=np.int64)
+        pcell = np.empty(m + 2 * nm, dtype=np.int64)
+        plen = np.empty(m + 2 * nm)
+        s_home = np.empty(m)
+    else:
+        ptr, pcell, plen, s_home = o_ptr[: m + 1], o_cell, o_len, o_s[:m]
+    cnt = _SHARES(ell, dens, mp[:nm], mc[:nm], ma[:nm], ptr, pcell, plen, s_home)
+    return mass, dens, ptr, pcell[:cnt], plen[:cnt], s_home
 
 
 # ---------------------------------------------------------------------------------------
-# the kernel (plain Python that numba compiles; also runs uncompiled, slowly, in tests)
+# the kernels (plain Python that numba compiles; the scan also runs uncompiled on Fractions)
 # ---------------------------------------------------------------------------------------
-def _fen_add(tree, i, v):
-    m = tree.size - 1
-    i += 1
-    while i <= m:
-        tree[i] += v
-        i += i & (-i)
 
 
-def _locate(fc, fm, top_bit, x):
-    """First alive cell c with prefix length ≤ x < prefix length + cap[c] (c = m past the
-    end), and the prefix length and mass before it."""
-    m = fc.size - 1
-    pos = 0
-    pc = 0.0
-    pm = 0.0
-    step = top_bit
-    while step > 0:
-        nxt = pos + step
-        if nxt <= m and pc + fc[nxt] <= x:
-            pos = nxt
-            pc += fc[nxt]
-            pm += fm[nxt]
-        step >>= 1
-    return pos, pc, pm
+def scan_py(x, qpos, qrem, out_p, out_c, out_a):
+    """The swap scan (docs/optimal_verifier.md §3): x in scan order, x > 0 an amount to move
+    (queued), x < 0 room to take up to −x from the queue, first in first out.  Writes the
+    matches (producer, consumer, amount) and returns (number of matches, queue head, queue
+    tail): what is left unmatched is ``qrem[head:tail]``.  Each step subtracts an amount from
+    one producer's or one consumer's own remainder, so float rounding stays relative to that
+    token's amount; written once for floats (compiled) and Fractions (object arrays)."""
+    head = 0
+    tail = 0
+    nm = 0
+    for t in range(x.shape[0]):
+        v = x[t]
+        if v > 0:
+            qpos[tail] = t
+            qrem[tail] = v
+            tail += 1
+        elif v < 0:
+            need = -v
+            while need > 0 and head < tail:
+                r = qrem[head]
+                if r <= need:
+                    take = r
+                    need = need - r
+                    qrem[head] = r - r
+                    out_p[nm] = qpos[head]
+                    head += 1
+                else:
+                    take = need
+                    qrem[head] = r - need
+                    need = need - need
+                    out_p[nm] = qpos[head]
+                out_c[nm] = t
+                out_a[nm] = take
+                nm += 1
+    return nm, head, tail
 
 
-def _mass_to(fc, fm, top_bit, dens, total_m, x):
-    c, pc, pm = _locate(fc, fm, top_bit, x)
-    if c >= fc.size - 1:
-        return total_m, c
-    return pm + (x - pc) * dens[c], c
+def shares_py(ell, dens, left, right, amount, ptr, pcell, plen, s_home):
+    """The shares of the swap construction in CSR form (docs/optimal_verifier.md §5): token h
+    keeps its own cell h less what it swaps away, and match i swaps length
+    L = amount_i / (d_left − d_right) of the cells of ``left[i]`` and ``right[i]``.  Fills
+    ``ptr`` (m + 1), ``pcell`` and ``plen`` (at most m + 2·matches) with every token's pieces
+    sorted by cell, and ``s_home`` (m) with the realised marginal Σ_c θ_{h,c} d_c, and returns
+    the number of pieces.  A match whose density gap is not
+    positive (equal densities to rounding; its amount is then of the order of rounding) is
+    skipped, and lengths are capped by the cells, which exact arithmetic never needs.  Written
+    once for floats (compiled) and Fractions (object arrays)."""
+    m = ell.shape[0]
+    nm = left.shape[0]
+    own = ell.copy()
+    cnt = np.ones(m, dtype=np.int64)
+    L = amount.copy()
+    for i in range(nm):
+        lt = left[i]
+        rt = right[i]
+        gap = dens[lt] - dens[rt]
+        v = amount[i]
+        if gap > 0:
+            v = v / gap
+            cap = ell[lt] if ell[lt] < ell[rt] else ell[rt]
+            if v > cap:
+                v = cap
+        else:
+            v = v - v
+        L[i] = v
+        if v > 0:
+            own[lt] = own[lt] - v
+            own[rt] = own[rt] - v
+            cnt[lt] += 1
+            cnt[rt] += 1
+    ptr[0] = 0
+    for h in range(m):
+        ptr[h + 1] = ptr[h] + cnt[h]
+    fill = ptr[:m].copy()
+    for h in range(m):
+        pcell[fill[h]] = h
+        plen[fill[h]] = own[h] if own[h] > 0 else own[h] - own[h]
+        fill[h] += 1
+    for i in range(nm):
+        v = L[i]
+        if v > 0:
+            lt = left[i]
+            rt = right[i]
+            pcell[fill[lt]] = rt
+            plen[fill[lt]] = v
+            fill[lt] += 1
+            pcell[fill[rt]] = lt
+            plen[fill[rt]] = v
+            fill[rt] += 1
+    for h in range(m):  # sort each token's pieces by cell: its partners come in a monotone
+        a = ptr[h]  # order (all on one side of h), so reverse a decreasing run, then an
+        b = ptr[h + 1]  # insertion sort places the own cell in O(pieces)
+        if b - a > 2 and pcell[a + 1] > pcell[b - 1]:
+            i = a + 1
+            j = b - 1
+            while i < j:
+                c = pcell[i]
+                pcell[i] = pcell[j]
+                pcell[j] = c
+                v = plen[i]
+                plen[i] = plen[j]
+                plen[j] = v
+                i += 1
+                j -= 1
+        for i in range(a + 1, b):
+            c = pcell[i]
+            v = plen[i]
+            j = i - 1
+            while j >= a and pcell[j] > c:
+                pcell[j + 1] = pcell[j]
+                plen[j + 1] = plen[j]
+                j -= 1
+            pcell[j + 1] = c
+            plen[j + 1] = v
+    for h in range(m):
+        a = ptr[h]
+        v = plen[a] * dens[pcell[a]]
+        for j in range(a + 1, ptr[h + 1]):
+            v = v + plen[j] * dens[pcell[j]]
+        s_home[h] = v
+    return ptr[m]
 
 
-def _run_mass(fc, fm, top_bit, dens, total_m, x, q):
-    """g(x) = F(x + q) − F(x) and the cells holding both ends of the run."""
-    fa, ca = _mass_to(fc, fm, top_bit, dens, total_m, x)
-    fb, cb = _mass_to(fc, fm, top_bit, dens, total_m, x + q)
-    return fb - fa, ca, cb
+def device_py(ell, pl, k, nb, mass, dens, x, qpos, qrem, mp, mc, ma):
+    """Cell masses μ(c) = T_c^k − T_{c+1}^k (T the normalised tail of the q's in layout
+    order; as ℓ_c Σ_{i<k} T_c^i T_{c+1}^{k−1−i} for k ≤ 16, as in
+    :func:`optaccept.optimal._line._cell_masses`), then the scan of side B (cells 0…nb−1, left
+    to right) and of side A (right to left).  Writes the matches as (left, right, amount)
+    into (mp, mc, ma), line indices, and returns their number."""
+    m = ell.shape[0]
+    tot = 0.0
+    for c in range(m - 1, -1, -1):  # the same order of additions as the numpy cumsum
+        tot += ell[c]
+    run = 0.0
+    if tot <= 0.0:
+        tot = 1.0
+    for c in range(m - 1, -1, -1):
+        t1 = run / tot
+        run += ell[c]
+        t0 = run / tot
+        if k <= 16:
+            h = 1.0
+            tp = 1.0
+            for _ in range(k - 1):
+                tp *= t1
+                h = h * t0 + tp
+            mass[c] = (ell[c] / tot) * h
+        elif t0 > 0.0:
+            frac = (ell[c] / tot) / t0
+            mass[c] = -(t0**k) * math.expm1(k * math.log1p(-frac)) if frac < 1.0 else t0**k
+        else:
+            mass[c] = 0.0
+        dens[c] = mass[c] / ell[c] if ell[c] > 0.0 else 0.0
+    for c in range(nb):
+        x[c] = mass[c] - pl[c]
+    for t in range(m - nb):
+        x[nb + t] = pl[m - 1 - t] - mass[m - 1 - t]
+    nmb, _, _ = _scan_impl(x[:nb], qpos, qrem, mp, mc, ma)
+    nma, _, _ = _scan_impl(x[nb:m], qpos, qrem, mp[nmb:], mc[nmb:], ma[nmb:])
+    for i in range(nmb, nmb + nma):  # side A was scanned from the right: consumer on the left
+        lt = m - 1 - mc[i]
+        mc[i] = m - 1 - mp[i]
+        mp[i] = lt
+    return nmb + nma
 
 
-def _find(nxt, i):
-    """Smallest alive cell ≥ i (path halving)."""
-    while nxt[i] != i:
-        nxt[i] = nxt[nxt[i]]
-        i = nxt[i]
-    return i
-
-
-def _windows_blocks_py(ell, mass, ts, offsets, out_t, out_c, out_l):
-    cnt = 0
-    nb = offsets.size - 1
-    for b in range(nb):
-        o0 = offsets[b]
-        m = offsets[b + 1] - o0
-        if m <= 0:
-            continue
-        cap = np.empty(m)
-        dens = np.empty(m)
-        for c in range(m):
-            cap[c] = ell[o0 + c]
-            dens[c] = mass[o0 + c] / ell[o0 + c] if ell[o0 + c] > 0 else 0.0
-        fc = np.zeros(m + 1)
-        fm = np.zeros(m + 1)
-        for c in range(m):  # O(m) Fenwick build
-            i = c + 1
-            fc[i] += cap[c]
-            fm[i] += cap[c] * dens[c]
-            j = i + (i & (-i))
-            if j <= m:
-                fc[j] += fc[i]
-                fm[j] += fm[i]
-        top_bit = 1
-        while top_bit * 2 <= m:
-            top_bit *= 2
-        nxt = np.empty(m + 1, dtype=np.int64)
-        for c in range(m + 1):
-            nxt[c] = c
-        for c in range(m):
-            if cap[c] <= 0.0:
-                nxt[c] = c + 1
-        hint = 0.0
-        last = -1
-        for t in range(m):
-            if ell[o0 + t] > 0:
-                last = t
-        for t in range(m):
-            q = ell[o0 + t]
-            if q <= 0:
-                continue
-            s = ts[o0 + t]
-            total_c = 0.0
-            total_m = 0.0
-            # totals from the tree root path (sum of all)
-            i = m
-            while i > 0:
-                total_c += fc[i]
-                total_m += fm[i]
-                i -= i & (-i)
-            top = total_c - q
-            if t == last or top <= 0.0:
-                c = _find(nxt, 0)
-                while c < m:
-                    if cap[c] > 0.0:
-                        out_t[cnt] = o0 + t
-                        out_c[cnt] = o0 + c
-                        out_l[cnt] = cap[c]
-                        cnt += 1
-                        _fen_add(fc, c, -cap[c])
-                        _fen_add(fm, c, -cap[c] * dens[c])
-                        cap[c] = 0.0
-                    nxt[c] = c + 1
-                    c = _find(nxt, c + 1)
-                continue
-            # run mass g(β) = F(β + q) − F(β), non-increasing in β ∈ [0, top]: bracket the
-            # root by galloping from the previous run's start (consecutive runs are usually
-            # close), then bisect until both ends of the run stay in one cell each
-            h = min(max(hint, 0.0), top)
-            gh, ah, bh = _run_mass(fc, fm, top_bit, dens, total_m, h, q)
-            done = False
-            beta = h
-            lo, g_lo, a_lo, b_lo = h, gh, ah, bh
-            hi, g_hi, a_hi, b_hi = h, gh, ah, bh
-            step = q
-            if gh >= s:
-                while True:
-                    x = lo + step
-                    if x >= top:
-                        gx, ax, bx = _run_mass(fc, fm, top_bit, dens, total_m, top, q)
-                        if gx >= s:
-                            beta, done = top, True
-                        else:
-                            hi, g_hi, a_hi, b_hi = top, gx, ax, bx
-                        break
-                    gx, ax, bx = _run_mass(fc, fm, top_bit, dens, total_m, x, q)
-                    if gx >= s:
-                        lo, g_lo, a_lo, b_lo = x, gx, ax, bx
-                        step *= 2.0
-                    else:
-                        hi, g_hi, a_hi, b_hi = x, gx, ax, bx
-                        break
-            else:
-                while True:
-                    x = hi - step
-                    if x <= 0.0:
-                        gx, ax, bx = _run_mass(fc, fm, top_bit, dens, total_m, 0.0, q)
-                        if gx <= s:
-                            beta, done = 0.0, True
-                        else:
-                            lo, g_lo, a_lo, b_lo = 0.0, gx, ax, bx
-                        break
-                    gx, ax, bx = _run_mass(fc, fm, top_bit, dens, total_m, x, q)
-                    if gx < s:
-                        hi, g_hi, a_hi, b_hi = x, gx, ax, bx
-                        step *= 2.0
-                    else:
-                        lo, g_lo, a_lo, b_lo = x, gx, ax, bx
-                        break
-            if not done:
-                beta = lo
-                for _ in range(200):
-                    if a_lo == a_hi and b_lo == b_hi:  # one linear piece: solve it
-                        beta = lo + (g_lo - s) / (g_lo - g_hi) * (hi - lo) if g_lo > g_hi else lo
-                        break
-                    mid = 0.5 * (lo + hi)
-                    if not (lo < mid < hi):
-                        beta = lo if g_lo - s <= s - g_hi else hi
-                        break
-                    gm, am, bm = _run_mass(fc, fm, top_bit, dens, total_m, mid, q)
-                    if gm >= s:
-                        lo, g_lo, a_lo, b_lo = mid, gm, am, bm
-                        if gm == s:
-                            beta = mid
-                            break
-                    else:
-                        hi, g_hi, a_hi, b_hi = mid, gm, am, bm
-                beta = min(max(beta, 0.0), top)
-            hint = beta
-            # the run [β, β + q]: its cells, middle ones whole, end pieces solved
-            i0, pc0, pm0 = _locate(fc, fm, top_bit, beta)
-            i0 = _find(nxt, min(i0, m))
-            if i0 >= m:  # β at the very end (rounding): step back to the last alive cell
-                i0 = m - 1
-                while i0 > 0 and cap[i0] <= 0.0:
-                    i0 -= 1
-                pc0 = total_c - cap[i0]
-            off0 = min(max(beta - pc0, 0.0), cap[i0])
-            start = cnt
-            remaining = q
-            c = i0
-            first = True
-            while c < m and remaining > 0.0:
-                avail = cap[c] - off0 if first else cap[c]
-                if avail < 0.0:
-                    avail = 0.0
-                take = avail if avail < remaining else remaining
-                if take > 0.0:
-                    out_t[cnt] = o0 + t
-                    out_c[cnt] = o0 + c
-                    out_l[cnt] = take
-                    cnt += 1
-                    remaining -= take
-                first = False
-                c = _find(nxt, c + 1)
-            if remaining > 0.0 and cnt > start:  # rounding at the end of the line
-                out_l[cnt - 1] += min(remaining, cap[out_c[cnt - 1] - o0] - out_l[cnt - 1])
-            npieces = cnt - start
-            if npieces >= 2:
-                c0 = out_c[start] - o0
-                c1 = out_c[cnt - 1] - o0
-                d0 = dens[c0]
-                d1 = dens[c1]
-                if d0 > d1:
-                    ml = 0.0
-                    mm = 0.0
-                    for j in range(start + 1, cnt - 1):
-                        ml += out_l[j]
-                        mm += out_l[j] * dens[out_c[j] - o0]
-                    rest_len = q - ml
-                    rest_mass = s - mm
-                    x0 = (rest_mass - d1 * rest_len) / (d0 - d1)
-                    x1 = rest_len - x0
-                    if 0.0 <= x0 <= cap[c0] and 0.0 <= x1 <= cap[c1]:
-                        out_l[start] = x0
-                        out_l[cnt - 1] = x1
-            # remove the run from the line
-            w = start
-            for j in range(start, cnt):
-                c = out_c[j] - o0
-                ln = min(out_l[j], cap[c])
-                new = cap[c] - ln
-                if new <= 1e-15 * ell[o0 + c]:
-                    new = 0.0
-                delta = new - cap[c]
-                if delta != 0.0:
-                    _fen_add(fc, c, delta)
-                    _fen_add(fm, c, delta * dens[c])
-                cap[c] = new
-                if new == 0.0:
-                    nxt[c] = c + 1
-                if ln > 0.0:
-                    out_t[w] = out_t[j]
-                    out_c[w] = out_c[j]
-                    out_l[w] = ln
-                    w += 1
-            cnt = w
-    return cnt
+_scan_impl = scan_py  # replaced by the compiled forms in _compile()
+_shares_impl = shares_py
 
 
 def _select_probs_py(cells, probs, offs, out):

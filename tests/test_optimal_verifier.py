@@ -336,7 +336,7 @@ def test_verifier_family_runs_the_rule():
 
 
 # ---------------------------------------------------------------------------------------
-# the compiled window kernel against the numpy loop
+# the compiled kernels against the numpy forms
 # ---------------------------------------------------------------------------------------
 def _build_both(p, law, monkeypatch):
     from optaccept import _line_kernel
@@ -357,7 +357,7 @@ def _line_checks(ov, tol=1e-12):
 
 
 def test_line_kernel_matches_numpy_loop(monkeypatch):
-    """The compiled kernel and the numpy loop realise the same selection marginal (both
+    """The compiled kernels and the numpy forms realise the same selection marginal (both
     optimal, shares tiling the cells) on random and nasty instances, k = 1..8."""
     pytest.importorskip("numba")
     from optaccept import _line_kernel
@@ -378,50 +378,6 @@ def test_line_kernel_matches_numpy_loop(monkeypatch):
     assert count >= 150
 
 
-def test_line_kernel_uncompiled_logic():
-    """The kernel's own code, run as plain Python (no numba needed), realises the targets
-    of the blocks of both sides: each token's pieces have total length q and mass equal to
-    its target, and the pieces tile the cells."""
-    from optaccept import _line_kernel as wk
-    from optaccept.optimal._line import _side_groups_float
-
-    rng = np.random.default_rng(5)
-    blocks_seen = 0
-    for _ in range(400):
-        m = int(rng.integers(2, 60))
-        k = int(rng.integers(1, 6))
-        ell = rng.dirichlet(np.full(m, 0.7))
-        tails = np.concatenate([np.cumsum(ell[::-1])[::-1], [0.0]])
-        mass = tails[:-1] ** k - tails[1:] ** k
-        upper = bool(rng.integers(2))
-        # a side's p with p/q non-increasing (the layout) that meets the side's condition:
-        # side B, every suffix has p ≥ cell mass; side A, every prefix has p ≤ cell mass
-        pl = np.sort(rng.dirichlet(np.full(m, 0.7)) / ell)[::-1] * ell
-        pl *= mass.sum() * rng.uniform(0.9, 1.1) / pl.sum()
-        if upper and (np.cumsum((pl - mass)[::-1]) < 0).any():
-            continue
-        if not upper and (np.cumsum(mass - pl) < 0).any():
-            continue
-        targets, singles, blocks, offsets = _side_groups_float(pl, mass, upper=upper)
-        if blocks.size == 0:
-            continue
-        blocks_seen += 1
-        cap = 3 * blocks.size + 8
-        out_t, out_c, out_l = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap)
-        cnt = wk._windows_blocks_py(ell[blocks], mass[blocks], targets[blocks], offsets, out_t, out_c, out_l)
-        t, c, ln = out_t[:cnt], out_c[:cnt], out_l[:cnt]
-        b = blocks.size
-        dens = mass[blocks] / ell[blocks]
-        np.testing.assert_allclose(np.bincount(t, weights=ln, minlength=b), ell[blocks], rtol=0, atol=1e-13)
-        np.testing.assert_allclose(np.bincount(c, weights=ln, minlength=b), ell[blocks], rtol=0, atol=1e-13)
-        got = np.bincount(t, weights=ln * dens[c], minlength=b)
-        np.testing.assert_allclose(got, targets[blocks], rtol=0, atol=1e-13)
-    assert blocks_seen >= 10
-
-
-# ---------------------------------------------------------------------------------------
-# extremes: near-one-hot laws, tiny and subnormal masses, large k
-# ---------------------------------------------------------------------------------------
 def test_extreme_instances_enumerated_against_exact():
     """On the extreme-instance suite (near-one-hot to 1 − 1e-15, masses down to 5e-324),
     every tuple's rule is enumerated: lossless to 1e-12 and its acceptance equals the exact

@@ -1,5 +1,7 @@
-"""The optimal verifier for i.i.d. drafts: the line device of cells (docs/optimal_verifier.md §3–§5),
-in floats and, on Fraction input, in exact arithmetic."""
+"""The optimal verifier for i.i.d. drafts: the line device of cells with shares from the swap
+construction (docs/optimal_verifier.md §3–§5), in floats and, on Fraction input, in exact
+arithmetic.  (:func:`_targets` keeps the truncated-greedy targets of §7, used by the
+without-replacement observation there.)"""
 
 from __future__ import annotations
 
@@ -10,12 +12,13 @@ from typing import Any
 import numpy as np
 
 from .. import _line_kernel
-from .._errors import InputError
+from .._errors import InputError, SolverError
 from ..drafts import IID
+from ._sorted import line_order
+from ._swaps import shares, side_matches
 from ._verifier_base import (
     OptimalVerifier,
     _ratio_desc,
-    _ratio_desc_ids,
     _residual,
     _speculative_step,
     _subset_ids,
@@ -49,79 +52,30 @@ class _LineVerifier(OptimalVerifier):
             line = np.array(b_ids + a_ids, dtype=np.int64)
             nb = len(b_ids)
         else:
-            qa = np.asarray(q)
-            live = qa > 0
-            b_arr = _ratio_desc_ids(p, qa, np.flatnonzero(~in_a & live))
-            a_arr = _ratio_desc_ids(p, qa, np.flatnonzero(in_a & live))
-            line = np.concatenate([b_arr, a_arr])
-            nb = b_arr.size
+            line, nb, ell, mass, dens, ptr, cell_arr, len_arr, s_home = _float_layout(p, np.asarray(q), k, in_a)
         self._line = line  # cell c belongs to token line[c] (its home)
+        m = len(line)
         if exact:
             ell, mass = _cell_masses([q[i] for i in line.tolist()], k, exact)
             pl = [p[i] for i in line.tolist()]
-        else:
-            ell, mass = _cell_masses(np.asarray(q)[line], k, exact)
-            pl = np.asarray(p, dtype=np.float64)[line]
+            dens = [mass[c] / ell[c] for c in range(m)]
+            matches = []
+            for lo, hi, upper in ((0, nb, True), (nb, m, False)):
+                lt, rt, av, left = side_matches(mass[lo:hi], pl[lo:hi], upper=upper, exact=True)
+                if left != 0:  # impossible by (A) and (B) for a minimiser (docs §3)
+                    raise SolverError("optimal verifier: the swap scan did not balance (not a minimiser?)")
+                matches += [(i + lo, j + lo, v) for i, j, v in zip(lt.tolist(), rt.tolist(), av)]
+            lt = [i for i, _, _ in matches]
+            rt = [j for _, j, _ in matches]
+            ptr, cell_arr, len_arr, s_home = shares(ell, dens, lt, rt, [v for _, _, v in matches], exact=True)
         self._ell, self._mass = ell, mass
-        # realise the targets: a token alone keeps its own cell; a block of tokens that
-        # trade mass is realised by the window construction on its cells
-        if exact:
-            tb, gb = _side_groups(pl[:nb], mass[:nb], upper=True)
-            ta, ga = _side_groups(pl[nb:], mass[nb:], upper=False)
-            targets = tb + ta
-            toks, cells, lens = [], [], []
-            for g in gb + [g + nb for g in ga]:
-                gl = g.tolist()
-                t, c, ln = _windows(
-                    [ell[i] for i in gl], [mass[i] for i in gl], [ell[i] for i in gl], [targets[i] for i in gl], exact
-                )
-                toks.append(g[np.asarray(t, dtype=np.int64)])
-                cells.append(g[np.asarray(c, dtype=np.int64)])
-                lens.append(ln)
-        else:
-            tb, sb, bb, ob = _side_groups_float(pl[:nb], mass[:nb], upper=True)
-            ta, sa, ba, oa_ = _side_groups_float(pl[nb:], mass[nb:], upper=False)
-            targets = np.concatenate([tb, ta])
-            singles = np.concatenate([sb, sa + nb])
-            blocks = np.concatenate([bb, ba + nb])
-            offsets = np.concatenate([ob, oa_[1:] + ob[-1]])
-            toks, cells, lens = [singles], [singles], [ell[singles]]
-            if blocks.size and _line_kernel.available():
-                t, c, ln = _line_kernel.windows_blocks(ell[blocks], mass[blocks], targets[blocks], offsets)
-                toks.append(blocks[t])
-                cells.append(blocks[c])
-                lens.append(ln)
-            else:
-                for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
-                    g = blocks[lo:hi]
-                    t, c, ln = _windows(ell[g], mass[g], ell[g], targets[g], exact)
-                    toks.append(g[t])
-                    cells.append(g[c])
-                    lens.append(ln)
-        self._targets = targets
-        tok_local = np.concatenate(toks) if toks else np.zeros(0, dtype=np.int64)
-        cell_arr = np.concatenate(cells) if cells else np.zeros(0, dtype=np.int64)
-        if exact:
-            len_arr = np.array([v for part in lens for v in part], dtype=object)
-        else:
-            len_arr = np.concatenate(lens) if lens else np.zeros(0)
-        if exact:
-            order = np.lexsort((cell_arr, tok_local))
-        else:  # each token's pieces come in cell order, the tokens in two sorted runs
-            order = np.argsort(tok_local, kind="stable")
-        tok_local, cell_arr, len_arr = tok_local[order], cell_arr[order], len_arr[order]
-        m = len(line)
-        self._ptr = np.searchsorted(tok_local, np.arange(m + 1))  # CSR by home index
+        self._ptr = ptr  # CSR by home index
         self._pcell = cell_arr
         self._plen = len_arr
         self._home = np.full(n, -1, dtype=np.int64)
         self._home[self._line] = np.arange(m)
         # realised selection marginal, recomputed from the shares (not from the targets)
         if exact:
-            dens = [mass[c] / ell[c] for c in range(m)]
-            s_home = [Fraction(0)] * m
-            for t, c, ln in zip(tok_local.tolist(), cell_arr.tolist(), len_arr.tolist()):
-                s_home[t] += ln * dens[c]
             s = [Fraction(0)] * n
             for h, tok in enumerate(line.tolist()):
                 s[tok] = s_home[h]
@@ -133,8 +87,6 @@ class _LineVerifier(OptimalVerifier):
             self._resid = tuple(r / tot for r in resid) if tot > 0 else tuple(resid)
             self.acceptance = sum(acc, Fraction(0))
         else:
-            dens = np.where(ell > 0, mass / np.where(ell > 0, ell, 1.0), 0.0)
-            s_home = np.bincount(tok_local, weights=len_arr * dens[cell_arr], minlength=m)
             s = np.zeros(n)
             s[self._line] = s_home
             self.s = s
@@ -143,8 +95,6 @@ class _LineVerifier(OptimalVerifier):
                 self._accept = np.where(s > pf, pf / np.where(s > 0, s, 1.0), 1.0)
             self._resid = _residual(pf, s)
             self.acceptance = float(np.minimum(pf, s).sum())
-        # positions of the cells on the unit line (for sampling)
-        self._cell_start = np.concatenate([[0.0], np.cumsum(np.asarray(ell, dtype=np.float64))])[:-1]
 
     @property
     def subset(self) -> tuple[int, ...]:
@@ -265,25 +215,83 @@ class _LineVerifier(OptimalVerifier):
     def _respond_uniform(self, x: np.ndarray, u: np.ndarray) -> int:
         """One output for one tuple from given uniforms (3k + 2 of them)."""
         k = x.size
-        home = self._home[x]
-        keys = np.empty(k)
-        plen = self._plen
-        for i in range(k):
-            h = home[i]
-            a, b = self._ptr[h], self._ptr[h + 1]
-            target = u[i] * float(self._ell[h])
-            acc = 0.0
-            j = a
-            while j < b - 1 and acc + float(plen[j]) <= target:
-                acc += float(plen[j])
-                j += 1
-            keys[i] = self._pcell[j] + u[k + i]
-        y = int(x[int(np.argmin(keys))])
+        i = _pick(self._home[x], u, self._ptr, self._pcell, self._plen, self._ell)
+        y = int(x[i])
         if u[2 * k] < float(self._accept[y]):
             return y
-        res = np.asarray(self._resid, dtype=np.float64)
-        cdf = np.cumsum(res)
-        return int(min(np.searchsorted(cdf, u[2 * k + 1] * cdf[-1], side="right"), res.size - 1))
+        return _draw_residual(np.asarray(self._resid, dtype=np.float64), u[2 * k + 1])
+
+
+def _pick(homes, u, ptr, pcell, plen, ell) -> int:
+    """The selected draft of the line device from uniforms: draft i takes the share of its
+    token's cells at u[i]·q (walking the shares) and the point u[k + i] inside that cell; the
+    leftmost point wins."""
+    k = len(homes)
+    keys = np.empty(k)
+    for i in range(k):
+        h = homes[i]
+        a, b = ptr[h], ptr[h + 1]
+        target = u[i] * float(ell[h])
+        acc = 0.0
+        j = a
+        while j < b - 1 and acc + float(plen[j]) <= target:
+            acc += float(plen[j])
+            j += 1
+        keys[i] = pcell[j] + u[k + i]
+    return int(np.argmin(keys))
+
+
+def _draw_residual(res: np.ndarray, v: float) -> int:
+    cdf = np.cumsum(res)
+    return int(min(np.searchsorted(cdf, v * cdf[-1], side="right"), res.size - 1))
+
+
+def _float_layout(p: np.ndarray, q: np.ndarray, k: int, in_a: np.ndarray, *, keep: bool = True):
+    """The float layout: line (B then A, p/q descending), nb, cell lengths and masses,
+    densities, the shares in CSR form and the realised marginal per home index.  With
+    ``keep=False`` the compiled path writes into per-thread scratch arrays, valid until the
+    thread's next call (for one-shot use: no fresh memory, so no page faults)."""
+    line = line_order(p, q, ~in_a)
+    nb = int(np.count_nonzero(~in_a[line]))
+    ell = q[line]
+    pl = np.asarray(p, dtype=np.float64)[line]
+    if _line_kernel.available():  # the same steps in two compiled passes
+        mass, dens, ptr, cells, lens, s_home = _line_kernel.device(ell, pl, k, nb, keep=keep)
+    else:
+        # every token keeps its own cell, and the tokens whose own cell breaks their bound
+        # swap lengths of cells with the tokens that absorb the difference (the swap
+        # construction, docs/optimal_verifier.md §3-§5)
+        ell, mass = _cell_masses(ell, k, False)
+        dens = np.where(ell > 0, mass / np.where(ell > 0, ell, 1.0), 0.0)
+        lb, rb, ab, _ = side_matches(mass[:nb], pl[:nb], upper=True)
+        la, ra, aa, _ = side_matches(mass[nb:], pl[nb:], upper=False)
+        ptr, cells, lens, s_home = shares(
+            ell, dens, np.concatenate([lb, la + nb]), np.concatenate([rb, ra + nb]), np.concatenate([ab, aa])
+        )
+    return line, nb, ell, mass, dens, ptr, cells, lens, s_home
+
+
+def respond_one(p: np.ndarray, q: np.ndarray, k: int, x: np.ndarray, u: np.ndarray) -> int:
+    """The optimal verifier's output for one position and one draft tuple, from uniforms —
+    the same output as ``optimal_verifier(p, IID(q, k))._respond_uniform(x, u)`` without
+    keeping the verifier (p, q cleaned float vectors; every drafted token has q > 0).  Only
+    what the tuple needs is computed after the layout: the drafts' shares, the selected
+    token's acceptance, and the residual on rejection."""
+    from ._sorted import iid_scan
+
+    n = p.size
+    _, subset = iid_scan(p, q, k)
+    in_a = np.zeros(n, dtype=bool)
+    in_a[subset()] = True
+    line, nb, ell, mass, dens, ptr, cells, lens, s_home = _float_layout(p, q, k, in_a, keep=False)
+    homes = [int(np.flatnonzero(line == t)[0]) for t in x.tolist()]
+    i = _pick(homes, u, ptr, cells, lens, ell)
+    y, sy, py = int(x[i]), float(s_home[homes[i]]), float(p[x[i]])
+    if u[2 * k] < (py / sy if sy > py else 1.0):
+        return y
+    s = np.zeros(n)
+    s[line] = s_home
+    return _draw_residual(_residual(np.asarray(p, dtype=np.float64), s), u[2 * k + 1])
 
 
 def _cell_masses(ql: list, k: int, exact: bool):
@@ -297,107 +305,24 @@ def _cell_masses(ql: list, k: int, exact: bool):
         return ell, mass
     ell = np.asarray(ql, dtype=np.float64)
     tails = np.concatenate([np.cumsum(ell[::-1])[::-1], [0.0]])
-    tails = tails / tails[0] if tails.size > 1 and tails[0] > 0 else tails
-    t0 = tails[:-1]
+    tot = tails[0] if tails.size > 1 and tails[0] > 0 else 1.0
+    tails = tails / tot
+    t0, t1 = tails[:-1], tails[1:]
+    if k <= 16:
+        # T_c^k − T_{c+1}^k = ℓ_c · Σ_{i<k} T_c^i T_{c+1}^{k−1−i}: positive terms only, so
+        # relative accuracy ~kε even for tiny cells, and no transcendental function
+        dens = np.ones_like(t0)
+        tp = np.ones_like(t0)
+        for _ in range(k - 1):
+            tp *= t1
+            dens *= t0
+            dens += tp
+        return ell, (ell / tot) * dens
     with np.errstate(divide="ignore", invalid="ignore"):
-        frac = np.where(t0 > 0, ell / np.where(t0 > 0, t0, 1.0), 0.0)
+        frac = np.where(t0 > 0, (ell / tot) / np.where(t0 > 0, t0, 1.0), 0.0)
         # T_c^k (1 − (1 − ℓ_c/T_c)^k), accurate for tiny cells
         mass = np.where(frac < 1.0, -(t0**k) * np.expm1(k * np.log1p(-np.minimum(frac, 1.0 - 1e-300))), t0**k)
     return ell, mass
-
-
-def _side_groups(pl: list, mass: list, *, upper: bool):
-    """Targets on one side and the groups realised independently (local indices), in
-    exact arithmetic (floats: :func:`_side_groups_float`, the same scan vectorised).
-
-    A token whose own cell already respects its bound (μ(c) ≤ p on side B, ≥ p on side A)
-    keeps its cell (target μ(c)).  The others (violators) trade mass with the nearest
-    tokens that have room — to their right on side B (lower density), to their left on
-    side A — chosen by one greedy scan; on the line of the cells of this set N the
-    targets are the truncated-polymatroid greedy vertex of :func:`_targets`, and N splits
-    into blocks at its contacts (docs/optimal_verifier.md §3)."""
-    m = len(pl)
-    if m == 0:
-        return [], []
-    zero = Fraction(0)
-    excess = [mass[j] - pl[j] for j in range(m)]  # > 0: the cell is too heavy for p
-    inN = [False] * m
-    if upper:  # side B: violators have excess > 0; absorbed by slack (excess < 0) to the right
-        out = zero
-        for j in range(m):
-            e = excess[j]
-            if e > 0:
-                inN[j] = True
-                out += e
-            elif e < 0 and out > 0:
-                inN[j] = True
-                out = max(out + e, zero)
-    else:  # side A: violators have excess < 0; covered by surplus (excess > 0) to the left
-        out = zero
-        for j in range(m - 1, -1, -1):
-            e = excess[j]
-            if e < 0:
-                inN[j] = True
-                out -= e
-            elif e > 0 and out > 0:
-                inN[j] = True
-                out = max(out - e, zero)
-    targets = list(mass)
-    groups = [np.array([j]) for j in range(m) if not inN[j]]
-    nidx = np.array([j for j in range(m) if inN[j]], dtype=np.int64)
-    if nidx.size:
-        nl = nidx.tolist()
-        tn, cn = _targets([pl[j] for j in nl], [mass[j] for j in nl], upper=upper, exact=True)
-        for j, v in zip(nl, tn):
-            targets[j] = v
-        groups += [nidx[lo:hi] for lo, hi in zip(cn[:-1], cn[1:])]
-    return targets, groups
-
-
-def _side_groups_float(pl: np.ndarray, mass: np.ndarray, *, upper: bool):
-    """Vectorised float form of :func:`_side_groups`: (targets, tokens alone, blocks'
-    tokens concatenated, block offsets), local indices.
-
-    The balancing scan is a reflected walk: on side B the outstanding excess after token j
-    is W_j = max(W_{j−1} + e_j, 0) (e = μ − p), i.e. W = E − min(0, running min of E) for
-    E = cumsum(e); a token joins N if it is a violator or meets outstanding excess.  (A
-    token taken in by rounding of W only adds room to N, which keeps the condition of §3.)
-    Side A is the mirror image, scanned from the right."""
-    m = pl.size
-    if m == 0:
-        z = np.zeros(0, dtype=np.int64)
-        return np.zeros(0), z, z, np.zeros(1, dtype=np.int64)
-    e = mass - pl
-    if not upper:
-        e = -e[::-1]
-    E = np.cumsum(e)
-    W = E - np.minimum(np.minimum.accumulate(E), 0.0)
-    before = np.concatenate([[0.0], W[:-1]])
-    inN = (e > 0) | ((e < 0) & (before > 0))
-    if not upper:
-        inN = inN[::-1]
-    targets = np.array(mass, dtype=np.float64)
-    nidx = np.flatnonzero(inN)
-    singles = np.flatnonzero(~inN)
-    if nidx.size == 0:
-        return targets, singles, nidx, np.zeros(1, dtype=np.int64)
-    pn, mn = pl[nidx], mass[nidx]
-    P = np.concatenate([[0.0], np.cumsum(pn)])
-    M = np.concatenate([[0.0], np.cumsum(mn)])
-    contacts = np.asarray(_contacts_float(M - P, upper), dtype=np.int64)
-    c0, c1 = contacts[:-1], contacts[1:]
-    closing = c1 - 1 if upper else c0
-    tn = pn.copy()
-    blk = (M[c1] - M[c0]) - ((P[c1] - P[c0]) - pn[closing])
-    tn[closing] = np.maximum(blk, 0.0)
-    targets[nidx] = tn
-    sizes = c1 - c0
-    one = sizes == 1
-    singles = np.sort(np.concatenate([singles, nidx[c0[one]]]))
-    keep = np.repeat(~one, sizes)
-    blocks = nidx[keep]
-    offsets = np.concatenate([[0], np.cumsum(sizes[~one])])
-    return targets, singles, blocks, offsets
 
 
 def _targets(pl: list, mass, *, upper: bool, exact: bool) -> list:
@@ -406,7 +331,7 @@ def _targets(pl: list, mass, *, upper: bool, exact: bool) -> list:
     upper (side B, s ≤ p): C_j = P_j + min_{i ≤ j}(M_i − P_i), s_j = C_j − C_{j−1};
     lower (side A, s ≥ p): S_j = P_j + min_{i ≥ j}(M_i − P_i).
     Both are greedy vertices of the coverage polymatroid truncated by p
-    (docs/optimal_verifier.md §3).  Within a block between contact points the targets
+    (docs/optimal_verifier.md §7).  Within a block between contact points the targets
     are p, except one token that closes the block's mass exactly.
     """
     m = len(pl)
@@ -476,215 +401,6 @@ def _contacts_float(G: np.ndarray, upper: bool) -> list[int]:
     hit = np.flatnonzero(G[:-1] <= suf[1:])
     out = sorted(set([0, m] + hit.tolist()))
     return out
-
-
-def _windows(ell, mass, tq, ts, exact: bool):
-    """Realise targets ts (lengths tq) on cells (ell, mass) whose densities decrease.
-
-    Tokens are taken in home order; each takes the contiguous run (in the line with the
-    cells already taken removed) of length tq whose mass is ts; the last takes the rest.
-    Any point of the base polytope of the cells' coverage polymatroid is realised
-    (docs/optimal_verifier.md §4).  Returns (token, cell, length) triples (local indices).
-    """
-    if exact:
-        return _windows_exact(list(ell), list(mass), list(tq), list(ts))
-    return _windows_float(np.asarray(ell, float), np.asarray(mass, float), np.asarray(tq, float), np.asarray(ts, float))
-
-
-_REACH = 16  # initial search reach (cells) around the previous window
-try:  # the compiled interpolation, without the wrapper's per-call checks (tiny arrays, many calls)
-    from numpy._core.multiarray import interp as _interp
-except ImportError:  # pragma: no cover - other numpy layouts
-    _interp = np.interp
-
-
-def _windows_float(ell, mass, tq, ts):
-    """Float window construction, tokens in home order.  Each window is searched in a
-    range of the remaining cells around the previous one, doubled until it brackets
-    the root (the window mass is monotone in its position), so the work per token is
-    proportional to the cells it spans; its two end pieces are then solved so that its
-    length and mass are q and s to rounding of their own size.
-
-    The loop runs once per token, so it is written for small arrays: ufuncs with ``out=``
-    instead of wrappers that allocate (``np.clip``, ``np.concatenate``), scalar root
-    bracketing, and the token column built once at the end."""
-    cap = ell.copy()
-    dens = np.where(ell > 0, mass / np.where(ell > 0, ell, 1.0), 0.0)
-    tql, tsl = tq.tolist(), ts.tolist()
-    order = [t for t in range(tq.size) if tql[t] > 0]
-    alive = np.flatnonzero(cap > 0)
-    out_t, out_c, out_l = [], [], []
-    hint, ndead = 0, 0
-    last = len(order) - 1
-    minimum, maximum, cumsum, searchsorted = np.minimum, np.maximum, np.cumsum, np.searchsorted
-    for step, t in enumerate(order):
-        q, s = tql[t], tsl[t]
-        if ndead > 64 and 2 * ndead > alive.size:
-            keep = cap[alive] > 0
-            hint = int(np.count_nonzero(keep[:hint]))
-            alive = alive[keep]
-            ndead = 0
-        if step == last:
-            live = alive[cap[alive] > 0]
-            out_t.append((t, live.size))
-            out_c.append(live)
-            out_l.append(cap[live].copy())
-            cap[live] = 0.0
-            break
-        size = alive.size
-        lo = max(hint - _REACH, 0)
-        hi = min(lo + 4 * _REACH, size)
-        while True:
-            cells = alive[lo:hi]
-            ca = cap[cells]
-            nc = ca.size
-            cC = np.empty(nc + 1)
-            cC[0] = 0.0
-            cumsum(ca, out=cC[1:])
-            Lloc = float(cC[-1])
-            if Lloc <= q and (lo > 0 or hi < size):
-                w = max(hi - lo, 8)
-                lo, hi = max(0, lo - w), min(size, hi + w)
-                continue
-            cM = np.empty(nc + 1)
-            cM[0] = 0.0
-            cumsum(ca * dens[cells], out=cM[1:])
-            if Lloc <= q:  # everything left is (to rounding) this token's
-                beta = None
-                break
-            top = Lloc - q
-            cand = np.empty(2 * nc + 2)
-            cand[: nc + 1] = cC
-            np.subtract(cC, q, out=cand[nc + 1 :])
-            minimum(cand, top, out=cand)
-            maximum(cand, 0.0, out=cand)
-            gv = _interp(cand + q, cC, cM) - _interp(cand, cC, cM)
-            ge = gv >= s
-            w = max(hi - lo, 8)
-            if lo > 0 and not ge.any():
-                lo = max(0, lo - 4 * w)
-                continue
-            if hi < size and (gv > s).all():
-                hi = min(size, hi + 4 * w)
-                continue
-            beta = _interp_root(cand, gv, ge, s, top)
-            break
-        if beta is None:
-            lens = ca * (q / Lloc) if Lloc > 0 else ca
-            sel = cells
-            i0 = 0
-        else:
-            i0 = max(int(searchsorted(cC, beta, side="right")) - 1, 0)
-            i1 = min(int(searchsorted(cC, beta + q, side="left")), nc)
-            i1 = max(i1, i0 + 1)
-            sel = cells[i0:i1]
-            lens = minimum(cC[i0 + 1 : i1 + 1], beta + q)
-            np.subtract(lens, maximum(cC[i0:i1], beta), out=lens)
-            maximum(lens, 0.0, out=lens)
-            if sel.size >= 2:
-                mid = sel[1:-1]
-                lens[1:-1] = cap[mid]
-                d0, d1 = float(dens[sel[0]]), float(dens[sel[-1]])
-                if d0 > d1:
-                    ml = lens[1:-1]
-                    rest_len = q - float(ml.sum())
-                    rest_mass = s - float(ml @ dens[mid])
-                    x0 = (rest_mass - d1 * rest_len) / (d0 - d1)
-                    x1 = rest_len - x0
-                    if 0.0 <= x0 <= cap[sel[0]] and 0.0 <= x1 <= cap[sel[-1]]:
-                        lens[0], lens[-1] = x0, x1
-            capsel = cap[sel]
-            minimum(lens, capsel, out=lens)
-        if beta is None:
-            capsel = cap[sel]
-        keep = lens > 0
-        if keep.all():
-            out_t.append((t, lens.size))
-            out_c.append(sel)
-            out_l.append(lens)
-        else:
-            out_t.append((t, int(keep.sum())))
-            out_c.append(sel[keep])
-            out_l.append(lens[keep])
-        capsel -= lens
-        dust = capsel <= 1e-15 * ell[sel]
-        capsel[dust] = 0.0
-        cap[sel] = capsel
-        ndead += int(np.count_nonzero(dust))
-        hint = lo + i0
-    if not out_t:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
-    tt, cnt = zip(*out_t)
-    return np.repeat(np.array(tt, dtype=np.int64), cnt), np.concatenate(out_c), np.concatenate(out_l)
-
-
-def _interp_root(cand, gv, ge, s, top):
-    """The root of the non-increasing piecewise-linear g from its values at all its
-    breakpoints: bracket between the last candidate with g ≥ s and the first with g < s."""
-    if not ge.any():
-        return 0.0
-    j = int(np.where(ge, cand, -np.inf).argmax())
-    b_lo, g_lo = float(cand[j]), float(gv[j])
-    if g_lo <= s or ge.all():
-        return b_lo
-    jj = int(np.where(ge, np.inf, cand).argmin())
-    b_hi, g_hi = float(cand[jj]), float(gv[jj])
-    if b_hi <= b_lo or g_lo == g_hi:
-        return b_lo
-    beta = b_lo + (g_lo - s) / (g_lo - g_hi) * (b_hi - b_lo)
-    return min(max(beta, b_lo), min(b_hi, top))
-
-
-def _windows_exact(ell, mass, tq, ts):
-    m = len(ell)
-    cap = list(ell)
-    dens = [mass[c] / ell[c] if ell[c] else Fraction(0) for c in range(m)]
-    order = [t for t in range(len(tq)) if tq[t] > 0]
-    out_t, out_c, out_l = [], [], []
-    for step, t in enumerate(order):
-        q, s = tq[t], ts[t]
-        alive = [c for c in range(m) if cap[c] > 0]
-        cumC, cumM = [Fraction(0)], [Fraction(0)]
-        for c in alive:
-            cumC.append(cumC[-1] + cap[c])
-            cumM.append(cumM[-1] + cap[c] * dens[c])
-        Lt = cumC[-1]
-        if step == len(order) - 1:
-            for c in alive:
-                out_t.append(t)
-                out_c.append(c)
-                out_l.append(cap[c])
-                cap[c] = Fraction(0)
-            continue
-
-        def F(x, cumC=cumC, cumM=cumM, alive=alive):
-            i = min(max(bisect.bisect_right(cumC, x) - 1, 0), len(alive) - 1)
-            return cumM[i] + (x - cumC[i]) * dens[alive[i]]
-
-        top = Lt - q
-        cands = sorted(
-            {min(max(v, Fraction(0)), top) for v in cumC} | {min(max(v - q, Fraction(0)), top) for v in cumC}
-        )
-        gv = [F(b + q) - F(b) for b in cands]
-        if gv[0] <= s:
-            beta = cands[0]
-        elif gv[-1] >= s:
-            beta = cands[-1]
-        else:
-            i = max(j for j in range(len(cands)) if gv[j] >= s)
-            if gv[i] == s:
-                beta = cands[i]
-            else:
-                beta = cands[i] + (gv[i] - s) / (gv[i] - gv[i + 1]) * (cands[i + 1] - cands[i])
-        lo, hi = beta, beta + q
-        for i, c in enumerate(alive):
-            a, b = max(cumC[i], lo), min(cumC[i + 1], hi)
-            if b > a:
-                out_t.append(t)
-                out_c.append(c)
-                out_l.append(b - a)
-                cap[c] -= b - a
-    return out_t, out_c, out_l
 
 
 def _select_probs(pieces: list, exact: bool) -> list:

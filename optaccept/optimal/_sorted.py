@@ -26,7 +26,7 @@ from .. import _swor
 from .._stable import one_minus_pow1m
 from ._result import AcceptanceResult
 
-__all__ = ["iid_scan", "iid_sorted", "iid_sorted_exact", "swor_sorted", "greedy_closed_form", "ratio_order"]
+__all__ = ["iid_scan", "iid_sorted", "iid_sorted_exact", "swor_sorted", "greedy_closed_form", "line_order", "ratio_order"]
 
 
 def _ipow(x: np.ndarray, k: int) -> np.ndarray:
@@ -42,15 +42,10 @@ def _ipow(x: np.ndarray, k: int) -> np.ndarray:
     return result
 
 
-def ratio_order(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Token order by p/q ascending, q = 0 last, ties by index (stable).
-
-    p/q overflows for a subnormal q (0.1/1e-322) and underflows for a subnormal p, which
-    would turn distinct ratios into ties at inf or 0.  The ratio is therefore ordered as
-    (binary exponent, mantissa ratio): p = m_p·2^{e_p}, q = m_q·2^{e_q} (frexp), and
-    p/q = (m_p/m_q)·2^{e_p − e_q} with m_p/m_q normalised to [1, 2) — correctly rounded like
-    p/q itself, with no overflow or underflow.
-    """
+def _ratio_parts(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """p/q as (binary exponent, mantissa ratio in [1, 2)), with no overflow or underflow:
+    p = m_p·2^{e_p}, q = m_q·2^{e_q} (frexp), p/q = (m_p/m_q)·2^{e_p − e_q}, correctly rounded
+    like p/q itself.  p = 0 sorts first (exponent −2^40), q = 0 last (+2^40)."""
     mp, ep = np.frexp(np.asarray(p, dtype=np.float64))
     mq, eq = np.frexp(np.asarray(q, dtype=np.float64))
     pos = q > 0
@@ -64,7 +59,56 @@ def ratio_order(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     big = np.int64(1) << 40
     e = np.where(zero_p, -big, np.where(pos, e, big))  # p = 0 first (ratio 0), q = 0 last
     m = np.where(pos & ~zero_p, m, 0.0)
+    return e, m
+
+
+def ratio_order(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Token order by p/q ascending, q = 0 last, ties by index (stable).
+
+    p/q overflows for a subnormal q (0.1/1e-322) and underflows for a subnormal p, which
+    would turn distinct ratios into ties at inf or 0; the order is therefore taken on
+    :func:`_ratio_parts` (exponent, mantissa ratio).
+    """
+    e, m = _ratio_parts(p, q)
     return np.lexsort((np.arange(e.size), m, e))
+
+
+def line_order(p: np.ndarray, q: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """The ids with q > 0 by p/q descending; at equal ratio the tokens with ``first`` set
+    come before the others, then ties by id.  (The optimal verifier's layout: the tokens
+    outside the minimiser, then those in it, each by p/q descending.)
+
+    Fast path: the IEEE-754 bit pattern of p/q is monotone in p/q, so one unstable sort of
+    its complement orders the tokens, and only runs of equal keys are re-sorted by
+    (``first``, id).  Where p/q overflows or leaves the normal range (a subnormal q or p)
+    the order is taken on :func:`_ratio_parts` instead, which has no overflow."""
+    p = np.asarray(p, dtype=np.float64)
+    if q.min() > 0:  # the common case: no gather
+        ids, pp, qq, fl = None, p, q, first
+    else:
+        ids = np.flatnonzero(q > 0)
+        pp, qq, fl = p[ids], q[ids], first[ids]
+    with np.errstate(over="ignore", under="ignore"):
+        r = pp / qq
+    lo, hi = r.min(initial=np.inf), r.max(initial=0.0)
+    if hi == np.inf or (lo < np.finfo(np.float64).tiny and ((r < np.finfo(np.float64).tiny) & (pp > 0)).any()):
+        e, m = _ratio_parts(pp, qq)
+        o = np.lexsort((np.arange(r.size), ~fl, -m, -e))
+    else:
+        if lo == 0:
+            r[r == 0] = 0.0  # −0.0
+        key = ~r.view(np.uint64)
+        o = np.argsort(key)
+        ks = key[o]
+        eq = ks[1:] == ks[:-1]
+        if eq.any():
+            mark = np.zeros(ks.size, dtype=bool)
+            mark[1:] |= eq
+            mark[:-1] |= eq
+            pos = np.flatnonzero(mark)
+            sub = o[pos]
+            o[pos] = sub[np.lexsort((sub, ~fl[sub], ks[pos]))]
+    return o if ids is None else ids[o]
 
 
 #: log2 of the number of ratio buckets of :func:`iid_scan` (small enough for the

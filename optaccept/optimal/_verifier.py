@@ -19,10 +19,11 @@ IID drafts (any n, any k; exact in Fractions)
     given x̄, draft i picks a cell c with probability θ_{x_i,c}/q_{x_i} and a uniform
     point in it, and the draft with the leftmost point is selected.  Unconditionally
     the points are i.i.d. uniform, so s_y = Σ_c θ_{y,c} μ(c)/|c|, and tuples holding a
-    B token select one.  The shares come from a *window* construction that realises
-    any point of the coverage polymatroid's base polytope (each token, in turn, takes
-    the contiguous run of the remaining cells whose mass is its target), applied
-    independently on the blocks between the contact points of the target curve.
+    B token select one.  The shares come from the *swap* construction: every token
+    starts with its own cell; one scan per side moves, first in first out, the excess of
+    the cells too heavy for p (side B) or the deficit of those too light (side A) to the
+    nearest tokens that can take it, and each such move swaps equal lengths of the two
+    tokens' cells (docs/optimal_verifier.md §3, §5).  O(n log n) with one sort.
 
 Greedy / SpecHub drafts
     The draft set is T ∪ {X}: accept X w.p. min(1, p/q̃), else draw from p on T and

@@ -164,13 +164,6 @@ def _residual(p: np.ndarray, s: np.ndarray) -> np.ndarray:
     return p / p.sum()
 
 
-def _ratio_desc_ids(p, q: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """Float form of :func:`_ratio_desc` for ids with q > 0 (ties by id: a stable sort)."""
-    with np.errstate(over="ignore"):  # a subnormal q: the ratio is +inf, first in the order
-        r = np.asarray(p, dtype=np.float64)[ids] / q[ids]
-    return ids[np.argsort(-r, kind="stable")]
-
-
 def _subset_ids(res) -> np.ndarray:
     """The ids of a result's certificate S without building the tuple of ints."""
     if res._subset is None and res._subset_fn is not None:

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._errors import InputError
 from ..drafts import IID, WithoutReplacement
+from ._line import respond_one
 from ._verifier import optimal_verifier
 
 
@@ -42,6 +43,8 @@ def optimal_verifier_batched(
     """
     import torch
 
+    from . import _clean_p  # (the package imports this module)
+
     if law not in ("iid", "swor"):
         raise InputError(f"law: must be 'iid' or 'swor' in the batched form, got {law!r}")
     if not (isinstance(p, torch.Tensor) and isinstance(q, torch.Tensor) and isinstance(drafts, torch.Tensor)):
@@ -59,8 +62,14 @@ def optimal_verifier_batched(
     uni = torch.rand((rows, 3 * k + 2), generator=generator, dtype=torch.float64, device=p.device).cpu().numpy()
 
     def one(r: int) -> int:
-        drafts_law = IID(qn[r], k, normalize=True) if law == "iid" else WithoutReplacement(qn[r], k, normalize=True)
-        ov = optimal_verifier(pn[r], drafts_law, normalize=True)
+        if law == "iid":  # one tuple per row: the layout without keeping a verifier
+            drafts_law = IID(qn[r], k, normalize=True)
+            pr, _ = _clean_p(pn[r], drafts_law, True)
+            x = dn[r]
+            if x.min() < 0 or x.max() >= drafts_law.n or (drafts_law.q[x] <= 0).any():
+                raise InputError(f"drafts: row {r} holds a token outside the vocabulary or with q = 0")
+            return respond_one(pr, drafts_law.q, k, x, uni[r])
+        ov = optimal_verifier(pn[r], WithoutReplacement(qn[r], k, normalize=True), normalize=True)
         return ov._respond_uniform(dn[r], uni[r])
 
     if threads is None:
