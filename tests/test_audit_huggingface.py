@@ -112,6 +112,46 @@ def test_static_ensemble_mode_lies_on_the_optimal_bias_rejection_front(w):
     assert abs((1 - (1 - w * tv)) + bias - tv) < 1e-12  # exactly on the front
 
 
+@pytest.mark.parametrize("gamma", [2, 3])
+def test_static_ensemble_over_chains(gamma):
+    """HF's ensemble mode (w = 0.5) over chains of γ candidates, as a decoding loop on
+    context-free p, q.  Exact values (docs/audit.md §5): every candidate position is accepted
+    with β = 1 − w·TV(p, q) and emits a token of law v = (1 − w)q + wp; the bonus token after
+    γ acceptances has law p.  So a call accepts Σ_{i=1}^{γ} β^i candidates on average and the
+    text's pooled token law is u = (S·v + β^γ·p)/(S + β^γ), S = Σ_{i<γ} β^i, whose bias
+    TV(u, p) = S/(S + β^γ)·(1 − w)·TV is below the one-token bias (1 − w)·TV by the share of
+    bonus tokens.  Measured against these, and the audit finds the text not lossless."""
+    w = 0.5
+    tv = 0.5 * np.abs(P0 - Q0).sum()
+    beta = 1 - w * tv
+    S = sum(beta**i for i in range(gamma))
+    v = (1 - w) * Q0 + w * P0
+    u = (S * v + beta**gamma * P0) / (S + beta**gamma)
+    rng = np.random.default_rng(40 + gamma)
+    torch.manual_seed(40 + gamma)
+    cand = torch.log(torch.tensor(Q0, dtype=torch.float64)).repeat(1, gamma, 1)
+    new = torch.log(torch.tensor(P0, dtype=torch.float64)).repeat(1, gamma + 1, 1)
+    text, matches = [], []
+    while len(text) < 30_000:
+        drafts = rng.choice(P0.size, size=gamma, p=Q0).tolist()
+        ids = torch.tensor([[0] + drafts], dtype=torch.long)
+        toks, n = hf._speculative_sampling(ids, cand, gamma, new, assistant_ensemble_weight=w)
+        text.extend(toks[0].tolist())
+        matches.append(int(n))
+    m = np.array(matches, dtype=float)
+    assert abs(m.mean() - sum(beta**i for i in range(1, gamma + 1))) < 5 * m.std() / np.sqrt(m.size)
+    Y = np.array(text)
+    # the pooled law: multinomial counts of dependent-but-regenerative text; 6 SE per token
+    emp = np.bincount(Y, minlength=P0.size) / Y.size
+    assert np.all(np.abs(emp - u) < 6 * np.sqrt(u * (1 - u) / Y.size))
+    bias = 0.5 * np.abs(u - P0).sum()
+    assert abs(bias - S / (S + beta**gamma) * (1 - w) * tv) < 1e-12
+    T = Y.size
+    rep = audit.audit_log(np.tile(P0, (T, 1)), np.tile(Q0, (T, 1)), np.zeros((T, 1), dtype=np.int64), Y,
+                          rng=np.random.default_rng(0))
+    assert not rep.lossless, rep
+
+
 def _hf_chain(P, Q, X, rng, *, q_for_ratio=None):
     """Hugging Face's sampler on a batch of chains, as audit.audit_chain calls it."""
     torch.manual_seed(int(rng.integers(2**31)))
