@@ -89,6 +89,11 @@ class DraftLaw:
         """True when the law was given in exact arithmetic (Fractions)."""
         return getattr(self, "_exact", None) is not None
 
+    @property
+    def q_exact(self) -> tuple[Fraction, ...] | None:
+        """q as the exact Fractions it was given as, or None for a float law."""
+        return getattr(self, "_exact", None)
+
     # -- the dual's ingredient -------------------------------------------------
     def subset_prob(self, S: Any) -> Any:
         """D(set(x̄) ⊆ S) for a subset S (token ids or a boolean mask of length n)."""
@@ -431,6 +436,7 @@ class Greedy(DraftLaw):
         self.top: tuple[int, ...] = tuple(order[: self.k - 1])
         in_top = np.zeros(self.n, dtype=bool)
         in_top[list(self.top)] = True
+        in_top.setflags(write=False)
         self._in_top = in_top
         if self._exact is not None:
             rest = 1 - sum((self._exact[i] for i in self.top), Fraction(0))
@@ -443,6 +449,16 @@ class Greedy(DraftLaw):
         q_rest.setflags(write=False)
         self.q_rest = q_rest
         self._freeze()
+
+    @property
+    def q_rest_exact(self) -> tuple[Fraction, ...] | None:
+        """q̃ (q off the top tokens, renormalised) in Fractions, or None for a float law."""
+        return self._q_rest_exact
+
+    @property
+    def in_top(self) -> np.ndarray:
+        """Boolean mask of the deterministic top tokens T (read-only)."""
+        return self._in_top
 
     def _subset_prob_mask(self, mask: np.ndarray) -> Any:
         if not mask[list(self.top)].all():

@@ -37,7 +37,7 @@ def _alpha_brute(p, q, k):
 def _layout(p, law, exact):
     """The verifier's own layout: (line, nb, ell, mass, pl) as the builder sees them."""
     ov = optimal_verifier(p, law)
-    q = law._exact if exact else law.q
+    q = law.q_exact if exact else law.q
     line = ov._line
     in_a = np.zeros(law.n, dtype=bool)
     in_a[list(ov.subset)] = True

@@ -165,7 +165,7 @@ def optimal_acceptance(
             return _sorted.greedy_closed_form(px if exact else pf, law, exact)
         if isinstance(law, IID):
             if exact:
-                return _sorted.iid_sorted_exact(px, law._exact, law.k, law)
+                return _sorted.iid_sorted_exact(px, law.q_exact, law.k, law)
             return _sorted.iid_sorted(pf, law)
         if isinstance(law, WithoutReplacement):
             if exact:
@@ -185,7 +185,7 @@ def optimal_acceptance(
                 + refusal_advice(law, exact, "closed_form")
             )
         if exact:
-            return _sorted.iid_sorted_exact(px, law._exact, 2, law, method="closed_form", two_draft_form=True)
+            return _sorted.iid_sorted_exact(px, law.q_exact, 2, law, method="closed_form", two_draft_form=True)
         return _sorted.iid_prefix_float(pf, law.q, 2, law, "closed_form", two_draft_form=True)
     if method == "subsets":
         limit = _exhaustive.MAX_N_EXACT if exact else _exhaustive.MAX_N_FLOAT
@@ -298,7 +298,7 @@ def two_draft_condition(
     law = IID(q, 2, normalize=normalize)
     pf, px = _clean_p(p, law, normalize)
     if px is not None and law.exact:
-        worst, order, worst_j = _worst_exact_prefix(px, law._exact)
+        worst, order, worst_j = _worst_exact_prefix(px, law.q_exact)
         if worst >= 0:
             return True, None
         return False, tuple(sorted(order[:worst_j]))

@@ -26,7 +26,7 @@ class _GreedyVerifier(OptimalVerifier):
         n = law.n
         self._top = set(law.top)
         if exact:
-            qr = law._q_rest_exact
+            qr = law.q_rest_exact
             self._qr = qr
             self._accept = tuple(Fraction(1) if (y in self._top or qr[y] <= p[y]) else p[y] / qr[y] for y in range(n))
             r = [p[y] if y in self._top else max(p[y] - qr[y], Fraction(0)) for y in range(n)]

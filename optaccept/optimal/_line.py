@@ -31,7 +31,7 @@ class _LineVerifier(OptimalVerifier):
     def __init__(self, p, law: IID, exact: bool) -> None:
         self.law, self.exact, self.p = law, exact, p
         k, n = law.k, law.n
-        q = law._exact if exact else law.q
+        q = law.q_exact if exact else law.q
         from . import optimal_acceptance  # (the package imports this module)
 
         res = optimal_acceptance(p, law)

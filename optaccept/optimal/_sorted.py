@@ -310,7 +310,7 @@ def swor_sorted(p: np.ndarray, law) -> AcceptanceResult:
 def greedy_closed_form(p, law, exact: bool) -> AcceptanceResult:
     top = list(law.top)
     if exact:
-        qr = law._q_rest_exact
+        qr = law.q_rest_exact
         in_top = set(top)
         value = sum((p[i] for i in top), Fraction(0)) + sum(
             (min(p[y], qr[y]) for y in range(law.n) if y not in in_top), Fraction(0)
@@ -318,8 +318,8 @@ def greedy_closed_form(p, law, exact: bool) -> AcceptanceResult:
         S = sorted(in_top | {y for y in range(law.n) if y not in in_top and p[y] < qr[y]})
         return AcceptanceResult(value, "sorted", law, subset=tuple(S))
     qr = law.q_rest
-    off = ~law._in_top
+    off = ~law.in_top
     value = float(p[top].sum() + np.minimum(p, qr)[off].sum())
     return AcceptanceResult(
-        min(1.0, value), "sorted", law, subset_fn=lambda: np.flatnonzero(law._in_top | (off & (p < qr)))
+        min(1.0, value), "sorted", law, subset_fn=lambda: np.flatnonzero(law.in_top | (off & (p < qr)))
     )

@@ -22,7 +22,7 @@ def _recheck_line(p, law: IID, ov: _LineVerifier, exact: bool):
     """Acceptance Σ min(p, s) with s recomputed from the shares and from cell masses
     recomputed from the law's q; violation = worst of the tiling errors, |s − ov.s|,
     |Σ s − 1|, and whether the cells of the subset's complement come first."""
-    q = law._exact if exact else law.q
+    q = law.q_exact if exact else law.q
     line = ov._line.tolist()
     ell, mass = _cell_masses([q[i] for i in line], law.k, exact)
     viol = ov._layout_violation()
@@ -67,7 +67,7 @@ def verify_verifier(p: Any, drafts: DraftLaw, ov: OptimalVerifier, *, tol: float
     if isinstance(ov, _LineVerifier):
         acc, viol = _recheck_line(pv, drafts, ov, exact)
     elif isinstance(ov, _GreedyVerifier):
-        qr = drafts._q_rest_exact if exact else drafts.q_rest
+        qr = drafts.q_rest_exact if exact else drafts.q_rest
         top = set(drafts.top)
         zero = Fraction(0) if exact else 0.0
         acc = sum((pv[y] for y in top), zero) + sum(

@@ -146,6 +146,8 @@ def legend_below(fig: Any, ax: Any, ncols: int = 3) -> Any:
 
     handles, labels = ax.get_legend_handles_labels()
     kw = {"ncols": ncols, "frameon": False, "fontsize": PAPER_RC["legend.fontsize"]}
-    if fig.get_layout_engine() is not None and type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine":
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    if isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
         return fig.legend(handles, labels, loc="outside lower center", **kw)
     return fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, -0.02), **kw)

@@ -28,6 +28,15 @@ def _is_pair(obj: Any) -> bool:
     return isinstance(obj, (MarkovPair, PositionPair))
 
 
+def _is_markov(obj: Any) -> bool:
+    """A MarkovPair (whose initial state is a prompt to give)."""
+    if not _is_pair(obj):
+        return False
+    from ..sequence import MarkovPair
+
+    return isinstance(obj, MarkovPair)
+
+
 def check_verifier(verifier: Any, k: int, drafts: str) -> str:
     if verifier not in VERIFIERS:
         raise InputError(f"verifier: must be one of {VERIFIERS}, got {verifier!r}")
@@ -145,7 +154,7 @@ def accepted_tokens(
             raise InputError("shape: give either shape= and children= or length=, k=, drafts=, not both")
         from ._shaped import shaped_accepted_tokens
 
-        if _is_pair(target) and type(target).__name__ == "MarkovPair" and prompt is None:
+        if _is_markov(target) and prompt is None:
             return _over_initial(
                 target,
                 draft,
@@ -175,7 +184,7 @@ def accepted_tokens(
     drafts = "iid" if drafts is None else drafts
     length, k, drafts = _check(length, k, drafts)
     check_verifier(verifier, k, drafts)
-    if _is_pair(target) and type(target).__name__ == "MarkovPair" and prompt is None:
+    if _is_markov(target) and prompt is None:
         return _over_initial(
             target,
             draft,

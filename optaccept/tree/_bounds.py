@@ -155,11 +155,11 @@ def upper_bound(
 
     ``value`` is the bound; ``details["per_depth"]`` the terms of P(accepted ≥ d).
     """
-    from ._api import _is_pair, resolve_models
+    from ._api import _is_markov, resolve_models
     from ._draft import _check, sample_tree
     from ._shape import as_shape, check_children, enumerate_shaped, sample_shaped, topk_tree
 
-    if _is_pair(target) and type(target).__name__ == "MarkovPair" and prompt is None:
+    if _is_markov(target) and prompt is None:
         raise InputError("prompt: give the Markov pair's prompt state for a bound")
     P, Q = resolve_models(target, draft, prompt, temperature)
     if shape is not None:
