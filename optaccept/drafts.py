@@ -32,6 +32,8 @@ from ._subsets import as_mask, colex_rank, subset_sums, subset_sums_exact, zeta_
 from ._validation import as_distribution, as_exact_distribution, check_k, check_rng, check_size, is_exact_input
 
 __all__ = [
+    "LAWS",
+    "law_from_name",
     "DraftLaw",
     "SetLaw",
     "IID",
@@ -675,3 +677,22 @@ class Joint(DraftLaw):
         rng, size = check_rng(rng), check_size(size)
         idx = rng.choice(self.tuples.shape[0], size=size, p=self.probs / self.probs.sum())
         return self.tuples[idx].copy()
+
+
+#: The draft laws by name: the one registry.  A feature that supports only some of them
+#: passes its names as ``allowed`` to :func:`law_from_name`.
+LAWS: dict[str, type[DraftLaw]] = {"iid": IID, "swor": WithoutReplacement, "greedy": Greedy, "spechub": SpecHub}
+
+
+def law_from_name(
+    name: Any, q: Any, k: int = 2, *, allowed: tuple[str, ...] | None = None, arg: str = "drafts", **kw: Any
+) -> DraftLaw:
+    """The draft law called ``name`` on q with k drafts (``"spechub"``: its fixed pair, k
+    ignored); ``allowed`` restricts the names (default: all of :data:`LAWS`), and a name
+    outside it is refused with an :class:`InputError` naming ``arg``."""
+    names = tuple(LAWS) if allowed is None else tuple(allowed)
+    if not isinstance(name, str) or name not in names:
+        raise InputError(f"{arg}: must be one of {names}, got {name!r}")
+    cls = LAWS[name]
+    return cls(q, **kw) if name == "spechub" else cls(q, k, **kw)
+

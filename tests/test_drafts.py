@@ -137,3 +137,18 @@ def test_iid_set_law_against_tuple_enumeration() -> None:
         agg[key] = agg.get(key, 0.0) + float(np.prod(q[list(tup)]))
     for s, pr in zip(sl.sets, sl.probs):
         assert abs(agg[s] - pr) <= 1e-15
+
+
+def test_law_registry_builds_and_refuses_by_name():
+    """One registry of draft-law names: every name builds its class; a name outside the
+    caller's allowed set is refused with one line naming the argument."""
+    from optaccept.drafts import LAWS, law_from_name
+
+    q = np.array([0.5, 0.3, 0.2])
+    for name, cls in LAWS.items():
+        law = law_from_name(name, q, 2)
+        assert isinstance(law, cls) and law.k == 2
+    with pytest.raises(oa.InputError, match=r"^law: must be one of \('iid', 'swor'\), got 'greedy'$"):
+        law_from_name("greedy", q, 2, allowed=("iid", "swor"), arg="law")
+    with pytest.raises(oa.InputError, match="drafts: must be one of"):
+        law_from_name(3, q, 2)

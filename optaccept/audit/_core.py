@@ -32,7 +32,7 @@ import numpy as np
 from .._errors import InputError
 from .._stable import ratio_key
 from .._validation import as_distribution_pair, check_k, check_rng, check_size
-from ..drafts import IID, DraftLaw, Greedy, WithoutReplacement
+from ..drafts import DraftLaw, law_from_name
 from ..optimal import optimal_acceptance
 from ..optimal._batched import batched_optimal_acceptance
 from ..verifiers import batched_acceptance, target_only_acceptance
@@ -43,7 +43,8 @@ __all__ = ["AuditReport", "audit_verifier", "audit_log", "torch_adapter", "FALSE
 FALSE_ALARM = 1e-6
 #: Token orders along which the transforms are taken.
 ORDERS = ("p", "q", "p/q", "id")
-_DRAFT_LAWS = {"iid": IID, "swor": WithoutReplacement, "greedy": Greedy}
+#: Draft laws the audit draws from by name (a subset of :data:`optaccept.drafts.LAWS`).
+_DRAFT_LAWS = ("iid", "swor", "greedy")
 #: Declared rules with an exact per-step acceptance (batched verifiers, and target-only).
 DECLARED = ("sd", "rrs", "kseq", "greedy", "nss", "target_only")
 
@@ -214,9 +215,9 @@ def _pit_one(p: np.ndarray, q: np.ndarray, Y: np.ndarray, order: str, rng: np.ra
 def _law_of(drafts: Any, q: np.ndarray, k: int) -> DraftLaw:
     if isinstance(drafts, DraftLaw):
         return drafts
-    if drafts not in _DRAFT_LAWS:
-        raise InputError(f"drafts: must be one of {tuple(_DRAFT_LAWS)} or a draft-law object, got {drafts!r}")
-    return _DRAFT_LAWS[drafts](q, k)
+    if not isinstance(drafts, str) or drafts not in _DRAFT_LAWS:
+        raise InputError(f"drafts: must be one of {_DRAFT_LAWS} or a draft-law object, got {drafts!r}")
+    return law_from_name(drafts, q, k, allowed=_DRAFT_LAWS)
 
 
 def _alpha_by_law(p: np.ndarray, q: np.ndarray, k: int) -> dict[str, float]:
@@ -224,10 +225,10 @@ def _alpha_by_law(p: np.ndarray, q: np.ndarray, k: int) -> dict[str, float]:
     is left out)."""
     support = int(np.count_nonzero(q))
     out = {}
-    for name, cls in _DRAFT_LAWS.items():
+    for name in _DRAFT_LAWS:
         if name != "iid" and k > support:
             continue
-        out[name] = float(optimal_acceptance(p, cls(q, k)).value)
+        out[name] = float(optimal_acceptance(p, law_from_name(name, q, k)).value)
     return out
 
 
@@ -365,8 +366,8 @@ def audit_log(
     if len(P) != T or len(Q) != T:
         raise InputError(f"P, Q: must have {T} rows (one per step), got {len(P)} and {len(Q)}")
     k = X.shape[1]
-    if drafts not in _DRAFT_LAWS:
-        raise InputError(f"drafts: must be one of {tuple(_DRAFT_LAWS)}, got {drafts!r}")
+    if not isinstance(drafts, str) or drafts not in _DRAFT_LAWS:
+        raise InputError(f"drafts: must be one of {_DRAFT_LAWS}, got {drafts!r}")
     if declared is not None and declared not in DECLARED:
         raise InputError(f"declared: must be one of {DECLARED} or None, got {declared!r}")
     n_cols = int(np.shape(P[0])[-1]) if T else 1
@@ -395,7 +396,7 @@ def audit_log(
             for name in law_sums:
                 law_sums[name] += float(np.sum(batched_optimal_acceptance(Pc, Qc, k, name)))
         if declared == "target_only":
-            exp_sum += float(sum(target_only_acceptance(Pc[i], _DRAFT_LAWS[drafts](Qc[i], k)) for i in range(hi - lo)))
+            exp_sum += float(sum(target_only_acceptance(Pc[i], law_from_name(drafts, Qc[i], k)) for i in range(hi - lo)))
         elif declared is not None:
             exp_sum += float(np.sum(batched_acceptance(Pc, Qc, k, declared)))
     eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * T))

@@ -30,6 +30,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._validation import check_rng
+from ..drafts import law_from_name
 from ..optimal._batched import batched_optimal_acceptance
 from ._core import _DRAFT_LAWS, FALSE_ALARM, ORDERS, AuditReport, _ks_uniform, pit_values
 
@@ -86,8 +87,8 @@ def audit_topm_log(
         raise InputError(f"ids, X, Y: token ids must lie in [0, {n})")
     if np.any(probs < 0) or np.any(probs.sum(1) > 1 + 1e-6):
         raise InputError("probs: must be non-negative with row sums at most 1")
-    if drafts not in _DRAFT_LAWS:
-        raise InputError(f"drafts: must be one of {tuple(_DRAFT_LAWS)}, got {drafts!r}")
+    if not isinstance(drafts, str) or drafts not in _DRAFT_LAWS:
+        raise InputError(f"drafts: must be one of {_DRAFT_LAWS}, got {drafts!r}")
     if declared is not None and declared not in DECLARED_TOPM:
         raise InputError(f"declared: must be one of {DECLARED_TOPM} or None with a truncated log, got {declared!r}")
     Q = Q / Q.sum(1, keepdims=True)
@@ -127,7 +128,7 @@ def audit_topm_log(
         if declared == "sd":
             e_hat = np.minimum(P_hat, Q).sum(1)
         else:
-            e_hat = np.array([target_only_acceptance(P_hat[t], _DRAFT_LAWS[drafts](Q[t], k)) for t in range(T)])
+            e_hat = np.array([target_only_acceptance(P_hat[t], law_from_name(drafts, Q[t], k)) for t in range(T)])
         exp_interval = (float(np.clip(e_hat - rest, 0, 1).mean()), float(np.clip(e_hat + rest, 0, 1).mean()))
         expected = 0.5 * (exp_interval[0] + exp_interval[1])
     interval = (float(lo.mean()), float(hi.mean()))

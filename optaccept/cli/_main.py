@@ -28,7 +28,7 @@ from .._errors import InputError, MissingDependencyError, RenormalizedWarning, S
 __all__ = ["main", "build_parser", "Parser", "positive_int", "nonnegative_int", "positive_float"]
 
 
-_LAWS = {"iid": "IID", "swor": "WithoutReplacement", "greedy": "Greedy", "spechub": "SpecHub"}
+_LAWS = ("iid", "swor", "greedy", "spechub")  # names of optaccept.drafts.LAWS
 
 
 class _UsageError(Exception):
@@ -116,8 +116,7 @@ def _alpha(args: argparse.Namespace) -> int:
     else:
         k = 2 if args.k is None else args.k
     p, q = load_pair(args)
-    cls = getattr(d, _LAWS[args.drafts])
-    law = cls(q) if args.drafts == "spechub" else cls(q, k)
+    law = d.law_from_name(args.drafts, q, k, allowed=_LAWS)
     res = optimal_acceptance(p, law, args.method)
     check = verify(p, law, res)
     if args.json:

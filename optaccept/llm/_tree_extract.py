@@ -41,6 +41,7 @@ import torch
 
 from .._errors import InputError
 from .._rows import resolve_device
+from ..tree import DRAFT_LAWS  # the tree draft laws, one definition
 from ._extract import _check_int, _encode, _meta, _prompt_seed, _resume
 from ._lm_sequence import _TreeRunner
 from ._models import ModelPair
@@ -57,7 +58,6 @@ __all__ = [
 ]
 
 FORMAT = "optaccept.llm.DraftTrees/1"
-DRAFT_LAWS = ("iid", "swor")
 
 #: Draft-tree files shipped in ``optaccept/data`` (see its README for provenance), by draft law.
 TREES_FILES = {"iid": "smollm2_layerskip_trees_iid.npz", "swor": "smollm2_layerskip_trees_swor.npz"}

@@ -22,17 +22,17 @@ LAW_STYLES = {
 
 def alpha_curve(p: Any, q: Any, ks: Iterable[int], law: str) -> tuple[list[int], list[float]]:
     """α*(p, law(q, k)) for each k that the law admits (k ≤ |supp q| without replacement and greedy)."""
-    from ..drafts import IID, Greedy, WithoutReplacement
+    from ..drafts import law_from_name
     from ..optimal import optimal_acceptance
 
-    classes = {"iid": IID, "swor": WithoutReplacement, "greedy": Greedy}
     supp = int(np.count_nonzero(np.asarray(q, dtype=float)))
+    law_from_name(law, q, 1, allowed=("iid", "swor", "greedy"), arg="laws")  # the name, refused clearly
     xs, ys = [], []
     for k in ks:
         if law != "iid" and k > supp:
             continue
         xs.append(int(k))
-        ys.append(float(optimal_acceptance(p, classes[law](q, k)).value))
+        ys.append(float(optimal_acceptance(p, law_from_name(law, q, k)).value))
     return xs, ys
 
 

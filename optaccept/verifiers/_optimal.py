@@ -14,17 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import InputError
-from ..drafts import IID, DraftLaw, Greedy, SpecHub, WithoutReplacement
+from ..drafts import DraftLaw, law_from_name
 from ._base import Verifier
 
 __all__ = ["OptimalVerifier"]
 
-_LAWS = {
-    "iid": lambda q, k: IID(q, k),
-    "swor": lambda q, k: WithoutReplacement(q, k),
-    "greedy": lambda q, k: Greedy(q, k),
-    "spechub": lambda q, k: SpecHub(q),
-}
+_LAWS = ("iid", "swor", "greedy", "spechub")  # names of optaccept.drafts.LAWS
 
 
 class OptimalVerifier(Verifier):
@@ -39,8 +34,8 @@ class OptimalVerifier(Verifier):
     title = "optimal verifier"
 
     def __init__(self, law: str = "iid") -> None:
-        if law not in _LAWS:
-            raise InputError(f"law: must be one of {tuple(_LAWS)}, got {law!r}")
+        if not isinstance(law, str) or law not in _LAWS:
+            raise InputError(f"law: must be one of {_LAWS}, got {law!r}")
         self.law = law
         self.name = "optimal" if law == "iid" else f"optimal_{law}"  # type: ignore[misc]
         if law == "spechub":
@@ -50,7 +45,7 @@ class OptimalVerifier(Verifier):
         return f"OptimalVerifier(law={self.law!r})"
 
     def _law(self, q: np.ndarray, k: int) -> DraftLaw:
-        return _LAWS[self.law](q, k)
+        return law_from_name(self.law, q, k, allowed=_LAWS, arg="law")
 
     def _acceptance(self, p, q, k, notion):
         from ..optimal import optimal_acceptance

@@ -24,12 +24,12 @@ import numpy as np
 
 from .._errors import InputError
 from .._validation import as_distribution
-from ..drafts import IID, DraftLaw, Greedy, Independent, WithoutReplacement
+from ..drafts import IID, DraftLaw, Greedy, Independent, law_from_name
 from ._base import Verifier
 
 __all__ = ["TargetOnly", "target_only_acceptance", "target_only_respond"]
 
-_LAWS = {"iid": IID, "swor": WithoutReplacement, "greedy": Greedy}
+_LAWS = ("iid", "swor", "greedy")  # names of optaccept.drafts.LAWS
 
 
 def target_only_acceptance(p: Any, drafts: DraftLaw) -> Any:
@@ -102,12 +102,12 @@ class TargetOnly(Verifier):
     title = "target-only (accept x w.p. p(x), siblings renormalised)"
 
     def __init__(self, drafts: str = "iid") -> None:
-        if drafts not in _LAWS:
-            raise InputError(f"drafts: must be one of {tuple(_LAWS)}, got {drafts!r}")
+        if not isinstance(drafts, str) or drafts not in _LAWS:
+            raise InputError(f"drafts: must be one of {_LAWS}, got {drafts!r}")
         self.law_name = drafts
 
     def _law(self, q: np.ndarray, k: int) -> DraftLaw:
-        return _LAWS[self.law_name](q, k)
+        return law_from_name(self.law_name, q, k, allowed=_LAWS)
 
     def _acceptance(self, p, q, k, notion):
         return target_only_acceptance(p, self._law(q, k))
