@@ -536,11 +536,18 @@ def check_k(k: Any, name: str = "k") -> int:
     return k
 
 
-def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
-    """Validate that randomness is passed in as a numpy Generator."""
-    if not isinstance(rng, np.random.Generator):
-        raise InputError(f"{name}: must be a numpy.random.Generator (e.g. np.random.default_rng(0))")
-    return rng
+def check_rng(rng: Any, name: str = "rng", *, allow_none: bool = False) -> np.random.Generator:
+    """The library's one rule for randomness: a ``numpy.random.Generator``, used as it is, or
+    a non-negative integer seed, turned into ``np.random.default_rng(seed)``.  ``None`` (fresh
+    entropy) only where a function documents it (``allow_none``)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and rng >= 0:
+        return np.random.default_rng(int(rng))
+    if rng is None and allow_none:
+        return np.random.default_rng()
+    extra = ", a non-negative integer seed or None" if allow_none else " or a non-negative integer seed"
+    raise InputError(f"{name}: must be a numpy.random.Generator{extra} (e.g. np.random.default_rng(0)), got {plain(rng)}")
 
 
 def check_size(size: Any, name: str = "size") -> int:

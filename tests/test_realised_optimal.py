@@ -86,8 +86,12 @@ def test_random_subset_is_reproducible_and_inputs_checked(data) -> None:
         llm.realised_optimal(data, positions=[len(data)], progress=False)
     with pytest.raises(oa.InputError, match="ks"):
         llm.realised_optimal(data, ks=(0,), positions=1, progress=False)
-    with pytest.raises(oa.InputError, match="rng"):
-        verifiers.realised_acceptance([0.5, 0.5], [0.5, 0.5], 2, rng=0)
+    with pytest.raises(oa.InputError, match="^rng: must be a numpy.random.Generator or a non-negative integer seed"):
+        verifiers.realised_acceptance([0.5, 0.5], [0.5, 0.5], 2, rng=-1)
+    # an integer seed is the library's one other form of passed-in randomness: reproducible
+    a = verifiers.realised_acceptance([0.5, 0.5], [0.4, 0.6], 2, rng=3)
+    b = verifiers.realised_acceptance([0.5, 0.5], [0.4, 0.6], 2, rng=np.random.default_rng(3))
+    assert a == b
 
 
 def test_without_replacement_on_real_rows(data) -> None:

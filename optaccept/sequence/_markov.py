@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._validation import as_distribution, as_distribution_rows
+from .._validation import as_distribution, as_distribution_rows, check_rng
 
 __all__ = ["MarkovPair", "PositionPair", "SequencePair"]
 
@@ -53,11 +53,7 @@ def _as_stochastic(x: Any, name: str, *, tol: float | None = None) -> np.ndarray
 
 
 def _as_rng(rng: Any) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, bool)):
-        return np.random.default_rng(rng)
-    raise InputError(f"rng: must be a numpy.random.Generator, an integer seed or None, got {rng!r}")
+    return check_rng(rng, allow_none=True)  # the library's rule; None: fresh entropy
 
 
 class SequencePair:

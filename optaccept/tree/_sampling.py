@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
+from .._validation import check_rng
 from ._api import PER_TREE, check_verifier, resolve_models
 from ._draft import DraftTree, _check, sample_tree
 from ._result import TreeResult
@@ -48,11 +49,11 @@ def tree_value(tree: DraftTree | ShapedTree, target: Any, draft: Any, verifier: 
 
 
 def _seed_of(rng: Any) -> int:
+    """A seed for the sweep's workers, from a Generator (one draw) or an integer seed."""
     if isinstance(rng, np.random.Generator):
         return int(rng.integers(2**63 - 1))
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
-        return int(rng)
-    raise InputError("rng: must be a numpy.random.Generator or a non-negative integer seed")
+    check_rng(rng)  # the library's rule: refused with its message unless a seed
+    return int(rng)
 
 
 def sample_accepted_tokens(
