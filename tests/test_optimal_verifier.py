@@ -174,8 +174,9 @@ def test_contract_and_errors():
         ov.conditional((1, 2, 3, 9))
     with pytest.raises(oa.InputError):
         oa.optimal_verifier(p, "iid")
-    with pytest.raises(oa.InputError):
-        ov.sample(0, 10)
+    with pytest.raises(oa.InputError, match="^rng: must be a numpy.random.Generator or a non-negative integer seed"):
+        ov.sample(1.5, 10)
+    assert np.array_equal(ov.sample(7, 10)[1], ov.sample(np.random.default_rng(7), 10)[1])  # a seed is a Generator
     assert "OptimalVerifier" in repr(ov) and "α*" in ov._repr_html_()
 
 

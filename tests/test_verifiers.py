@@ -342,8 +342,8 @@ def test_errors():
         V.RRS().acceptance(P0, Q0[:5], 2)
     with pytest.raises(InputError):
         V.RRS().acceptance(-P0, Q0, 2)
-    with pytest.raises(InputError):
-        V.RRS().sample(P0, Q0, 2, rng=0, size=10)
+    with pytest.raises(InputError, match="rng: must be"):
+        V.RRS().sample(P0, Q0, 2, rng=-1, size=10)
     with pytest.raises(InputError):
         V.KhistiIS(s=0)
     with pytest.raises(InputError):
