@@ -39,6 +39,7 @@ __all__ = [
     "rescale_tiny",
     "swor2_prefix_complement",
     "ratio_key",
+    "residual",
 ]
 
 
@@ -282,3 +283,23 @@ def ratio_key(p: Any, q: Any) -> Any:
     tail = 2.0**_RATIO_BIG * (1.0 + (lg - _RATIO_BIG) / 128.0)
     r = xp.where(big & (p > 0), tail, r)
     return xp.where(pos, r + 0.0, xp.full_like(r, float("inf")))
+
+
+def residual(p: Any, s: Any) -> tuple[Any, Any]:
+    """The residual law of speculative sampling against s, on the last axis (numpy or torch):
+    ((p − s)₊ / m, m) with m = Σ (p − s)₊ (TV(p, s) when both are laws).
+
+    The library's one convention where m = 0 (p ≤ s everywhere, so a rejection has
+    probability 0 in exact arithmetic, though rounding can still reach it): the law is p
+    itself, normalised — always a law, and a rejection then leaves the output law p."""
+    xp = array_namespace(p)
+    d = p - s
+    pos = xp.where(d > 0, d, 0.0 * d)
+    m = pos.sum(-1) if is_torch(pos) else pos.sum(axis=-1)
+    ok = m > 0
+    tot = p.sum(-1) if is_torch(p) else p.sum(axis=-1)
+    num = xp.where(ok[..., None], pos, p) if pos.ndim > 1 else (pos if bool(ok) else p)
+    den = xp.where(ok, m, tot)
+    den = xp.where(den > 0, den, 1.0 + 0.0 * den)
+    return num / (den[..., None] if pos.ndim > 1 else den), m
+

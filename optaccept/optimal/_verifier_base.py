@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from .._stable import residual
 from .._validation import check_rng, check_size
 from ..drafts import DraftLaw
 
@@ -150,18 +151,15 @@ def _speculative_step(y: np.ndarray, accept, resid, rng: np.random.Generator) ->
 
 
 def _residual(p: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """The residual law (p − s)₊ / Σ (p − s)₊ of speculative sampling against s.
+    """The residual law (p − s)₊ / Σ (p − s)₊ of speculative sampling against s
+    (:func:`optaccept._stable.residual`).
 
     In exact arithmetic its total equals the rejection mass Σ_y s_y (1 − min(1, p_y/s_y)) =
     Σ (s − p)₊.  In floats a realised s can exceed p on a token by a relative amount (its
     own rounding) while p − s rounds to 0 everywhere else; the rejection mass — of the order
-    of the rounding — then still needs a law to go to, and p itself is used, so that every
-    conditional sums to 1 and the output law stays p to the rounding of s."""
-    r = np.clip(p - s, 0.0, None)
-    tot = r.sum()
-    if tot > 0:
-        return r / tot
-    return p / p.sum()
+    of the rounding — then still needs a law to go to, and the convention gives p itself, so
+    that every conditional sums to 1 and the output law stays p to the rounding of s."""
+    return residual(p, s)[0]
 
 
 def _subset_ids(res) -> np.ndarray:

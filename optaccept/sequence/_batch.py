@@ -48,6 +48,7 @@ from scipy.stats import binom
 from tqdm.auto import tqdm
 
 from .._errors import InputError
+from .._stable import residual
 from .._validation import as_distribution_pair
 from ._markov import SequencePair, _as_rng
 from ._rejections import _check_pair, _check_runs
@@ -91,12 +92,10 @@ def _residuals(p: np.ndarray, q: np.ndarray, M: int) -> tuple[np.ndarray, np.nda
     cur = p
     for m in range(M + 1):
         res[..., m, :] = cur
-        pos = np.clip(cur - q, 0.0, None)
-        t = pos.sum(axis=-1)
+        nxt, t = residual(cur, q)
         tv[..., m] = t
         if m < M:
-            safe = np.where(t > 0, t, 1.0)
-            cur = np.where((t > 0)[..., None], pos / safe[..., None], cur)
+            cur = nxt
     return res, tv
 
 

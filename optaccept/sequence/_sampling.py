@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._stable import residual
+
 __all__ = ["RejectionEstimate", "tv_rows", "residual_rows", "RowSampler"]
 
 
@@ -16,13 +18,10 @@ def tv_rows(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 def residual_rows(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r"""Residual law :math:`(p - q)_+ / \mathrm{TV}(p, q)` row by row, and the TV.
 
-    Rows with TV = 0 (where the residual is never used) get ``p`` itself.
+    Rows with TV = 0 (where the residual is never used) get ``p`` itself
+    (:func:`optaccept._stable.residual`, the library's one convention).
     """
-    pos = np.clip(p - q, 0.0, None)
-    tv = pos.sum(axis=-1)
-    safe = np.where(tv > 0, tv, 1.0)
-    res = np.where((tv > 0)[..., None], pos / safe[..., None], p)
-    return res, tv
+    return residual(p, q)
 
 
 class RowSampler:

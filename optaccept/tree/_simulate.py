@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
+from .._stable import residual
 from .._validation import check_rng
 from ._draft import sample_tree
 
@@ -34,9 +35,9 @@ def _sample(law: np.ndarray, rng: np.random.Generator) -> int:
 
 
 def _residual(p: np.ndarray, q: np.ndarray) -> np.ndarray | None:
-    r = np.maximum(p - q, 0.0)
-    s = r.sum()
-    return None if s <= 0 else r / s
+    """The residual law (:func:`optaccept._stable.residual`), or None when it has no mass."""
+    law, mass = residual(p, q)
+    return None if mass <= 0 else law
 
 
 def _run_token(tree: Any, P, Q, rng) -> tuple[Prefix, int]:

@@ -35,6 +35,7 @@ from scipy.sparse import csr_matrix, lil_matrix
 from scipy.sparse import vstack as sp_vstack
 
 from .._errors import InputError, MethodError, SolverError
+from .._stable import residual
 from ..drafts import IID, DraftLaw
 from ._base import Verifier, sample_from
 
@@ -234,8 +235,7 @@ class KhistiIS(Verifier):
             sel[:, m + 1] += moved
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             acc = np.where(pi > 0, np.minimum(1.0, p / pi), 1.0)
-        res = np.clip(p - pi, 0.0, None)
-        res = res / res.sum() if res.sum() > 0 else res
+        res = residual(p, pi)[0]
         srt = np.sort(tuples, axis=1)
         first = np.ones(srt.shape, dtype=bool)
         first[:, 1:] = srt[:, 1:] != srt[:, :-1]
@@ -255,5 +255,5 @@ class KhistiIS(Verifier):
         ok = rng.random(size) * pi[win] < p[win]
         y = win.copy()
         rej = np.flatnonzero(~ok)
-        y[rej] = sample_from(rng, np.clip(p - pi, 0.0, None), rej.size)
+        y[rej] = sample_from(rng, residual(p, pi)[0], rej.size)
         return y, ok

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _stable
+from .._stable import residual
 from ..drafts import IID, DraftLaw
 from ._base import Verifier, sample_from
 
@@ -30,7 +31,7 @@ def sd_step(p: np.ndarray, q: np.ndarray, x: np.ndarray, rng: np.random.Generato
     acc = u * q[x] < p[x]
     y = x.copy()
     rej = ~acc
-    y[rej] = sample_from(rng, np.clip(p - q, 0.0, None), int(rej.sum()))
+    y[rej] = sample_from(rng, residual(p, q)[0], int(rej.sum()))
     return y, acc
 
 
