@@ -39,6 +39,7 @@ __all__ = [
     "rescale_tiny",
     "swor2_prefix_complement",
     "ratio_key",
+    "ratio_parts",
     "residual",
 ]
 
@@ -303,3 +304,25 @@ def residual(p: Any, s: Any) -> tuple[Any, Any]:
     den = xp.where(den > 0, den, 1.0 + 0.0 * den)
     return num / (den[..., None] if pos.ndim > 1 else den), m
 
+
+def ratio_parts(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The exact p/q sort key: (binary exponent, mantissa ratio in [1, 2)), with no overflow
+    or underflow — p = m_p·2^{e_p}, q = m_q·2^{e_q} (frexp), p/q = (m_p/m_q)·2^{e_p − e_q},
+    correctly rounded like p/q itself.  p = 0 sorts first (exponent −2^40), q = 0 last
+    (+2^40).  Sort with ``np.lexsort((..., m, e))``.  (:func:`ratio_key` is the one-array key
+    for vectorised and torch rows; the optimal verifier's layout sorts the bit pattern of p/q
+    and falls back to this key where p/q leaves the normal range.)"""
+    mp, ep = np.frexp(np.asarray(p, dtype=np.float64))
+    mq, eq = np.frexp(np.asarray(q, dtype=np.float64))
+    pos = q > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = np.where(pos, mp / np.where(pos, mq, 1.0), 0.0)  # in (1/2, 2) where p > 0
+    e = (ep - eq).astype(np.int64)
+    low = (m > 0) & (m < 1.0)
+    m = np.where(low, 2.0 * m, m)
+    e = np.where(low, e - 1, e)
+    zero_p = pos & (np.asarray(p) == 0)
+    big = np.int64(1) << 40
+    e = np.where(zero_p, -big, np.where(pos, e, big))  # p = 0 first (ratio 0), q = 0 last
+    m = np.where(pos & ~zero_p, m, 0.0)
+    return e, m

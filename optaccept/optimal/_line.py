@@ -44,8 +44,8 @@ class _LineVerifier(OptimalVerifier):
             self._result = res
             in_a[_subset_ids(res)] = True
         if exact:
-            b_ids = _ratio_desc(p, q, np.flatnonzero(~in_a).tolist(), exact)
-            a_ids = _ratio_desc(p, q, np.flatnonzero(in_a).tolist(), exact)
+            b_ids = _ratio_desc(p, q, np.flatnonzero(~in_a).tolist())
+            a_ids = _ratio_desc(p, q, np.flatnonzero(in_a).tolist())
             # drop q = 0 tokens: they are never drafted and own no cell
             b_ids = [i for i in b_ids if q[i] > 0]
             a_ids = [i for i in a_ids if q[i] > 0]

@@ -23,7 +23,7 @@ from fractions import Fraction
 import numpy as np
 
 from .. import _swor
-from .._stable import one_minus_pow1m
+from .._stable import one_minus_pow1m, ratio_parts
 from ._result import AcceptanceResult
 
 __all__ = ["iid_scan", "iid_sorted", "iid_sorted_exact", "swor_sorted", "greedy_closed_form", "line_order", "ratio_order"]
@@ -42,34 +42,14 @@ def _ipow(x: np.ndarray, k: int) -> np.ndarray:
     return result
 
 
-def _ratio_parts(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """p/q as (binary exponent, mantissa ratio in [1, 2)), with no overflow or underflow:
-    p = m_p·2^{e_p}, q = m_q·2^{e_q} (frexp), p/q = (m_p/m_q)·2^{e_p − e_q}, correctly rounded
-    like p/q itself.  p = 0 sorts first (exponent −2^40), q = 0 last (+2^40)."""
-    mp, ep = np.frexp(np.asarray(p, dtype=np.float64))
-    mq, eq = np.frexp(np.asarray(q, dtype=np.float64))
-    pos = q > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        m = np.where(pos, mp / np.where(pos, mq, 1.0), 0.0)  # in (1/2, 2) where p > 0
-    e = (ep - eq).astype(np.int64)
-    low = (m > 0) & (m < 1.0)
-    m = np.where(low, 2.0 * m, m)
-    e = np.where(low, e - 1, e)
-    zero_p = pos & (np.asarray(p) == 0)
-    big = np.int64(1) << 40
-    e = np.where(zero_p, -big, np.where(pos, e, big))  # p = 0 first (ratio 0), q = 0 last
-    m = np.where(pos & ~zero_p, m, 0.0)
-    return e, m
-
-
 def ratio_order(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Token order by p/q ascending, q = 0 last, ties by index (stable).
 
     p/q overflows for a subnormal q (0.1/1e-322) and underflows for a subnormal p, which
     would turn distinct ratios into ties at inf or 0; the order is therefore taken on
-    :func:`_ratio_parts` (exponent, mantissa ratio).
+    :func:`ratio_parts` (exponent, mantissa ratio).
     """
-    e, m = _ratio_parts(p, q)
+    e, m = ratio_parts(p, q)
     return np.lexsort((np.arange(e.size), m, e))
 
 
@@ -81,7 +61,7 @@ def line_order(p: np.ndarray, q: np.ndarray, first: np.ndarray) -> np.ndarray:
     Fast path: the IEEE-754 bit pattern of p/q is monotone in p/q, so one unstable sort of
     its complement orders the tokens, and only runs of equal keys are re-sorted by
     (``first``, id).  Where p/q overflows or leaves the normal range (a subnormal q or p)
-    the order is taken on :func:`_ratio_parts` instead, which has no overflow."""
+    the order is taken on :func:`ratio_parts` instead, which has no overflow."""
     p = np.asarray(p, dtype=np.float64)
     if q.min() > 0:  # the common case: no gather
         ids, pp, qq, fl = None, p, q, first
@@ -92,7 +72,7 @@ def line_order(p: np.ndarray, q: np.ndarray, first: np.ndarray) -> np.ndarray:
         r = pp / qq
     lo, hi = r.min(initial=np.inf), r.max(initial=0.0)
     if hi == np.inf or (lo < np.finfo(np.float64).tiny and ((r < np.finfo(np.float64).tiny) & (pp > 0)).any()):
-        e, m = _ratio_parts(pp, qq)
+        e, m = ratio_parts(pp, qq)
         o = np.lexsort((np.arange(r.size), ~fl, -m, -e))
     else:
         if lo == 0:

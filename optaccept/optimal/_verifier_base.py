@@ -127,15 +127,10 @@ def _dual_bound(p, law: DraftLaw, subset, exact: bool):
 # ---------------------------------------------------------------------------------------
 # IID: the line device
 # ---------------------------------------------------------------------------------------
-def _ratio_desc(p, q, idx: list[int], exact: bool) -> list[int]:
-    """Token ids ``idx`` ordered by p/q descending (q = 0 first), ties by id."""
-    if exact:
-        return sorted(idx, key=lambda i: (0, Fraction(0), i) if q[i] == 0 else (1, -(p[i] / q[i]), i))
-    ids = np.asarray(idx, dtype=np.int64)
-    pp, qq = np.asarray(p)[ids], np.asarray(q)[ids]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(qq > 0, pp / np.where(qq > 0, qq, 1.0), np.inf)
-    return ids[np.lexsort((ids, -r))].tolist()
+def _ratio_desc(p, q, idx: list[int]) -> list[int]:
+    """Token ids ``idx`` ordered by p/q descending (q = 0 first), ties by id, in exact
+    arithmetic (the float layout sorts with :func:`optaccept.optimal._sorted.line_order`)."""
+    return sorted(idx, key=lambda i: (0, Fraction(0), i) if q[i] == 0 else (1, -(p[i] / q[i]), i))
 
 
 def _speculative_step(y: np.ndarray, accept, resid, rng: np.random.Generator) -> np.ndarray:
