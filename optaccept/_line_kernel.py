@@ -1,9 +1,12 @@
 r"""Compiled kernels of the optimal verifier's line device (float form): the swap scan that
 builds the shares, and the selection probabilities of one tuple.
 
-**Scan.** One pass along a side of the layout (docs/optimal_verifier.md §3): amounts to move
+**Layout.** :func:`device_py` computes the cell masses and runs the scan of both sides;
+:func:`shares_py` turns the matches into the shares (CSR by home token, sorted by cell) and the
+realised marginal.  The scan (:func:`scan_py`, docs/optimal_verifier.md §3): amounts to move
 are queued, and every token with room takes from the head of the queue (first in, first out);
-each match is one swap of cell lengths (:mod:`optaccept.optimal._swaps`).  O(m).
+each match is one swap of cell lengths (§5, :mod:`optaccept.optimal._swaps`).  O(m) in all
+after the layout's sort.  ``scan_py`` and ``shares_py`` also run uncompiled on Fractions.
 
 **Selection.** P(draft i has the leftmost point | x̄) =
 Σ_c π_i(c) ∫₀¹ Π_{j≠i} (1 − A_j(c) − B_j(c) + B_j(c) t) dt (docs/optimal_verifier.md §4), one
