@@ -8,7 +8,6 @@ import pytest
 from test_tree_lossless import frac_table
 
 from optaccept import tree
-from optaccept._errors import MethodError
 
 SPECS = [
     dict(shape=(2, 1), children="swor"),
@@ -90,7 +89,31 @@ def test_topk_bound_at_vocabulary_scale_is_the_optimum():
     assert ub.method == "exact" and ub.value == pytest.approx(float(to.value), abs=1e-12)
 
 
-def test_heterogeneous_swor_shapes_need_exact_laws():
-    t, d = tree.synthetic_pair(50, seed=1)
-    with pytest.raises(MethodError, match="different subtrees"):
-        tree.upper_bound(t, d, shape=[(0,), (1,), (0, 0)], children="swor", samples=10, rng=np.random.default_rng(0))
+def test_heterogeneous_swor_shapes_rank_law():
+    """Swor shapes whose siblings carry different subtrees: π(w) from the law of each draw's
+    rank (P(x is the j-th draw) = incl(j) − incl(j − 1)) equals π from the enumerated trees'
+    node probabilities (an independent computation) for every string, and the bound runs
+    sampled at vocabulary scale (it was refused before)."""
+    from collections import defaultdict
+
+    from optaccept.tree._api import resolve_models
+    from optaccept.tree._bounds import _Pi
+    from optaccept.tree._shape import as_shape, enumerate_shaped
+
+    for shape in ([(0,), (1,), (0, 0)], [(0,), (1,), (2,), (1, 0), (1, 1)], [(0,), (1,), (1, 0), (1, 0, 0)]):
+        for seed in (1, 2):
+            t, d = tree.synthetic_pair(5, seed=seed)
+            _, Q = resolve_models(t, d, None, None)
+            shp = as_shape(shape)
+            pi = _Pi(Q, shp, "swor", shp.depth, 0)
+            sums: dict = defaultdict(float)
+            for tr, pr in enumerate_shaped(Q, shp, "swor", max_trees=200_000):
+                for w in tr.nodes():
+                    sums[w] += float(pr)
+            for w, v in sums.items():
+                if w:
+                    assert pi(w) == pytest.approx(v, abs=1e-12), (shape, w)
+    t, d = tree.synthetic_pair(2000, seed=1)
+    ub = tree.upper_bound(t, d, shape=[(0,), (1,), (0, 0)], children="swor", samples=20, rng=np.random.default_rng(0))
+    ex1 = tree.upper_bound(t, d, shape=[(0,), (1,)], children="swor")  # depth 1: α* of 2 draws
+    assert ub.method == "sampled" and ub.value >= ex1.value - 1e-12

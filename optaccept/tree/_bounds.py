@@ -17,12 +17,11 @@ and the estimate carries its standard error.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 import numpy as np
 
-from .._errors import InputError, MethodError
+from .._errors import InputError
 from ._result import TreeResult
 
 __all__ = ["upper_bound", "tree_bound_terms"]
@@ -51,15 +50,13 @@ class _Pi:
     def __init__(self, Q: Any, shape: Any, kind: str, length: int, k: int) -> None:
         self.Q, self.shape, self.kind, self.length, self.k = Q, shape, kind, length, k
         self._incl: dict[tuple[Prefix, int, int], float] = {}
+        # swor nodes whose children carry different subtrees need the law of each draw's rank
+        self._mixed: set[tuple[int, ...]] = set()
         if shape is not None and kind == "swor":
             for u in shape.internal():
                 subs = {_subshape(shape, u + (j,)) for j in range(shape.branches(u))}
                 if len(subs) > 1:
-                    raise MethodError(
-                        "upper_bound: a shape whose siblings drawn without replacement carry different subtrees "
-                        f"(node {u}) needs exact laws (small vocabularies); branching tuples and top-k trees work "
-                        "at any vocabulary"
-                    )
+                    self._mixed.add(u)
 
     def incl(self, pre: Prefix, x: int, b: int) -> float:
         """P(x is among b draws without replacement from q(·|pre))."""
@@ -114,6 +111,14 @@ class _Pi:
             for j in range(b):
                 miss *= 1.0 - float(q[x]) * self._g(v + (j,), pre + (x,), rest)
             return 1.0 - miss
+        if v in self._mixed:  # P(x is the (j+1)-th draw) = incl(j + 1) − incl(j), times child j's subtree
+            out, before = 0.0, 0.0
+            for j in range(b):
+                upto = self.incl(pre, x, j + 1)
+                if upto > before:
+                    out += (upto - before) * self._g(v + (j,), pre + (x,), rest)
+                before = upto
+            return out
         return self.incl(pre, x, b) * self._g(v + (0,), pre + (x,), rest)
 
 
@@ -141,13 +146,12 @@ def upper_bound(
     rng: Any = None,
     prompt: int | None = None,
     temperature: float | None = None,
-    max_trees: int = 200_000,
     progress: bool = False,
 ) -> TreeResult:
     """An upper bound on the expected accepted tokens of *any* lossless verifier.
 
     The draft tree is given as in :func:`accepted_tokens` (``length, k, drafts`` or
-    ``shape, children``).  Exact (enumeration of the trees, small vocabularies) unless
+    ``shape, children``).  Exact (every string with p > 0 and π > 0, small vocabularies) unless
     ``samples`` is given: then the depth ≥ 2 terms are Rao-Blackwellised estimates
     over that many sampled trees (``std_err`` set), read from the laws at the sampled
     trees' nodes only, and the depth-1 term is the exact one-token optimum α*.  Top-k
@@ -157,7 +161,7 @@ def upper_bound(
     """
     from ._api import _is_markov, resolve_models
     from ._draft import _check, sample_tree
-    from ._shape import as_shape, check_children, enumerate_shaped, sample_shaped, topk_tree
+    from ._shape import as_shape, check_children, sample_shaped, topk_tree
 
     if _is_markov(target) and prompt is None:
         raise InputError("prompt: give the Markov pair's prompt state for a bound")
@@ -211,31 +215,17 @@ def upper_bound(
         return result(_monotone(terms[1:]), "exact", 1)
     if samples is None:
         terms = np.zeros(L + 1)
-        try:
-            pi = _Pi(Qc, shp, kind, L, leaves)
-        except MethodError:  # siblings with different subtrees: π from the enumerated trees
-            trees = enumerate_shaped(Qc, shp, kind, max_trees=max_trees)
-            sums: dict[Prefix, float] = defaultdict(float)
-            for t, pr in trees:
-                for w in t.nodes():
-                    sums[w] += float(pr)
-            for w, pw_in in sums.items():
-                if w:
-                    terms[len(w)] += min(_p_of(Pc, w), pw_in)
-            count = len(trees)
-        else:
-            n = Pc(()).size
-            level: list[Prefix] = [()]
-            for d in range(1, L + 1):  # every string w with p(w) > 0 and π(w) > 0
-                level = [
-                    w + (x,)
-                    for w in level
-                    for x in np.flatnonzero((np.asarray(Pc(w)) != 0) & (np.asarray(Qc(w)) != 0) | (kind == "topk"))
-                ]
-                level = [w for w in level if _p_of(Pc, w) > 0 and pi(w) > 0]
-                terms[d] = sum(min(_p_of(Pc, w), pi(w)) for w in level)
-            count = 0
-            del n
+        pi = _Pi(Qc, shp, kind, L, leaves)
+        level: list[Prefix] = [()]
+        for d in range(1, L + 1):  # every string w with p(w) > 0 and π(w) > 0
+            level = [
+                w + (x,)
+                for w in level
+                for x in np.flatnonzero((np.asarray(Pc(w)) != 0) & (np.asarray(Qc(w)) != 0) | (kind == "topk"))
+            ]
+            level = [w for w in level if _p_of(Pc, w) > 0 and pi(w) > 0]
+            terms[d] = sum(min(_p_of(Pc, w), pi(w)) for w in level)
+        count = 0
         terms[1] = min(terms[1], alpha1)
         return result(_monotone(terms[1:]), "exact", count)
     from tqdm.auto import tqdm
