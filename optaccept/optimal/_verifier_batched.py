@@ -12,6 +12,9 @@ from ..drafts import IID, WithoutReplacement
 from ._line import respond_one
 from ._verifier import optimal_verifier
 
+#: Shortest rows for which the default uses one thread per core.
+_THREADS_MIN_N = 16_384
+
 
 def optimal_verifier_batched(
     p: Any, q: Any, drafts: Any, generator: Any = None, *, law: str = "iid", threads: int | None = None
@@ -31,8 +34,9 @@ def optimal_verifier_batched(
         drafts without replacement (the flow plan over the row's draft sets: rows whose
         draft has few tokens with q > 0, e.g. top-m drafts).
     threads : int, optional
-        Rows built in parallel threads (default: one per CPU core); the result does not
-        depend on it, since every row's uniforms are drawn up front.
+        Rows built in parallel threads (default: one per CPU core for rows of at least
+        16,384 tokens, else one: on short rows the threads cost more than they give); the
+        result does not depend on it, since every row's uniforms are drawn up front.
 
     Returns
     -------
@@ -72,8 +76,8 @@ def optimal_verifier_batched(
         ov = optimal_verifier(pn[r], WithoutReplacement(qn[r], k, normalize=True), normalize=True)
         return ov._respond_uniform(dn[r], uni[r])
 
-    if threads is None:
-        threads = min(rows, os.cpu_count() or 1)
+    if threads is None:  # short rows: the threads' overhead exceeds their gain (benchmarks/RESULTS.md)
+        threads = min(rows, os.cpu_count() or 1) if p.shape[1] >= _THREADS_MIN_N else 1
     if threads > 1 and rows > 1:  # the compiled kernel and most numpy calls release the GIL
         from concurrent.futures import ThreadPoolExecutor
 
