@@ -330,7 +330,7 @@ def test_verifier_family_runs_the_rule():
     from optaccept import verifiers as V
 
     p, q = _zipf_pair(400, 0, 1.0)
-    v = V.OptimalVerifier()
+    v = V.Optimal()
     y, acc = v.sample(p, q, 4, np.random.default_rng(3), 20_000)
     star = oa.optimal_acceptance(p, oa.IID(q, 4)).value
     assert abs(acc.mean() - star) <= 5 * np.sqrt(star * (1 - star) / 20_000) + 1e-12

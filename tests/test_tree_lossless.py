@@ -125,7 +125,7 @@ CASES = [
     ("traversal", 1, "iid"),
     ("traversal", 2, "swor"),
     ("traversal", 3, "swor"),
-    ("traversal", 2, "iid"),  # on the merged tree, M_s loses each rejected token (tested, docs/trees.md §2)
+    ("traversal", 2, "iid"),  # merged tree, M_s loses each rejected token (docs/trees.md §2b, Theorem 2.1)
     ("traversal", 3, "iid"),
 ]
 
@@ -181,3 +181,42 @@ def test_traversal_on_merged_iid_trees_needs_the_token_removed():
             traversal_law(_WithReplacement(t.chains, L, "iid"), P, Q, out, pr)
         bad += len(text_law_is_target(P, out, n, L)) > 0
     assert bad > 0
+
+
+def _first_token_law(out, n):
+    law = [F(0)] * n
+    for s, w in out.items():
+        law[s[0]] += w
+    return law
+
+
+def test_traversal_merged_iid_hand_counterexample():
+    """L = 1, k = 2, p = (0, 1/3, 2/3), q = (2/3, 0, 1/3), worked by hand (docs/trees.md §2,
+    proof of the merged-tree theorem): token 0 is always rejected; the naive port then
+    accepts token 2 at rate min(1, (1/2)/(1/3)) = 1 and emits 2 with probability
+    1/3 + 2/9 + (4/9)(1/2) = 7/9; with token 0 removed from M_s the rate is 1/2 and the
+    first-token law is p."""
+    n, L = 3, 1
+    p = np.array([F(0), F(1, 3), F(2, 3)], dtype=object)
+    q = np.array([F(2, 3), F(0), F(1, 3)], dtype=object)
+    P = {(): p, **{(x,): p for x in range(n)}}
+    Q = {(): q, **{(x,): q for x in range(n)}}
+    for tree_cls, want in ((None, [F(0), F(1, 3), F(2, 3)]), (_WithReplacement, [F(0), F(2, 9), F(7, 9)])):
+        out = defaultdict(F)
+        for t, pr in tree.enumerate_trees(Q.__getitem__, L, 2, "iid"):
+            traversal_law(t if tree_cls is None else tree_cls(t.chains, L, "iid"), P, Q, out, pr)
+        assert _first_token_law(out, n) == want
+
+
+@pytest.mark.parametrize("n,L,k,seed", [(2, 4, 2, 3), (2, 3, 4, 4), (3, 2, 4, 5), (4, 2, 2, 6), (4, 2, 3, 7)])
+def test_traversal_merged_iid_lossless_beyond_k3(n, L, k, seed):
+    """The theorem of docs/trees.md §2 (traversal on merged iid trees is lossless for
+    every k, L and vocabulary) on sizes beyond test_exactly_lossless: deeper chains, k = 4,
+    vocabulary 4; laws with zeros (multinomial Fractions)."""
+    rng = np.random.default_rng(seed)
+    P, Q = frac_table(n, L, rng, den=7), frac_table(n, L, rng, den=7)
+    out = defaultdict(F)
+    for t, pr in tree.enumerate_trees(Q.__getitem__, L, k, "iid"):
+        traversal_law(t, P, Q, out, pr)
+    assert sum(out.values()) == 1
+    assert text_law_is_target(P, out, n, L) == []

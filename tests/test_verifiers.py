@@ -188,7 +188,7 @@ def test_spechub_and_hu_greedy_attain_alpha_star():
 def test_optimal_verifier_and_canonical_decomposition_equal_alpha_star():
     for p, q, k in INST[:60]:
         star = ref_alpha_star(p, tuple_law("iid", q, k))
-        assert V.OptimalVerifier().acceptance(p, q, k) == pytest.approx(star, abs=1e-9)
+        assert V.Optimal().acceptance(p, q, k) == pytest.approx(star, abs=1e-9)
         cd = V.canonical_decomposition(p, oa.IID(q, k))
         assert cd.value == pytest.approx(star, abs=1e-7)
         assert np.allclose(cd.beta.sum(axis=1), 1.0)
@@ -347,7 +347,7 @@ def test_errors():
     with pytest.raises(InputError):
         V.KhistiIS(s=0)
     with pytest.raises(InputError):
-        V.OptimalVerifier("nope")
+        V.Optimal("nope")
 
 
 def test_enumeration_limits_raise_method_error():

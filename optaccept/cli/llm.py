@@ -119,14 +119,14 @@ def _gap_table(args: argparse.Namespace) -> int:
             data = data.subset(slice(0, args.max_positions))
         datas.append(data)
 
-    from ..llm._gap import GapTable, gap_table
+    from ..llm._gap import PositionGapTable, gap_table
     from ..plots import COLUMN_WIDTH, TEXT_WIDTH, paper_figure, paper_style, plot_gaps, save_figure
 
     tables = [
         gap_table(data, ks=args.k, device=args.device, slow_verifiers=not args.fast, progress=not args.quiet)
         for data in datas
     ]
-    table = GapTable.concat(tables)
+    table = PositionGapTable.concat(tables)
     print(table)
     if args.out is not None:
         import matplotlib

@@ -167,7 +167,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
 
     from ..llm._data import sample_path
     from ..llm._extract import extract_sweep
-    from ..llm._gap import GapTable, gap_table
+    from ..llm._gap import PositionGapTable, gap_table
     from ..llm._models import ModelPair
     from ..llm._prompts import builtin_prompts
     from ..llm._storage import Distributions
@@ -212,7 +212,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         t0 = time.perf_counter()
         tables = [gap_table(d, ks=KS, device="auto", progress=True) for d in sweep.values()]
         t_gap = time.perf_counter() - t0
-    fresh = GapTable.concat(tables)
+    fresh = PositionGapTable.concat(tables)
     meta = next(iter(sweep.values())).meta
     what = (
         f"fresh extraction: {meta.get('target_model', '?')} at target temperature 1.0, drafts at temperatures "

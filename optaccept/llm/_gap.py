@@ -27,7 +27,7 @@ from ..verifiers._batched import batched_acceptance as batched_verifier_acceptan
 from ..verifiers._batched import kseq_both as _kseq_both
 from ._storage import Distributions, check_data_and_ks
 
-__all__ = ["GapTable", "gap_table", "QUANTITIES"]
+__all__ = ["PositionGapTable", "gap_table", "QUANTITIES"]
 
 #: name -> (kind, description).  "α*" rows are optima of a draft law, "α" rows
 #: the exact acceptance of a verifier ("output ∈ drafts" unless said otherwise).
@@ -57,7 +57,7 @@ _VERIFIER_CLASSES = {"sd": "SD", "nss": "NSS", "rrs": "RRS", "kseq": "KSeq", "gr
 
 
 @dataclasses.dataclass
-class GapTable:
+class PositionGapTable:
     """Per-position values and their summary.
 
     Attributes
@@ -155,14 +155,14 @@ class GapTable:
         temps = sorted({t for t, _, _ in self.values})
         ks = sorted({k for _, k, _ in self.values})
         n = next(iter(self.values.values())).size if self.values else 0
-        return f"GapTable({n} positions, draft temperatures {temps}, ks={ks}, {len(QUANTITIES)} quantities)"
+        return f"PositionGapTable({n} positions, draft temperatures {temps}, ks={ks}, {len(QUANTITIES)} quantities)"
 
     def to_pandas(self) -> Any:
         """The long-format :attr:`rows` as a pandas DataFrame; needs pandas."""
         try:
             import pandas as pd
         except ImportError:
-            raise ImportError("GapTable.to_pandas needs pandas (pip install pandas)") from None
+            raise ImportError("PositionGapTable.to_pandas needs pandas (pip install pandas)") from None
         return pd.DataFrame(self.rows)
 
     def _wide(self) -> tuple[list[str], list[list[Any]]]:
@@ -203,7 +203,7 @@ class GapTable:
         )
 
     @classmethod
-    def concat(cls, tables: Sequence[GapTable]) -> GapTable:
+    def concat(cls, tables: Sequence[PositionGapTable]) -> PositionGapTable:
         values: dict = {}
         checks: dict = {}
         notes: list[str] = []
@@ -245,7 +245,7 @@ def gap_table(
     cross_check: int = 8,
     slow_verifiers: bool = True,
     progress: bool = True,
-) -> GapTable:
+) -> PositionGapTable:
     """Mean α* per draft law and mean α per verifier, for each k.
 
     Parameters
@@ -270,7 +270,7 @@ def gap_table(
 
     Returns
     -------
-    GapTable
+    PositionGapTable
     """
     import torch
     from tqdm.auto import tqdm
@@ -345,4 +345,4 @@ def gap_table(
         if (temp, k, "rrs_wor") in values:
             c["RRS w/o ≤ α*_swor"] = float(np.mean(values[(temp, k, "rrs_wor")] <= a_swor + tol))
         checks[(temp, k)] = c
-    return GapTable(values, checks, notes, dict(data.meta))
+    return PositionGapTable(values, checks, notes, dict(data.meta))

@@ -1,8 +1,8 @@
 """A language model after a prompt as a sequence model, and tree-masked forward passes.
 
-:class:`SequenceModel` wraps a causal language model and a prompt as a cached
+:class:`LMSequenceModel` wraps a causal language model and a prompt as a cached
 ``prefix -> next-token distribution`` callable (the protocol of ``optaccept.tree``);
-:meth:`SequenceModel.batch` answers many prefixes in one forward pass whose attention
+:meth:`LMSequenceModel.batch` answers many prefixes in one forward pass whose attention
 mask lets each node see the prompt, its ancestors and itself (SpecInfer, Miao et al.
 2024, arXiv 2305.09781).  ``_TreeRunner`` keeps the prompt in a key/value cache and runs
 such forests on top of it; :mod:`optaccept.llm._tree_extract` grows draft trees with it.
@@ -23,10 +23,10 @@ from ._extract import _encode
 from ._models import ModelPair, Warp, forward
 from ._prompts import as_prompts
 
-__all__ = ["SequenceModel", "sequence_models"]
+__all__ = ["LMSequenceModel", "sequence_models"]
 
 
-class SequenceModel:
+class LMSequenceModel:
     """A language model after a fixed prompt, as ``model(prefix)`` -> float64 distribution.
 
     ``prefix`` is a tuple of token ids following the prompt; the answer is the
@@ -122,7 +122,7 @@ class SequenceModel:
 
     def __repr__(self) -> str:
         return (
-            f"SequenceModel({self.name!r}, prompt of {len(self.prompt_ids)} tokens, {self.warp}, "
+            f"LMSequenceModel({self.name!r}, prompt of {len(self.prompt_ids)} tokens, {self.warp}, "
             f"{len(self._cache)} cached)"
         )
 
@@ -138,7 +138,7 @@ def _trie(prefixes: Sequence[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], l
 
 def sequence_models(
     pair: ModelPair, prompt: Any, *, chat: bool | None = None, device: Any = "auto", cache_size: int = 4096
-) -> tuple[SequenceModel, SequenceModel]:
+) -> tuple[LMSequenceModel, LMSequenceModel]:
     """(target, draft) of a pair after a prompt, as cached sequence models.
 
     ``prompt`` is a string, a :class:`Prompt` or a list of token ids; text is
@@ -152,8 +152,8 @@ def sequence_models(
         ids = _encode(pair.tokenizer, as_prompts([prompt]), chat)[0]
     draft_model = pair.target if pair.shared else pair.draft
     return (
-        SequenceModel(pair.target, ids, pair.target_warp, device=device, cache_size=cache_size, name=pair.target_id),
-        SequenceModel(draft_model, ids, pair.draft_warp, device=device, cache_size=cache_size, name=pair.draft_id),
+        LMSequenceModel(pair.target, ids, pair.target_warp, device=device, cache_size=cache_size, name=pair.target_id),
+        LMSequenceModel(draft_model, ids, pair.draft_warp, device=device, cache_size=cache_size, name=pair.draft_id),
     )
 
 

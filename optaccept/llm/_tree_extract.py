@@ -21,7 +21,7 @@ as a separate forward pass of that chain would give (tested to 1e-5).
 as node indices) and the rows p, q of every node, compressed, with provenance
 and a SHA-256 checksum, like :class:`Distributions`.  :meth:`DraftTrees.models`
 replays one tree's rows as sequence models (prefix -> distribution), so that the
-tree computations run from a file, offline.  :class:`~optaccept.llm.SequenceModel` (in
+tree computations run from a file, offline.  :class:`~optaccept.llm.LMSequenceModel` (in
 ``_lm_sequence``) is the live counterpart: a model and a prompt as a cached ``prefix -> distribution``
 callable.
 """

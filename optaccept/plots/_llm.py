@@ -30,7 +30,7 @@ _DEFAULT = ("alpha_swor", "alpha_iid", "alpha_greedy", "kseq", "rrs", "greedy_ve
 
 def describe_pair(meta: dict[str, Any]) -> str:
     """'SmolLM2-135M-Instruct: target T = 1, top-p 0.95; draft T = 0.7, top-p 0.95' from a
-    Distributions / GapTable provenance record."""
+    Distributions / PositionGapTable provenance record."""
 
     def warp(w: dict[str, Any] | None) -> str:
         if not w:
@@ -66,7 +66,7 @@ def plot_gaps(
     title: str | None = None,
 ) -> Any:
     """Mean α* per draft law and mean α per verifier against k, at one draft temperature of an
-    ``optaccept.llm.GapTable``, with error bars of ± 1 standard error over positions.
+    ``optaccept.llm.PositionGapTable``, with error bars of ± 1 standard error over positions.
 
     Optima are solid lines, verifiers dashed; verifiers defined only at k = 2 (RRS without
     replacement, SpecHub) are large unconnected markers; series are shifted slightly in k

@@ -168,7 +168,7 @@ def budget_curve(
     ----------
     pairs : iterable of (target, draft)
         Sequence models after one prompt each (callables ``prefix -> law``, objects with
-        ``next_token_probs``, e.g. :class:`optaccept.llm.SequenceModel`).
+        ``next_token_probs``, e.g. :class:`optaccept.llm.LMSequenceModel`).
     budgets : sequence of int
         Node budgets N (nodes below the root), each in 1 … 4,096.
     strategies : subset of ("sequoia", "dynamic", "ceiling")

@@ -21,7 +21,7 @@ from ._gap import GapTable, gap_table
 from ._greedy import HuGreedy
 from ._khisti import KhistiIS
 from ._kseq import KSeq, kseq_rho
-from ._optimal import OptimalVerifier
+from ._optimal import Optimal
 from ._realised import RealisedAcceptance, realised_acceptance
 from ._rrs import RRS, RRSWithoutReplacement, rrs_residuals
 from ._sd import NSS, SD, NaiveTree
@@ -44,7 +44,7 @@ __all__ = [
     "SpecHubVerifier",
     "KhistiIS",
     "HuGreedy",
-    "OptimalVerifier",
+    "Optimal",
     "TargetOnly",
     "target_only_acceptance",
     "target_only_respond",
@@ -69,5 +69,5 @@ ALL: list[Verifier] = [
     SpecHubVerifier(),
     KhistiIS(),
     HuGreedy(),
-    OptimalVerifier(),
+    Optimal(),
 ]

@@ -17,12 +17,12 @@ from .._errors import InputError
 from ..drafts import DraftLaw, law_from_name
 from ._base import Verifier
 
-__all__ = ["OptimalVerifier"]
+__all__ = ["Optimal"]
 
 _LAWS = ("iid", "swor", "greedy", "spechub")  # names of optaccept.drafts.LAWS
 
 
-class OptimalVerifier(Verifier):
+class Optimal(Verifier):
     """The optimal verifier on a chosen draft law ("iid", "swor", "greedy" or "spechub").
 
     Parameters
@@ -42,7 +42,7 @@ class OptimalVerifier(Verifier):
             self.min_k = self.max_k = 2  # type: ignore[misc]
 
     def __repr__(self) -> str:
-        return f"OptimalVerifier(law={self.law!r})"
+        return f"Optimal(law={self.law!r})"
 
     def _law(self, q: np.ndarray, k: int) -> DraftLaw:
         return law_from_name(self.law, q, k, allowed=_LAWS, arg="law")
