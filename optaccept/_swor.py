@@ -39,16 +39,26 @@ both free of cancellation.
 Cost: O(n · k · G) for G quadrature nodes (G ≈ 21 × #panels; #panels grows like
 log(1/λ_min) + O(√k) bisections near the step), memory O(k · 21 + n).  Measured accuracy:
 1e-13 or better for k up to the support size (uniform q against C(|S|, k)/C(n, k)).
+With numba the recursion is one compiled pass per node (:func:`_dp_loop_py`).
+
+α* itself needs only the prefixes that can attain the minimum: :func:`best_prefix`
+integrates a window of them (:func:`window_complements`, docs/theory.md §2.2), with the
+tokens before the window aggregated through power sums — O(window · k · G) plus
+O(G · (heavy · k + 36 · k + k²)) instead of O(n · k · G).
 """
 
 from __future__ import annotations
+
+import math
+import os
+import threading
 
 import numpy as np
 
 from . import _stable
 from ._errors import SolverError
 
-__all__ = ["prefix_subset_probs", "subset_prob_k2"]
+__all__ = ["best_prefix", "prefix_complements", "prefix_subset_probs", "subset_prob_k2", "window_complements"]
 
 _NODES = 21  # Kronrod nodes per panel (kept for the benchmarks)
 _SCALE_LIMIT = 300.0  # block cut: q(block) * t_max <= this, so rescaling stays <= e^600
@@ -153,14 +163,23 @@ def _integral_complements(q: np.ndarray, lam: np.ndarray, k: int, live: np.ndarr
     """λ_j ∫_0^∞ e^{−λ_j t} P(N_{S_j}(t) ≤ k−1) dt for the live prefixes (others: 1)."""
     n = q.size
     j_hi = int(n - np.argmax(live[::-1]))  # last live prefix
-    qq = q[:j_hi]
-    rq = qq  # rates, in [2^-900, 2^174] after the rescaling
+    rq = q[:j_hi]  # rates, in [2^-900, 2^174] after the rescaling
     rl = lam[: j_hi + 1]
     live_h = live[: j_hi + 1]
     rl_live = rl[live_h]
     rates = np.concatenate([rq[rq > 0], rl_live[rl_live > 0]])
-    integral = np.zeros(j_hi + 1)  # ∫ e^{-λ_j t} P(N_j(t) <= k-1) dt
-    a, b = 0.0, 1.0 / float(lam[0])  # every rate is ≤ the total q(Ω): [0, 1/q(Ω)] resolves them
+    integral = _integrate(lambda t, lo: _panel_values(rq, rl, k, t, lo), rates, rl, live_h, float(lam[0]), tail_tol)
+    out = np.ones(n + 1)
+    out[: j_hi + 1] = np.where(live_h, rl * integral, 1.0)
+    return out
+
+
+def _integrate(panel, rates: np.ndarray, rl: np.ndarray, live: np.ndarray, total: float, tail_tol: float) -> np.ndarray:
+    """∫_0^∞ of ``panel(t, lo)`` (one row per prefix, one column per node) by adaptive
+    Gauss–Kronrod on the panels of the module docstring; error and tail are controlled on
+    the ``live`` rows, the error weighted by their λ (``rl``)."""
+    integral = np.zeros(rl.size)
+    a, b = 0.0, 1.0 / total  # every rate is ≤ the total q(Ω): [0, 1/q(Ω)] resolves them
     panels = 0
     while True:
         stack = [(a, b, 0)]
@@ -171,14 +190,14 @@ def _integral_complements(q: np.ndarray, lam: np.ndarray, k: int, live: np.ndarr
             if panels > _MAX_PANELS:
                 raise SolverError(
                     "without-replacement integral did not converge within "
-                    f"{_MAX_PANELS} quadrature panels (n = {n}, k = {k})"
+                    f"{_MAX_PANELS} quadrature panels ({rl.size} prefixes)"
                 )
             half = 0.5 * (hi - lo)
             t = lo + half * (_X21 + 1.0)
-            vals = _panel_values(rq, rl, k, t, lo)
+            vals = panel(t, lo)
             ik = np.einsum("jg,g->j", vals, _W21) * half  # (einsum: ~10x faster than BLAS gemv here)
             ig = np.einsum("jg,g->j", vals, _W10) * half
-            err = float((rl[live_h] * np.abs(ik - ig)[live_h]).max())
+            err = float((rl[live] * np.abs(ik - ig)[live]).max())
             if err > _PANEL_TOL and depth < _MAX_DEPTH:
                 mid = 0.5 * (lo + hi)
                 stack.append((mid, hi, depth + 1))
@@ -187,15 +206,12 @@ def _integral_complements(q: np.ndarray, lam: np.ndarray, k: int, live: np.ndarr
             integral += ik
             if hi == b:
                 last_vals = vals[:, -1]
-        if float(last_vals[live_h].max()) < tail_tol:
-            break
+        if float(last_vals[live].max()) < tail_tol:
+            return integral
         a = b
         active = rates[rates * a <= _CERTAIN]
         width = a if active.size == 0 else max(a, 1.0 / float(active.max()))
         b = a + width
-    out = np.ones(n + 1)
-    out[: j_hi + 1] = np.where(live_h, rl * integral, 1.0)
-    return out
 
 
 #: Bernstein exponent beyond which a tail is dropped (e^-46 < 1e-20 per node).
@@ -241,6 +257,98 @@ def _panel_values(q: np.ndarray, lam: np.ndarray, k: int, t: np.ndarray, a: floa
 
 def _panel_dp(q: np.ndarray, lam: np.ndarray, k: int, t: np.ndarray, a: float) -> np.ndarray:
     """e^{-λ_j t} P(N_{S_j}(t) <= k-1) for prefixes j = 0..len(q) at the nodes t >= a.
+
+    Returns an array of shape (len(q) + 1, len(t)).  With numba: the recursion of the
+    module docstring in its convex form, π_m ← e·π_m + (1 − e)·π_{m−1} with
+    e = e^{−q_j t} (:func:`_dp_loop_py`), one pass per node with nothing allocated but
+    the answer; without numba :func:`_panel_dp_numpy`.
+    """
+    kernel = _dp_kernel()
+    if kernel is None:
+        return _panel_dp_numpy(q, lam, k, t, a)
+    start = np.zeros((t.size, k))
+    start[:, 0] = 1.0
+    out = np.empty((t.size, q.size + 1))
+    kernel[0](np.ascontiguousarray(q), np.ascontiguousarray(lam), start, np.ascontiguousarray(t), out)
+    return out.T
+
+
+#: Below this x, 1 − e^{−x} and e^{x} by their Taylor polynomials of degree 6 (remainders
+#: < x⁷/7! · e^x < 5e-17·x).
+_SMALL_RATE = 2.0**-7
+#: e^{−λ_j t} is recomputed every this many tokens and carried by e^{q_j t} in between
+#: (relative error ≤ 2·_REFRESH units in the last place: 3.6e-15).
+_REFRESH = 16
+
+
+def _dp_loop_py(q: np.ndarray, lam: np.ndarray, start: np.ndarray, t: np.ndarray, out: np.ndarray) -> None:
+    """out[g, j] = e^{-λ_j t_g} P(N_{S_j}(t_g) <= k-1), by the convex recursion over tokens,
+    from the law ``start[g]`` (counts 0..k−1) of the count before the first token.
+
+    Each update is a convex combination of probabilities, so rounding errors add up
+    (≤ one unit in the last place per token and count) and never grow; a token that has
+    surely rung (ring probability 1) shifts the count by one, with no special case.
+    """
+    n = q.size
+    k = start.shape[1]
+    pi = np.empty(k)
+    for g in range(t.size):
+        tg = t[g]
+        s = 0.0
+        for m in range(k):
+            pi[m] = start[g, m]
+            s += pi[m]
+        sv = math.exp(-lam[0] * tg)  # e^{-λ_j t}: exact every _REFRESH tokens, else × e^{q_j t}
+        out[g, 0] = sv * s
+        for j in range(n):
+            x = q[j] * tg
+            if x < _SMALL_RATE:  # 1 − e^{−x} and e^{x} by their Taylor polynomials of degree 6
+                r = x * (1.0 - 0.5 * x * (1.0 - x / 3.0 * (1.0 - 0.25 * x * (1.0 - 0.2 * x * (1.0 - x / 6.0)))))
+                grow = 1.0 + x * (1.0 + 0.5 * x * (1.0 + x / 3.0 * (1.0 + 0.25 * x * (1.0 + 0.2 * x * (1.0 + x / 6.0)))))
+            else:
+                r = -math.expm1(-x)
+                grow = 0.0  # not used: refreshed below
+            e = 1.0 - r
+            s = 0.0
+            for m in range(k - 1, 0, -1):
+                v = e * pi[m] + r * pi[m - 1]
+                pi[m] = v
+                s += v
+            v = e * pi[0]
+            pi[0] = v
+            s += v
+            if grow == 0.0 or (j + 1) % _REFRESH == 0:
+                sv = math.exp(-lam[j + 1] * tg)
+            else:
+                sv *= grow
+            out[g, j + 1] = sv * s
+
+
+_DP = None
+_DP_LOCK = threading.Lock()
+
+
+def _dp_kernel():
+    """The compiled (:func:`_dp_loop_py`, :func:`_aggregate_py`), or None (numba missing,
+    or ``OPTACCEPT_NO_JIT=1``)."""
+    global _DP
+    if os.environ.get("OPTACCEPT_NO_JIT", "") not in ("", "0"):
+        return None
+    if _DP is None:
+        with _DP_LOCK:
+            if _DP is None:
+                try:
+                    import numba
+                except ImportError:
+                    _DP = False
+                else:
+                    jit = numba.njit(cache=True, nogil=True)
+                    _DP = (jit(_dp_loop_py), jit(_aggregate_py), jit(_tables_py))
+    return _DP or None
+
+
+def _panel_dp_numpy(q: np.ndarray, lam: np.ndarray, k: int, t: np.ndarray, a: float) -> np.ndarray:
+    """:func:`_panel_dp` in numpy (no numba): the rescaled recursion as cumulative sums.
 
     Returns an array of shape (len(q) + 1, len(t)).  Tokens with q_i·a > 50 have rung
     before t with probability > 1 − e^{−50}: they shift the count by one (r_j counts
@@ -299,3 +407,220 @@ def _panel_dp(q: np.ndarray, lam: np.ndarray, k: int, t: np.ndarray, a: float) -
         out[:, b0 + 1 : b1 + 1] = total * np.exp(-tcol * expo)
         state *= np.exp(-local[-1] * t)
     return out.T
+
+
+# --------------------------------------------------------------------------- windows
+#
+# Only the prefixes that can still attain the minimum need their complements: a window
+# [j_lo, j_hi] of the order.  Tokens after j_hi enter only through λ_j (the law of draws
+# inside S_j does not depend on how the mass outside is split), and the tokens before j_lo
+# only through the law of their count N_A(t), truncated to 0..k−1, which
+# :func:`_aggregate_py` computes at each node without a pass over them: the tokens with
+# q_i·t > 1/8 ("heavy", at most 8t of them) by the convex recursion, the light ones through
+# the power sums P_s = Σ_i w_i^s of w_i = e^{q_i t} − 1, since
+#     Π_i (e^{−q_i t} + (1 − e^{−q_i t}) z) = e^{−t·q(light)} · exp(Σ_s (−1)^{s+1} P_s z^s / s)
+# and P_s = Σ_r c_{s,r} t^r Σ_i q_i^r with (e^x − 1)^s = Σ_r c_{s,r} x^r (c ≥ 0; 36 terms:
+# the remainder is below 1.2e-17 of the leading term for s ≤ 15, x ≤ 1/8).  The sums
+# Σ_i q_i^r over the light tokens are kept for every cut between heavy and light, each
+# scaled by the largest light mass (no overflow or underflow for any t), built once.
+
+#: Light tokens at a node t: q_i·t ≤ this.
+_LIGHT = 0.125
+#: Terms kept of the series (e^x − 1)^s = Σ_r c_{s,r} x^r.
+_SERIES = 36
+#: Largest k whose tokens before a window are aggregated (else the window starts at 0).
+_AGG_MAX_K = 16
+#: Tokens before a window that can be heavy at some node: the largest this many are kept
+#: apart (a node with more heavy tokens runs the recursion over all of them).
+_HEAVY_CAP = 4096
+
+
+def _series_coefficients(kmax: int, terms: int) -> np.ndarray:
+    """c[s, r] with (e^x − 1)^s = Σ_r c[s, r] x^r, s < kmax, r ≤ terms (all ≥ 0)."""
+    one = np.zeros(terms + 1)
+    fact = 1.0
+    for r in range(1, terms + 1):
+        fact *= r
+        one[r] = 1.0 / fact
+    c = np.zeros((kmax, terms + 1))
+    c[0, 0] = 1.0
+    for s_ in range(1, kmax):
+        c[s_] = np.convolve(c[s_ - 1], one)[: terms + 1]
+    return c
+
+
+_COEF = _series_coefficients(_AGG_MAX_K, _SERIES)
+
+
+def _aggregate_tables(q_before: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(heavy, rest, scale, sums) for the tokens before a window: ``heavy`` the largest
+    masses (at most _HEAVY_CAP, descending), ``rest`` the others, and for every cut
+    h = 0..len(heavy) the light tokens' largest mass ``scale[h]`` and
+    ``sums[h, r] = Σ_light (q_i/scale[h])^r``."""
+    qa = q_before[q_before > 0]
+    if qa.size > _HEAVY_CAP:
+        part = np.partition(qa, qa.size - _HEAVY_CAP)
+        heavy = np.sort(part[qa.size - _HEAVY_CAP :])[::-1].copy()
+        rest = part[: qa.size - _HEAVY_CAP]
+    else:
+        heavy = np.sort(qa)[::-1].copy()
+        rest = qa[:0]
+    H = heavy.size
+    scale = np.zeros(H + 1)
+    sums = np.zeros((H + 1, _SERIES + 1))
+    rest = np.ascontiguousarray(rest)
+    _dp_kernel()[2](heavy, rest, scale, sums)
+    return heavy, rest, scale, sums
+
+
+def _tables_py(heavy, rest, scale, sums) -> None:
+    """Fill ``scale`` and ``sums`` of :func:`_aggregate_tables` (sums of positive terms, a
+    backward recurrence over the cuts: sums[h] = 1 + (scale[h+1]/scale[h])^r · sums[h+1])."""
+    H = heavy.size
+    terms = sums.shape[1] - 1
+    if rest.size:
+        top = rest.max()
+        scale[H] = top
+        for i in range(rest.size):
+            x = rest[i] / top
+            pw = 1.0
+            for r in range(1, terms + 1):
+                pw *= x
+                sums[H, r] += pw
+    for h in range(H - 1, -1, -1):
+        scale[h] = heavy[h]
+        x = scale[h + 1] / scale[h]
+        pw = 1.0
+        for r in range(1, terms + 1):
+            pw *= x
+            sums[h, r] = 1.0 + pw * sums[h + 1, r]
+
+
+def _aggregate_py(heavy, rest, scale, sums, coef, t, out) -> None:
+    """out[g, m] = P(N_A(t_g) = m), m < k = out.shape[1], for the tokens A before a window
+    (the tables of :func:`_aggregate_tables`)."""
+    k = out.shape[1]
+    H = heavy.size
+    terms = sums.shape[1] - 1
+    tm = np.empty(terms + 1)
+    ell = np.empty(k)
+    f = np.empty(k)
+    for g in range(t.size):
+        tg = t[g]
+        h = 0
+        while h < H and heavy[h] * tg > _LIGHT:
+            h += 1
+        if h == H and rest.size > 0 and scale[H] * tg > _LIGHT:
+            # more heavy tokens than kept apart: the recursion over all of A
+            for m in range(k):
+                out[g, m] = 0.0
+            out[g, 0] = 1.0
+            for i in range(H + rest.size):
+                qi = heavy[i] if i < H else rest[i - H]
+                r_ = -math.expm1(-qi * tg)
+                e = 1.0 - r_
+                for m in range(k - 1, 0, -1):
+                    out[g, m] = e * out[g, m] + r_ * out[g, m - 1]
+                out[g, 0] = e * out[g, 0]
+            continue
+        u = scale[h] * tg  # ≤ 1/8
+        up = 1.0
+        for r in range(1, terms + 1):
+            up *= u
+            tm[r] = up * sums[h, r]  # Σ_light (q_i t)^r
+        for s_ in range(1, k):
+            acc = 0.0
+            for r in range(s_, terms + 1):
+                acc += coef[s_, r] * tm[r]
+            ell[s_] = acc / s_ if s_ % 2 == 1 else -acc / s_
+        f[0] = 1.0
+        for m in range(1, k):
+            acc = 0.0
+            for s_ in range(1, m + 1):
+                acc += s_ * ell[s_] * f[m - s_]
+            f[m] = acc / m
+        x = tm[1]  # t · q(light)
+        for m in range(k):
+            out[g, m] = math.exp(math.log(f[m]) - x) if f[m] > 0.0 else 0.0
+        for i in range(h):  # heavy tokens: the convex recursion
+            r_ = -math.expm1(-heavy[i] * tg)
+            e = 1.0 - r_
+            for m in range(k - 1, 0, -1):
+                out[g, m] = e * out[g, m] + r_ * out[g, m - 1]
+            out[g, 0] = e * out[g, 0]
+
+
+def window_complements(q_ordered: np.ndarray, k: int, j_lo: int, j_hi: int, *, tail_tol: float = 1e-15) -> np.ndarray:
+    """1 − D(first k draws ⊆ S_j) for the prefixes j_lo ≤ j ≤ j_hi of the given order:
+    ``prefix_complements(q_ordered, k)[j_lo : j_hi + 1]`` at a cost O((j_hi − j_lo)·k·G)
+    plus O(G·(heavy·k + 36·k + k²)) for the tokens before j_lo (G quadrature nodes; see the
+    comment above) and one partial sort.  Needs numba and 3 ≤ k ≤ 16; otherwise it slices
+    the full computation over the first j_hi tokens (the rest merged into one)."""
+    q = np.asarray(q_ordered, dtype=np.float64)
+    q, _ = _stable.rescale_tiny(q)
+    n = q.size
+    if not 0 <= j_lo <= j_hi <= n:
+        raise ValueError("window out of range")
+    lam = _stable.suffix_sums(q, accurate=True).astype(np.float64)
+    kernels = _dp_kernel()
+    if kernels is None or k < 3 or k > _AGG_MAX_K:
+        tail = float(lam[j_hi])
+        head = q[:j_hi]
+        q_cut = np.append(head, tail) if tail > 0 and j_hi < n else head
+        return prefix_complements(q_cut, k, tail_tol=tail_tol)[j_lo : j_hi + 1]
+    supp = np.concatenate([[0], np.cumsum(q > 0)])[j_lo : j_hi + 1]
+    rl = lam[j_lo : j_hi + 1]
+    exact_zero = supp < k
+    full = rl == 0
+    live = ~(exact_zero | full)
+    comp = np.ones(rl.size)
+    if live.any():
+        before = q[:j_lo]
+        heavy, rest, scale, sums = _aggregate_tables(before)
+        win = np.ascontiguousarray(q[j_lo:j_hi])
+        rl_c = np.ascontiguousarray(rl)
+        loop, aggregate, _ = kernels
+
+        def panel(t, lo):
+            start = np.empty((t.size, k))
+            aggregate(heavy, rest, scale, sums, _COEF, t, start)
+            out = np.empty((t.size, win.size + 1))
+            loop(win, rl_c, start, np.ascontiguousarray(t), out)
+            return out.T
+
+        rates_q = q[:j_hi]
+        rl_live = rl[live]
+        rates = np.concatenate([rates_q[rates_q > 0], rl_live[rl_live > 0]])
+        integral = _integrate(panel, rates, rl, live, float(lam[0]), tail_tol)
+        comp = np.where(live, rl * integral, 1.0)
+    comp[exact_zero] = 1.0
+    comp[full] = 0.0
+    return np.clip(comp, 0.0, 1.0)
+
+
+def best_prefix(P: np.ndarray, q_ordered: np.ndarray, k: int) -> tuple[float, int]:
+    """min_j P_j + 1 − D(S_j) over the prefixes of the order and its first minimiser (h_0 = 1),
+    integrating only the window of prefixes that can still attain it.
+
+    Bound: D(S) ≤ q(S)^k for draws without replacement (given earlier draws in S that
+    removed mass R, the next lands in S with probability (q(S) − R)/(1 − R) ≤ q(S)), so
+    h_j ≥ P_j + 1 − (1 − λ_j)^k.  With u = h at the minimiser j₀ of that bound (one
+    window of width 1), the minimum lies among the j whose bound is ≤ u + 1e-12."""
+    q = np.asarray(q_ordered, dtype=np.float64)
+    if k < 3 or k > _AGG_MAX_K or _dp_kernel() is None:  # closed forms, or no window to gain
+        h = P + prefix_complements(q, k)
+        h[0] = 1.0
+        j = int(np.argmin(h))
+        return float(h[j]), j
+    lam = np.clip(_stable.suffix_sums(q, accurate=True).astype(np.float64) / float(q.sum()), 0.0, 1.0)
+    lower = P + _stable.one_minus_pow1m(lam, k)
+    lower[0] = 1.0
+    j0 = int(np.argmin(lower))
+    h0 = 1.0 if j0 == 0 else float(P[j0] + window_complements(q, k, j0, j0)[0])
+    cand = np.flatnonzero(lower <= h0 + 1e-12)
+    lo, hi = int(cand[0]), int(cand[-1])
+    h = P[lo : hi + 1] + window_complements(q, k, lo, hi)
+    if lo == 0:
+        h[0] = 1.0
+    j = int(np.argmin(h))
+    return float(h[j]), lo + j

@@ -353,15 +353,54 @@ def test_against_verifiers_module():
             np.testing.assert_allclose(got, ref, atol=1e-9, rtol=0, err_msg=f"{name} k={k}")
 
 
-def test_swor_prefix_pruning_changes_nothing(monkeypatch):
-    """Only prefixes whose with-replacement bound is below an upper bound are integrated
-    (the tokens after them merged into one): without the pruning, the same values."""
-    rng = np.random.default_rng(21)
-    p, q = llm_like(rng, 3, 400, scale=1.0)
-    pruned = batched_optimal_acceptance(p, q, 3, "swor")
-    monkeypatch.setattr(_batched, "_swor_upper_bound", lambda *a: 1.0)
-    whole = batched_optimal_acceptance(p, q, 3, "swor")
-    np.testing.assert_allclose(pruned, whole, atol=1e-14, rtol=0)
+def _swor_rows_for_windows(rng, n):
+    """Rows that stress the window search: LLM-like, Dirichlet, zeros, a near-one-hot
+    draft (1 − 1e-12), masses down to 1e-300, ties, p = q and disjoint supports."""
+    p, q = llm_like(rng, 1, n, scale=1.0)
+    yield "llm", p[0], q[0]
+    yield "dirichlet", rng.dirichlet(np.full(n, 0.3)), rng.dirichlet(np.full(n, 0.3))
+    q = rng.dirichlet(np.ones(n))
+    q[rng.random(n) < 0.3] = 0.0
+    yield "zeros", rng.dirichlet(np.ones(n)), q / q.sum()
+    q = np.insert(rng.dirichlet(np.ones(n - 1)) * 1e-12, 3, 1 - 1e-12)
+    yield "one_hot", rng.dirichlet(np.ones(n)), q
+    q = rng.dirichlet(np.ones(n)) * np.logspace(0, -300, n)
+    yield "tiny", rng.dirichlet(np.ones(n)), q / q.sum()
+    q = np.repeat(rng.dirichlet(np.ones(n // 4)), 4)[:n]
+    yield "ties", np.repeat(rng.dirichlet(np.ones(n // 4)), 4)[:n] / (q.sum() or 1), q / q.sum()
+    q = rng.dirichlet(np.ones(n))
+    yield "p_eq_q", q.copy(), q
+    half = n // 2
+    yield "disjoint", np.r_[rng.dirichlet(np.ones(half)), np.zeros(n - half)], np.r_[np.zeros(half), rng.dirichlet(np.ones(n - half))]
+
+
+@pytest.mark.parametrize("n", [40, 3000])
+@pytest.mark.parametrize("k", [3, 5, 16])
+def test_swor_window_search_equals_the_full_scan(n, k):
+    """α* without replacement integrates only the prefixes whose with-replacement bound can
+    still attain the minimum, with the tokens before them aggregated (docs/theory.md §2.2,
+    optaccept/_swor.py): the same minimum and minimiser as the scan of every prefix, and each
+    window equal to the slice of the full complements."""
+    from optaccept import _stable, _swor
+    from optaccept.optimal._sorted import ratio_order
+
+    rng = np.random.default_rng(n + k)
+    for name, p, q in _swor_rows_for_windows(rng, n):
+        p = p / p.sum()
+        if (q > 0).sum() < k:
+            continue
+        order = ratio_order(p, q)
+        qo = q[order]
+        P = _stable.prefix_sums(p[order])
+        full = _swor.prefix_complements(qo, k)
+        h = P + full
+        h[0] = 1.0
+        value, j = _swor.best_prefix(P, qo, k)
+        assert abs(value - h.min()) <= 1e-13, name
+        assert h[j] <= h.min() + 1e-13, name
+        for lo, hi in ((0, n), (n // 3, n // 3), (n // 5, 4 * n // 5), (n - 1, n)):
+            w = _swor.window_complements(qo, k, lo, hi)
+            assert np.max(np.abs(w - full[lo : hi + 1])) <= 1e-13, (name, lo, hi)
 
 
 def test_truncated_rows_at_vocabulary_scale():
@@ -679,3 +718,32 @@ def test_chunked_validation_names_the_right_row():
         got = batched_optimal_acceptance(off, q, 2, batch_size=2)
     assert sum(issubclass(w.category, oa.RenormalizedWarning) for w in caught) == 1
     np.testing.assert_allclose(got, batched_optimal_acceptance(p, q, 2), atol=1e-15)
+
+
+@pytest.mark.parametrize("case", ["dirichlet", "tiny", "one_hot", "uniform_big_k"])
+def test_swor_compiled_and_numpy_quadrature_agree(case, monkeypatch):
+    """The compiled panel recursion (convex form, Taylor polynomials for small rates) and
+    the numpy cumulative-sum form give the same prefix complements to 1e-13 on rows with
+    subnormal-scale masses, a near-one-hot token and k up to 40; both are checked against
+    exact values by the tests above."""
+    from optaccept import _swor
+
+    if _swor._dp_kernel() is None:
+        pytest.skip("numba not installed: only the numpy form runs")
+    rng = np.random.default_rng(len(case))
+    n = 3000
+    if case == "dirichlet":
+        q, k = rng.dirichlet(np.full(n, 0.3)), 5
+    elif case == "tiny":
+        q = rng.dirichlet(np.ones(n)) * np.logspace(0, -300, n)
+        q, k = q / q.sum(), 4
+    elif case == "one_hot":
+        q = np.insert(rng.dirichlet(np.ones(n - 1)) * 1e-12, 10, 1 - 1e-12)
+        k = 8
+    else:
+        q, k = rng.dirichlet(np.full(n, 5.0)), 40
+    compiled = _swor.prefix_complements(q, k)
+    monkeypatch.setenv("OPTACCEPT_NO_JIT", "1")
+    plain = _swor.prefix_complements(q, k)
+    assert np.all(np.isfinite(compiled))
+    assert np.max(np.abs(compiled - plain)) <= 1e-13

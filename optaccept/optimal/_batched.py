@@ -121,42 +121,11 @@ def _swor_k2_rows(p: Any, q: Any, want_subset: bool) -> tuple[Any, Any]:
     return val, (_prefix_mask(order, j, p.shape[1]) if want_subset else None)
 
 
-def _swor_upper_bound(P: np.ndarray, Q: np.ndarray, cmax: np.ndarray, k: int) -> float:
-    """An upper bound of min_j P_j + 1 − D(S_j): D(S) ≥ Π_{m<k} (q(S) − m·c)₊/(1 − m·c),
-    c = the largest mass in S (each draw removes at most c from S and from the total)."""
-    low_d = np.ones_like(Q)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for m in range(k):
-            den = 1.0 - m * cmax
-            fac = np.where(den > 0, np.clip(Q - m * cmax, 0.0, None) / np.where(den > 0, den, 1.0), 0.0)
-            low_d *= np.clip(fac, 0.0, 1.0)
-    return float(np.min(P + (1.0 - low_d)))
-
-
 def _swor_row(p: np.ndarray, q: np.ndarray, k: int) -> tuple[float, np.ndarray, int]:
-    """(α*, order, j*) of one row, k ≥ 3."""
+    """(α*, order, j*) of one row, k ≥ 3: the core's window search (:func:`optaccept._swor.best_prefix`)."""
     order = np.argsort(_ratio(p, q), kind="stable")
-    ps, qs = p[order], q[order]
-    n = p.size
-    P = _stable.prefix_sums(ps)
-    lam = np.clip(_stable.suffix_sums(qs), 0.0, 1.0)
-    lower = P + one_minus_pow1m(lam, k)  # ≤ P_j + 1 − D_swor(S_j)
-    cmax = np.concatenate([[0.0], np.maximum.accumulate(qs)])
-    upper = min(1.0, _swor_upper_bound(P, 1.0 - lam, cmax, k))
-    keep = np.flatnonzero(lower <= upper + 1e-12)
-    j_hi = int(keep[-1]) if keep.size else 0
-    if j_hi == 0:
-        return 1.0, order, 0
-    head = qs[:j_hi]
-    tail = float(lam[j_hi])
-    if (head > 0).sum() < k:  # fewer than k support tokens up to j_hi: D = 0 there
-        return 1.0, order, 0
-    q_cut = np.append(head, tail) if tail > 0 and j_hi < n else head
-    comp = _swor.prefix_complements(q_cut, k)[: j_hi + 1]
-    h = P[: j_hi + 1] + comp
-    h[0] = 1.0
-    j = int(np.argmin(h))
-    return float(min(1.0, h[j])), order, j
+    value, j = _swor.best_prefix(_stable.prefix_sums(p[order]), q[order], k)
+    return min(1.0, value), order, j
 
 
 def _ratio(p: np.ndarray, q: np.ndarray) -> np.ndarray:

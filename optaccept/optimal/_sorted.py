@@ -279,12 +279,9 @@ def iid_prefix_float(
 
 def swor_sorted(p: np.ndarray, law) -> AcceptanceResult:
     order = ratio_order(p, law.q)
-    comp = _swor.prefix_complements(law.q[order], law.k)  # 1 − D(S_j), summed directly
     P = np.concatenate([[0.0], np.cumsum(p[order])])
-    h = P + comp
-    h[0] = 1.0
-    j = int(np.argmin(h))
-    return AcceptanceResult(float(h[j]), "sorted", law, subset_fn=lambda: order[:j])
+    value, j = _swor.best_prefix(P, law.q[order], law.k)  # 1 − D(S_j) on the prefixes that can win
+    return AcceptanceResult(value, "sorted", law, subset_fn=lambda: order[:j])
 
 
 def greedy_closed_form(p, law, exact: bool) -> AcceptanceResult:
