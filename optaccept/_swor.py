@@ -612,15 +612,31 @@ def best_prefix(P: np.ndarray, q_ordered: np.ndarray, k: int) -> tuple[float, in
         h[0] = 1.0
         j = int(np.argmin(h))
         return float(h[j]), j
-    lam = np.clip(_stable.suffix_sums(q, accurate=True).astype(np.float64) / float(q.sum()), 0.0, 1.0)
-    lower = P + _stable.one_minus_pow1m(lam, k)
-    lower[0] = 1.0
+    suffix = _stable.suffix_sums(q, accurate=True).astype(np.float64)
+    supp = np.concatenate([[0], np.cumsum(q > 0)])
+    # Prefixes whose h is known without an integral: S_0 (h = 1), fewer than k support
+    # tokens in S (D = 0: h = P + 1), no mass outside S (D = 1: h = P).
+    known = np.full(P.size, np.inf)
+    known[supp < k] = P[supp < k] + 1.0
+    known[suffix == 0] = P[suffix == 0]
+    known[0] = 1.0
+    live = ~np.isfinite(known)
+    best_known = int(np.argmin(known))
+    u = float(known[best_known])
+    if not live.any():
+        return u, best_known
+    lam = np.clip(suffix / float(q.sum()), 0.0, 1.0)
+    lower = np.where(live, P + _stable.one_minus_pow1m(lam, k), np.inf)
     j0 = int(np.argmin(lower))
-    h0 = 1.0 if j0 == 0 else float(P[j0] + window_complements(q, k, j0, j0)[0])
-    cand = np.flatnonzero(lower <= h0 + 1e-12)
+    if lower[j0] > u + 1e-12:
+        return u, best_known
+    h0 = float(P[j0] + window_complements(q, k, j0, j0)[0])
+    u = min(u, h0)
+    cand = np.flatnonzero(lower <= u + 1e-12)
     lo, hi = int(cand[0]), int(cand[-1])
     h = P[lo : hi + 1] + window_complements(q, k, lo, hi)
-    if lo == 0:
-        h[0] = 1.0
+    h[~live[lo : hi + 1]] = known[lo : hi + 1][~live[lo : hi + 1]]
     j = int(np.argmin(h))
+    if known[best_known] <= h[j]:
+        return float(known[best_known]), best_known
     return float(h[j]), lo + j

@@ -165,12 +165,12 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
 
     matplotlib.use("Agg")
 
+    from .._storage import Distributions
     from ..llm._data import sample_path
     from ..llm._extract import extract_sweep
     from ..llm._gap import PositionGapTable, gap_table
     from ..llm._models import ModelPair
     from ..llm._prompts import builtin_prompts
-    from ..llm._storage import Distributions
     from ..plots import describe_pair
 
     figures_dir = pathlib.Path(figures_dir)

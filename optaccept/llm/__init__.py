@@ -57,7 +57,7 @@ _WHERE = {
     "builtin_prompts": "_prompts",
     "load_prompts": "_prompts",
     "Prompt": "_prompts",
-    "Distributions": "_storage",
+    "Distributions": "optaccept._storage",
     "gap_table": "_gap",
     "PositionGapTable": "_gap",
     "batched_optimal_acceptance": "_batched",
@@ -67,13 +67,13 @@ _WHERE = {
     "smollm2_layerskip": "_layerskip",
     "draft_quality": "_layerskip",
     "extract_trees": "_tree_extract",
-    "DraftTrees": "_tree_extract",
+    "DraftTrees": "optaccept.tree._stored",
     "LMSequenceModel": "_lm_sequence",
-    "StoredModel": "_tree_extract",
+    "StoredModel": "optaccept.tree._stored",
     "sequence_models": "_lm_sequence",
     "log_assisted_generation": "_assisted",
     "AssistedLog": "_assisted",
-    "trees_path": "_tree_extract",
+    "trees_path": "optaccept.tree._stored",
     "realised_optimal": "_realised",
     "RealisedTable": "_realised",
 }
@@ -84,7 +84,8 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'optaccept.llm' has no attribute {name!r}")
     try:
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        where = module if module.startswith("optaccept.") else f"{__name__}.{module}"  # storage lives lower
+        value = getattr(importlib.import_module(where), name)
     except ImportError as exc:
         if exc.name in ("torch", "transformers", "tokenizers"):
             from .._errors import MissingDependencyError

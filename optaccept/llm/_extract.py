@@ -23,10 +23,10 @@ import numpy as np
 import torch
 
 from .._errors import InputError
+from .._storage import Distributions
 from ._batched import resolve_device
 from ._models import ModelPair, Warp, forward, package_versions
 from ._prompts import Prompt, as_prompts
-from ._storage import Distributions
 
 __all__ = ["extract", "extract_sweep"]
 

@@ -45,9 +45,9 @@ from .. import _stable, _swor
 from .._errors import InputError
 from .._rows import check_k, greedy_split, iter_rows, row_min, sorted_by_ratio
 from .._stable import array_namespace, is_torch, one_minus_pow1m
-from ._sorted import iid_scan
+from ._sorted import iid_scan, ratio_order
 
-__all__ = ["DRAFT_LAWS", "batched_optimal_acceptance"]
+__all__ = ["DRAFT_LAWS", "batched_optimal_acceptance", "greedy_rows"]
 
 #: Draft laws accepted by :func:`batched_optimal_acceptance`.
 DRAFT_LAWS = ("iid", "swor", "greedy")
@@ -123,13 +123,9 @@ def _swor_k2_rows(p: Any, q: Any, want_subset: bool) -> tuple[Any, Any]:
 
 def _swor_row(p: np.ndarray, q: np.ndarray, k: int) -> tuple[float, np.ndarray, int]:
     """(α*, order, j*) of one row, k ≥ 3: the core's window search (:func:`optaccept._swor.best_prefix`)."""
-    order = np.argsort(_ratio(p, q), kind="stable")
+    order = ratio_order(p, q)
     value, j = _swor.best_prefix(_stable.prefix_sums(p[order]), q[order], k)
     return min(1.0, value), order, j
-
-
-def _ratio(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    return _stable.ratio_key(p, q)  # monotone in p/q, no overflow for subnormal q
 
 
 def _swor_cpu(p: np.ndarray, q: np.ndarray, k: int, want_subset: bool) -> tuple[np.ndarray, Any]:
@@ -145,7 +141,10 @@ def _swor_cpu(p: np.ndarray, q: np.ndarray, k: int, want_subset: bool) -> tuple[
 # --------------------------------------------------------------------------- greedy
 
 
-def _greedy_rows(p: Any, q: Any, k: int, want_subset: bool, offset: int = 0) -> tuple[Any, Any]:
+def greedy_rows(p: Any, q: Any, k: int, want_subset: bool, offset: int = 0) -> tuple[Any, Any]:
+    """α* of greedy drafts, batched: p(T) + Σ_{y∉T} min(p(y), q̃(y)) — also the acceptance of
+    Hu et al.'s greedy verifier, which attains it (:mod:`optaccept.verifiers` calls this);
+    and the minimiser T ∪ {y ∉ T : p < q̃} when ``want_subset``."""
     xp = array_namespace(p)
     if k == 1:
         val = xp.minimum(p, q).sum(1)
@@ -228,7 +227,7 @@ def _solve_chunk(
     p: Any, q: Any, k: int, drafts: str, on_cpu: bool, want_subset: bool, offset: int = 0
 ) -> tuple[Any, Any]:
     if drafts == "greedy":
-        v, m = _greedy_rows(p, q, k, want_subset, offset)
+        v, m = greedy_rows(p, q, k, want_subset, offset)
         return v, (None if m is None else _numpy_mask(m))
     if drafts == "swor" and k == 2:
         pd, qd = _float64(p), _float64(q)

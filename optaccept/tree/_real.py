@@ -284,8 +284,8 @@ def tree_table(
     """
     from tqdm.auto import tqdm
 
-    from ..llm import DraftTrees
     from ._sampling import rao_blackwell
+    from ._stored import DraftTrees
 
     if isinstance(trees, (str, Path, DraftTrees)):
         trees = [trees]

@@ -32,10 +32,11 @@ import numpy as np
 
 from .. import _stable
 from .._errors import InputError
-from .._rows import check_k, greedy_split, iter_rows, sorted_by_ratio, take_rows
+from .._rows import check_k, iter_rows, sorted_by_ratio, take_rows
 from .._stable import array_namespace, is_torch, one_minus_pow1m
+from ..optimal._batched import greedy_rows
 
-__all__ = ["VERIFIERS", "batched_acceptance", "kseq_both"]
+__all__ = ["VERIFIERS", "batched_acceptance", "kseq_both", "kseq_parts", "rrs_chain"]
 
 #: Verifiers accepted by :func:`batched_acceptance`.
 VERIFIERS = ("sd", "nss", "rrs", "kseq", "kseq-output", "greedy")
@@ -83,22 +84,32 @@ def nss(p: Any, q: Any, k: int) -> Any:
     return (p * _hit_probability(q, k)).sum(1)
 
 
-def rrs(p: Any, q: Any, k: int) -> Any:
-    """1 − Π_i (1 − β_i) = −expm1(Σ_i log ρ_i) with ρ_i = 1 − β_i = Σ (q − r_i)₊ (a rejected
-    draft has r_{i+1} = 0 there, so the final residual sample never repeats one)."""
+def rrs_chain(p: Any, q: Any, k: int) -> tuple[list, Any]:
+    """The residuals r_1 = p, …, r_{k+1} of RRS with replacement (each of shape (B, n);
+    r_{i+1} = (r_i − q)₊ normalised, :func:`optaccept._stable.residual`'s convention where
+    that is 0) and the rejection probabilities ρ_i = 1 − β_i = Σ (q − r_i)₊ (B, k), summed
+    directly (β_i ≈ 1 would cancel)."""
     xp = array_namespace(p)
-    r = p
-    log_reject = xp.zeros_like(p[:, 0])
+    res, rho = [p], []
     for _ in range(k):
-        rho = _pos(q - r).sum(1)
-        with np.errstate(divide="ignore"):
-            log_reject = log_reject + xp.log(_clip(rho, 0.0, 1.0))
-        r = _normalise(_pos(r - q))
-    return -xp.expm1(log_reject)
+        r = res[-1]
+        rho.append(_clip(_pos(q - r).sum(1), 0.0, 1.0))
+        res.append(_stable.residual(r, q)[0])
+    return res, xp.stack(rho, 1) if is_torch(p) else np.stack(rho, 1)
+
+
+def rrs(p: Any, q: Any, k: int) -> Any:
+    """1 − Π_i (1 − β_i) = −expm1(Σ_i log ρ_i) (:func:`rrs_chain`; a rejected draft has
+    r_{i+1} = 0 there, so the final residual sample never repeats one)."""
+    xp = array_namespace(p)
+    _, rho = rrs_chain(p, q, k)
+    with np.errstate(divide="ignore"):
+        return -xp.expm1(xp.log(rho).sum(1))
 
 
 def _kseq_rho(p: Any, q: Any, k: int, iters: int = 120) -> Any:
-    """ρ* ∈ [1, k] with 1 − (1 − β(ρ))ᵏ = ρ β(ρ), β(ρ) = Σ min(q, p/ρ).
+    """ρ* ∈ [1, k] with 1 − (1 − β(ρ))ᵏ = ρ β(ρ), β(ρ) = Σ min(q, p/ρ), from above (the
+    smallest float found with 1 − (1 − β)ᵏ < ρβ after 120 halvings, or 1 when h(1) ≤ 0).
 
     h(ρ) = 1 − (1 − β)ᵏ − ρβ decreases in ρ, h(1) ≥ 0 ≥ h(k).  With the tokens sorted by
     r_i = p_i/q_i, β(ρ) = P_m/ρ + (1 − Q_m) on the segment where m tokens have r_i ≤ ρ;
@@ -134,7 +145,21 @@ def _kseq_rho(p: Any, q: Any, k: int, iters: int = 120) -> Any:
         ok = one_minus_pow1m(beta, k) - mid * beta >= 0
         lo = xp.where(ok, mid, lo)
         hi = xp.where(ok, hi, mid)
-    return (lo + hi) / 2
+    return hi  # the feasible side: p_acc(ρ) ≤ ρ·β(ρ), i.e. γ ≤ ρ
+
+
+def kseq_parts(p: Any, q: Any, k: int) -> tuple[Any, Any, Any, Any, Any]:
+    """(ρ*, min(q, p/ρ*), β, p_acc, residual) of K-SEQ: ρ* on its feasible side (the
+    residual (p − γ·min(q, p/ρ*))₊ with γ = p_acc/β ≤ ρ* loses no mass to the clipping),
+    β = Σ min(q, p/ρ*), p_acc = 1 − (1 − β)ᵏ; the residual is unnormalised (total (1 − β)ᵏ
+    at the exact root)."""
+    xp = array_namespace(p)
+    rho = _kseq_rho(p, q, k)
+    mq = _minimum(q, p / rho[:, None])
+    beta = _clip(mq.sum(1), 0.0, 1.0)
+    p_acc = one_minus_pow1m(beta, k)
+    gamma = xp.where(beta > 0, p_acc / xp.where(beta > 0, beta, xp.ones_like(beta)), xp.zeros_like(beta))
+    return rho, mq, beta, p_acc, _pos(p - gamma[:, None] * mq)
 
 
 def kseq_both(p: Any, q: Any, k: int, *, output: bool = True) -> tuple[Any, Any]:
@@ -147,14 +172,9 @@ def kseq_both(p: Any, q: Any, k: int, *, output: bool = True) -> tuple[Any, Any]
     ∝ (p − γ min(p/ρ*, q))₊, γ = p_acc/β.
     """
     xp = array_namespace(p)
-    rho = _kseq_rho(p, q, k)
-    mq = _minimum(q, p / rho[:, None])
-    beta = _clip(mq.sum(1), 0.0, 1.0)
-    p_acc = one_minus_pow1m(beta, k)
+    rho, mq, beta, p_acc, res_raw = kseq_parts(p, q, k)
     if not output:
         return p_acc, p_acc
-    gamma = xp.where(beta > 0, p_acc / xp.where(beta > 0, beta, xp.ones_like(beta)), xp.zeros_like(beta))
-    res_raw = _pos(p - gamma[:, None] * mq)
     mass = res_raw.sum(1)
     res = _normalise(res_raw)
     u_law = _normalise(_pos(q - p / rho[:, None]))
@@ -167,13 +187,9 @@ def greedy(p: Any, q: Any, k: int, offset: int = 0) -> Any:
     """Hu et al.'s greedy verifier: the sampled last draft X ~ q̃ is accepted w.p.
     min(1, p(X)/q̃(X)); else a sample from r ∝ p on T, (p − q̃)₊ off T.  The output is a
     draft when X is accepted or r lands in T (r is 0 at a rejected X):
-    α = p(T) + Σ_{y∉T} min(q̃(y), p(y))."""
-    xp = array_namespace(p)
-    if k == 1:
-        return sd(p, q)
-    in_t, q_tilde = greedy_split(q, k, offset)
-    zero = xp.zeros_like(q)
-    return xp.where(in_t, p, zero).sum(1) + xp.where(in_t, zero, _minimum(q_tilde, p)).sum(1)
+    α = p(T) + Σ_{y∉T} min(q̃(y), p(y)) = α* of the greedy draft law — the solvers'
+    formula (:func:`optaccept.optimal._batched.greedy_rows`), not restated here."""
+    return greedy_rows(p, q, k, False, offset)[0]
 
 
 def batched_acceptance(p: Any, q: Any, k: int, verifier: str = "rrs", *, device: Any = None) -> Any:

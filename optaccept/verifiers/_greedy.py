@@ -17,6 +17,7 @@ import numpy as np
 
 from ..drafts import DraftLaw, Greedy
 from ._base import Verifier, sample_from
+from ._batched import greedy
 
 __all__ = ["HuGreedy"]
 
@@ -38,10 +39,8 @@ class HuGreedy(Verifier):
         return r
 
     def _acceptance(self, p, q, k, notion):
-        law = self._law(q, k)
-        in_top = np.zeros(p.size, dtype=bool)
-        in_top[list(law.top)] = True
-        return float(p[in_top].sum() + np.minimum(p, law.q_rest)[~in_top].sum())
+        self._law(q, k)  # validates k against the support of q
+        return float(greedy(p[None], q[None], k)[0])
 
     def _simulate(self, p, q, k, law, drafts, rng):
         x = drafts[:, -1]

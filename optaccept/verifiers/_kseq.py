@@ -8,9 +8,10 @@ Accept the first draft with :math:`\rho U_i \le p(x_i)/q(x_i)`; if none, sample 
 :math:`(p - \gamma \min(q, p/\rho))_+` with :math:`\gamma = p_{acc}/\beta` (SpecTr letters:
 target q, draft p).
 
-ρ is found by bisection to an absolute tolerance :data:`RHO_XTOL`, always keeping the
-feasible end (h ≥ 0), so the residual is non-negative and the output law is exactly p
-for the ρ used.  Acceptance (SpecTr, Lemma on K-SEQ):
+ρ is found by bisection on the segment of sorted p/q ratios that holds it (the batched
+formula of :mod:`optaccept.verifiers._batched`, written once for numpy and torch and
+called here on one row), always keeping the feasible end (h ≥ 0), so the residual is
+non-negative and the output law is exactly p for the ρ used.  Acceptance (SpecTr, Lemma on K-SEQ):
 
 rule:   :math:`p_{acc}(\rho)`
 output: :math:`p_{acc}(\rho) + \sum_y (p - \gamma\min(q, p/\rho))(y)\,
@@ -24,45 +25,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _stable
+from .._errors import InputError
 from ..drafts import IID, DraftLaw
 from ._base import Verifier, sample_from
+from ._batched import kseq_both, kseq_parts
 
 __all__ = ["KSeq", "kseq_rho", "RHO_XTOL"]
 
-#: Absolute tolerance of the bisection for ρ*.
+#: Guaranteed distance of the returned ρ* above the root (the bisection ends within a few ulps).
 RHO_XTOL = 1e-13
 
 
-def _beta(p: np.ndarray, q: np.ndarray, rho: float) -> float:
-    return float(np.minimum(q, p / rho).sum())
-
-
-def _one_minus_beta(p: np.ndarray, q: np.ndarray, rho: float) -> float:
-    """1 − β(ρ) = Σ (q − p/ρ)₊, summed directly (1.0 - β cancels when β ≈ 1)."""
-    return float(np.clip(q - p / rho, 0.0, None).sum())
-
-
-def _h(p: np.ndarray, q: np.ndarray, k: int, rho: float) -> float:
-    b = _beta(p, q, rho)
-    return rho * b - (1.0 - _one_minus_beta(p, q, rho) ** k)
-
-
 def kseq_rho(p: np.ndarray, q: np.ndarray, k: int, xtol: float = RHO_XTOL) -> float:
-    """The K-SEQ division factor: smallest ρ ∈ [1, k] with h(ρ) = ρβ(ρ) − p_acc(ρ) ≥ 0,
-    to within ``xtol`` from above."""
-    lo, hi = 1.0, float(k)
-    if _h(p, q, k, lo) >= 0:
-        return lo
-    while hi - lo > xtol:
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        if _h(p, q, k, mid) >= 0:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    """The K-SEQ division factor: smallest ρ ∈ [1, k] with h(ρ) = ρβ(ρ) − p_acc(ρ) ≥ 0, from
+    above — the batched formula (:func:`optaccept.verifiers._batched.kseq_parts`) on one
+    row, whose bisection ends within a few ulps of the root (below any ``xtol`` ≥ 1e-15)."""
+    if not xtol > 0:
+        raise InputError(f"xtol: must be positive, got {xtol!r}")
+    return float(kseq_parts(np.asarray(p, dtype=np.float64)[None], np.asarray(q, dtype=np.float64)[None], k)[0][0])
 
 
 class KSeq(Verifier):
@@ -76,23 +56,15 @@ class KSeq(Verifier):
 
     @staticmethod
     def _params(p, q, k):
-        rho = kseq_rho(p, q, k)
-        beta = _beta(p, q, rho)
-        pacc = 1.0 - _one_minus_beta(p, q, rho) ** k
-        gamma = pacc / beta if beta > 0 else 0.0
-        residual = np.clip(p - gamma * np.minimum(q, p / rho), 0.0, None)
-        return rho, beta, pacc, gamma, residual
+        rho, _, _, _, residual = kseq_parts(p[None], q[None], k)
+        return float(rho[0]), residual[0]
 
     def _acceptance(self, p, q, k, notion):
-        rho, beta, pacc, gamma, residual = self._params(p, q, k)
-        if notion == "rule" or beta >= 1.0:
-            return pacc
-        rest = np.clip(q - p / rho, 0.0, None)
-        s = rest / rest.sum()  # the law of a rejected draft; its total is 1 − β, summed directly
-        return pacc + float((residual * _stable.one_minus_pow1m(s, k)).sum())
+        rule, output = kseq_both(p[None], q[None], k, output=notion == "output")
+        return float((rule if notion == "rule" else output)[0])
 
     def _simulate(self, p, q, k, law, drafts, rng):
-        rho, beta, pacc, gamma, residual = self._params(p, q, k)
+        rho, residual = self._params(p, q, k)
         size = drafts.shape[0]
         u = rng.random((size, k))
         with np.errstate(divide="ignore", invalid="ignore"):

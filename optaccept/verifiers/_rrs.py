@@ -29,6 +29,7 @@ from .._errors import MethodError
 from .._rows import sample_rows
 from ..drafts import IID, DraftLaw, WithoutReplacement
 from ._base import Verifier, normalised, sample_from
+from ._batched import rrs, rrs_chain
 
 __all__ = ["RRS", "RRSWithoutReplacement", "rrs_residuals", "MAX_RRS_STATES"]
 
@@ -38,17 +39,10 @@ MAX_RRS_STATES = 200_000
 
 def rrs_residuals(p: np.ndarray, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Residuals r¹..r^{k+1} (rows of a (k+1, n) array) and the rejection
-    probabilities TV(r^m, q), m = 1..k, of RRS with replacement."""
-    res = np.empty((k + 1, p.size))
-    tv = np.empty(k)
-    cur = p
-    for m in range(k):
-        res[m] = cur
-        pos = np.clip(cur - q, 0.0, None)
-        tv[m] = pos.sum()
-        cur = pos / tv[m] if tv[m] > 0 else cur
-    res[k] = cur
-    return res, tv
+    probabilities TV(r^m, q), m = 1..k, of RRS with replacement (the batched
+    :func:`optaccept.verifiers._batched.rrs_chain` on one row)."""
+    res, rho = rrs_chain(np.asarray(p, dtype=np.float64)[None], np.asarray(q, dtype=np.float64)[None], k)
+    return np.concatenate(res, axis=0), rho[0]
 
 
 class RRS(Verifier):
@@ -61,8 +55,7 @@ class RRS(Verifier):
         return IID(q, k)
 
     def _acceptance(self, p, q, k, notion):
-        _, tv = rrs_residuals(p, q, k)
-        return 1.0 - float(np.prod(tv))
+        return float(rrs(p[None], q[None], k)[0])
 
     def _simulate(self, p, q, k, law, drafts, rng):
         res, _ = rrs_residuals(p, q, k)

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _stable
 from .._stable import residual
 from ..drafts import IID, DraftLaw
 from ._base import Verifier, sample_from
+from ._batched import nss, sd
 
 __all__ = ["SD", "NSS", "NaiveTree"]
 
@@ -47,7 +47,7 @@ class SD(Verifier):
         return IID(q, k)
 
     def _acceptance(self, p: np.ndarray, q: np.ndarray, k: int, notion: str) -> float:
-        return float(np.minimum(p, q).sum())
+        return float(sd(p[None], q[None])[0])
 
     def _simulate(self, p, q, k, law, drafts, rng):
         return sd_step(p, q, drafts[:, 0], rng)
@@ -64,7 +64,7 @@ class NSS(Verifier):
         return IID(q, k)
 
     def _acceptance(self, p: np.ndarray, q: np.ndarray, k: int, notion: str) -> float:
-        return float((p * _stable.one_minus_pow1m(q, k)).sum())  # −expm1(k·log1p(−q)): exact for tiny q
+        return float(nss(p[None], q[None], k)[0])
 
     def _simulate(self, p, q, k, law, drafts, rng):
         y = sample_from(rng, p, drafts.shape[0])
@@ -86,10 +86,11 @@ class NaiveTree(Verifier):
         return IID(q, k)
 
     def _acceptance(self, p: np.ndarray, q: np.ndarray, k: int, notion: str) -> float:
-        base = float(np.minimum(p, q).sum())
-        if notion == "rule":
+        base = float(sd(p[None], q[None])[0])
+        if notion == "rule" or k == 1:
             return base
-        return base + float((np.clip(p - q, 0.0, None) * _stable.one_minus_pow1m(q, k - 1)).sum())
+        # the residual sample lands on one of the other k − 1 drafts: NSS's hit probability
+        return base + float(nss(np.clip(p - q, 0.0, None)[None], q[None], k - 1)[0])
 
     def _simulate(self, p, q, k, law, drafts, rng):
         return sd_step(p, q, drafts[:, 0], rng)

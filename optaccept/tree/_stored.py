@@ -1,0 +1,440 @@
+"""Draft trees as stored: every node's token, parent and depth with the target's and the
+draft's next-token laws read there (:class:`DraftTrees`, the file format
+``optaccept.llm.DraftTrees/1``), and :class:`StoredModel`, which answers a tree computation
+from such a file offline.  The trees are grown from language models by
+:func:`optaccept.llm.extract_trees`; the analyses of :mod:`optaccept.tree` read them from here,
+with no model (and no torch) loaded.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError
+from .._storage import Distributions, _read_archive, _want_sparse, _write_archive
+from .._validation import check_k
+
+__all__ = ["FORMAT", "TREES_FILES", "DraftTrees", "StoredModel", "trees_path"]
+
+FORMAT = "optaccept.llm.DraftTrees/1"
+
+#: Draft-tree files shipped in ``optaccept/data`` (see its README for provenance), by draft law.
+TREES_FILES = {"iid": "smollm2_layerskip_trees_iid.npz", "swor": "smollm2_layerskip_trees_swor.npz"}
+
+
+def trees_path(drafts: str = "iid") -> Path:
+    """Path of the shipped draft trees of the built-in pair (:func:`smollm2_layerskip`,
+    both sides truncated to their top 50 tokens), drawn i.i.d. or without replacement;
+    provenance in ``DraftTrees.load(path).meta`` and ``optaccept/data/README.md``."""
+    from importlib import resources
+
+    if drafts not in TREES_FILES:
+        raise InputError(f"drafts: must be one of {tuple(TREES_FILES)}, got {drafts!r}")
+    return Path(str(resources.files("optaccept.data").joinpath(TREES_FILES[drafts])))
+
+
+# ----------------------------------------------------------------------------- storage
+
+
+class DraftTrees:
+    """Draft trees with the target's and the draft's next-token distribution at every node.
+
+    Node arrays (one entry per node, trees one after another, each tree's nodes in
+    breadth-first order with its root first):
+
+    ``tree``, ``parent`` (global node index, -1 at a root), ``depth`` (0 at the root),
+    ``token`` (the token leading to the node, -1 at a root), and the rows
+    :attr:`target` (p) and :attr:`draft` (q): the next-token laws given prompt + the
+    node's path.  Tree arrays: ``prompt_index`` and ``chains``, shape
+    (trees, k, length): the node reached by each chain after each of its tokens, in
+    the order the chains were drafted.  ``meta`` holds the provenance.  Rows are stored
+    at every node, the leaves included (the target's row at a leaf is the law of the bonus
+    token; accepted-token counts read the internal nodes only).
+    """
+
+    def __init__(
+        self,
+        target: Any,
+        draft: Any,
+        *,
+        tree: Any,
+        parent: Any,
+        depth: Any,
+        token: Any,
+        prompt_index: Any,
+        chains: Any,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        rows = Distributions(target, draft)  # shape checks, float32
+        m = rows.n_positions
+        self._rows = rows
+        self.tree = self._ints(tree, (m,), "tree")
+        self.parent = self._ints(parent, (m,), "parent")
+        self.depth = self._ints(depth, (m,), "depth")
+        self.token = self._ints(token, (m,), "token")
+        self.prompt_index = np.array(prompt_index, dtype=np.int64).reshape(-1)
+        ch = np.array(chains, dtype=np.int64)
+        if ch.ndim != 3 or ch.shape[0] != self.prompt_index.size:
+            raise InputError(f"chains: must have shape (trees, k, length), got {ch.shape}")
+        self.chains_nodes = ch
+        self.meta = dict(meta or {})
+        n_trees = self.prompt_index.size
+        if m and (self.tree.min() < 0 or self.tree.max() >= n_trees):
+            raise InputError("tree: node tree indices out of range")
+        roots = np.flatnonzero(self.parent < 0)
+        if not np.array_equal(self.tree[roots], np.arange(n_trees)):
+            raise InputError("parent: every tree needs exactly one root, trees in order")
+        self._roots = roots
+        for a in (self.tree, self.parent, self.depth, self.token, self.prompt_index, self.chains_nodes):
+            a.setflags(write=False)
+        self._prefix_index: list[dict[tuple[int, ...], int]] | None = None
+        self._compact: dict[int, tuple[Any, ...]] | None = None
+
+    @staticmethod
+    def _ints(x: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
+        a = np.array(x, dtype=np.int64).reshape(-1)
+        if a.shape != shape:
+            raise InputError(f"{name}: must have one entry per node {shape}, got {a.shape}")
+        return a
+
+    # ------------------------------------------------------------------ access
+
+    @property
+    def target(self) -> np.ndarray:
+        """(nodes, vocab) float32 target distributions p (read-only)."""
+        return self._rows.target
+
+    @property
+    def draft(self) -> np.ndarray:
+        """(nodes, vocab) float32 draft distributions q (read-only)."""
+        return self._rows.draft
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.prompt_index.size)
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.tree.size)
+
+    @property
+    def vocab_size(self) -> int:
+        return self._rows.vocab_size
+
+    @property
+    def k(self) -> int:
+        return int(self.chains_nodes.shape[1])
+
+    @property
+    def length(self) -> int:
+        return int(self.chains_nodes.shape[2])
+
+    @property
+    def drafts(self) -> str:
+        return str(self.meta.get("drafts", "iid"))
+
+    def __len__(self) -> int:
+        return self.n_trees
+
+    def __repr__(self) -> str:
+        return (
+            f"DraftTrees({self.n_trees} trees, k={self.k}, length={self.length}, drafts={self.drafts!r}, "
+            f"{self.n_nodes} nodes, vocab {self.vocab_size})"
+        )
+
+    def _repr_html_(self) -> str:
+        m = self.meta
+        rows = [
+            ("trees", self.n_trees),
+            ("k chains × length", f"{self.k} × {self.length} ({self.drafts})"),
+            ("nodes", self.n_nodes),
+            ("vocabulary", self.vocab_size),
+            ("target", f"{m.get('target_model', '?')} {m.get('target_warp', '')}"),
+            ("draft", f"{m.get('draft_model', '?')} {m.get('draft_warp', '')}"),
+        ]
+        body = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(str(a))}</th>"
+            f"<td style='text-align:left'>{html.escape(str(b))}</td></tr>"
+            for a, b in rows
+        )
+        return f"<table><caption>DraftTrees</caption>{body}</table>"
+
+    def nodes(self, i: int) -> np.ndarray:
+        """Global indices of tree ``i``'s nodes (root first, breadth-first)."""
+        i = self._tree_index(i)
+        return np.flatnonzero(self.tree == i)
+
+    def _tree_index(self, i: Any) -> int:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.n_trees:
+            raise InputError(f"i: must be a tree index in [0, {self.n_trees}), got {i!r}")
+        return int(i)
+
+    def path(self, node: int) -> tuple[int, ...]:
+        """The tokens from the root to ``node`` (the node's prefix after the prompt)."""
+        out = []
+        j = int(node)
+        while self.parent[j] >= 0:
+            out.append(int(self.token[j]))
+            j = int(self.parent[j])
+        return tuple(reversed(out))
+
+    def chains(self, i: int) -> list[tuple[int, ...]]:
+        """Tree ``i``'s k drafted chains as token tuples, in drafting order."""
+        i = self._tree_index(i)
+        return [tuple(int(self.token[j]) for j in row) for row in self.chains_nodes[i]]
+
+    def prefixes(self, i: int) -> dict[tuple[int, ...], int]:
+        """Tree ``i``'s node prefixes (token tuples after the prompt) -> global node index."""
+        i = self._tree_index(i)
+        if self._prefix_index is None:
+            index: list[dict[tuple[int, ...], int]] = [dict() for _ in range(self.n_trees)]
+            for j in range(self.n_nodes):
+                index[int(self.tree[j])][self.path(j)] = j
+            self._prefix_index = index
+        return self._prefix_index[i]
+
+    def rows(self, nodes: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of p and q at ``nodes`` (default all) as float64, renormalised."""
+        sel = slice(None) if nodes is None else np.asarray(nodes)
+        sub = Distributions(self.target[sel], self.draft[sel])
+        return sub.rows()
+
+    def models(self, i: int, *, compact: bool = False) -> tuple[StoredModel, StoredModel]:
+        """Tree ``i`` as (target, draft) sequence models replaying the stored rows.
+
+        Each is a callable ``prefix -> float64 distribution`` defined on the tree's
+        node prefixes (``()`` is the root); any other prefix raises ``KeyError``.
+        ``compact=True`` keeps only the tokens with p > 0 or q > 0 at some node of
+        the tree, renumbered 0, 1, ... in vocabulary order (prefixes are then in the
+        new numbering, see :meth:`vocabulary`): every verifier's value is unchanged
+        and truncated rows get small.
+        """
+        if compact:
+            if self._compact is None:
+                self._compact = {}
+            if i not in self._compact:
+                self._compact[i] = self._models(i, True)
+            return self._compact[i][:2]
+        return self._models(i, False)[:2]
+
+    def _models(self, i: int, compact: bool) -> tuple[StoredModel, StoredModel]:
+        index = self.prefixes(i)
+        nodes = list(index.values())
+        p, q = self.rows(nodes)
+        keys = list(index)
+        if compact:
+            keep = self.vocabulary(i)
+            new = {int(t): j for j, t in enumerate(keep)}
+            p, q = p[:, keep], q[:, keep]
+            keys = [tuple(new[t] for t in key) for key in keys]
+        where = f"tree {i}"
+        return (
+            StoredModel(dict(zip(keys, p, strict=True)), "target", where),
+            StoredModel(dict(zip(keys, q, strict=True)), "draft", where),
+            new if compact else None,
+        )
+
+    def vocabulary(self, i: int) -> np.ndarray:
+        """Tokens with p > 0 or q > 0 at some node of tree ``i`` (sorted): the compact
+        vocabulary of ``models(i, compact=True)``."""
+        nodes = self.nodes(i)
+        return np.flatnonzero(((self.target[nodes] > 0) | (self.draft[nodes] > 0)).any(axis=0))
+
+    def draft_tree(self, i: int, *, k: int | None = None, length: int | None = None, compact: bool = False) -> Any:
+        """Tree ``i`` as an :class:`optaccept.tree.DraftTree`, optionally cut to its first
+        ``k`` chains and their first ``length`` tokens.
+
+        The cut tree is a sample of the draft law with those k and length: i.i.d.
+        chains stay i.i.d., and the first k of chains drawn sequentially without
+        replacement at the root are drawn without replacement.
+        """
+        from ..tree import DraftTree
+
+        k = self.k if k is None else check_k(k)
+        length = self.length if length is None else check_k(length, "length")
+        if k > self.k or length > self.length:
+            raise InputError(
+                f"k, length: at most the stored k = {self.k} and length = {self.length}, got {k} and {length}"
+            )
+        chains = [c[:length] for c in self.chains(i)[:k]]
+        if compact:
+            self.models(i, compact=True)
+            new = self._compact[i][2]
+            chains = [tuple(new[t] for t in c) for c in chains]
+        return DraftTree(tuple(chains), length, self.drafts)
+
+    def items(self, *, k: int | None = None, length: int | None = None, compact: bool = True):
+        """``(DraftTree, target, draft)`` for every tree (cut to ``k``, ``length``), the
+        input of :func:`optaccept.tree.rao_blackwell`: accepted tokens per step averaged
+        over the stored trees, from the file alone (``compact``: see :meth:`models`)."""
+        for i in range(self.n_trees):
+            target, draft = self.models(i, compact=compact)
+            yield self.draft_tree(i, k=k, length=length, compact=compact), target, draft
+
+    def as_distributions(self, *, internal_only: bool = False) -> Distributions:
+        """The node rows as :class:`Distributions` (prompt index, depth as step, token),
+        e.g. for ``gap_table`` or :func:`draft_quality`; ``internal_only`` drops the leaves."""
+        sel = self.depth < self.length if internal_only else np.ones(self.n_nodes, bool)
+        return Distributions(
+            self.target[sel],
+            self.draft[sel],
+            prompt_index=self.prompt_index[self.tree[sel]],
+            step=self.depth[sel],
+            token=self.token[sel],
+            meta=self.meta,
+        )
+
+    def select(self, trees: Any) -> DraftTrees:
+        """The trees selected by ``trees`` (indices, a slice or a boolean mask), renumbered."""
+        idx = np.arange(self.n_trees)[trees]
+        idx = np.atleast_1d(idx)
+        keep = np.isin(self.tree, idx)
+        old = np.flatnonzero(keep)
+        new_of_old = np.full(self.n_nodes, -1, dtype=np.int64)
+        new_of_old[old] = np.arange(old.size)
+        new_tree = np.full(self.n_trees, -1, dtype=np.int64)
+        new_tree[idx] = np.arange(idx.size)
+        order = np.argsort(new_tree[self.tree[old]], kind="stable")
+        old = old[order]
+        new_of_old[old] = np.arange(old.size)
+        parent = np.where(self.parent[old] >= 0, new_of_old[np.maximum(self.parent[old], 0)], -1)
+        return DraftTrees(
+            self.target[old],
+            self.draft[old],
+            tree=new_tree[self.tree[old]],
+            parent=parent,
+            depth=self.depth[old],
+            token=self.token[old],
+            prompt_index=self.prompt_index[idx],
+            chains=new_of_old[self.chains_nodes[idx]],
+            meta=self.meta,
+        )
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[DraftTrees], meta: dict[str, Any] | None = None) -> DraftTrees:
+        """The trees of several parts, one after another (same vocabulary, k and length)."""
+        if not parts:
+            raise InputError("parts: nothing to concatenate")
+        shapes = {(p.vocab_size, p.k, p.length) for p in parts}
+        if len(shapes) != 1:
+            raise InputError(f"parts: (vocabulary, k, length) differ: {sorted(shapes)}")
+        node_off = np.cumsum([0] + [p.n_nodes for p in parts])
+        tree_off = np.cumsum([0] + [p.n_trees for p in parts])
+        return cls(
+            np.concatenate([p.target for p in parts]),
+            np.concatenate([p.draft for p in parts]),
+            tree=np.concatenate([p.tree + t for p, t in zip(parts, tree_off, strict=False)]),
+            parent=np.concatenate(
+                [np.where(p.parent >= 0, p.parent + o, -1) for p, o in zip(parts, node_off, strict=False)]
+            ),
+            depth=np.concatenate([p.depth for p in parts]),
+            token=np.concatenate([p.token for p in parts]),
+            prompt_index=np.concatenate([p.prompt_index for p in parts]),
+            chains=np.concatenate([p.chains_nodes + o for p, o in zip(parts, node_off, strict=False)]),
+            meta=parts[0].meta if meta is None else meta,
+        )
+
+    # ----------------------------------------------------------------- storage
+
+    def _arrays(self, sparse: bool, dtype: str) -> dict[str, np.ndarray]:
+        out = self._rows._arrays(sparse)
+        for name in ("target", "draft", "target_values", "draft_values"):
+            if name in out:
+                out[name] = out[name].astype(dtype)
+        for name in ("prompt_index", "step", "token"):  # per-row fields of Distributions
+            out.pop(name, None)
+        out.update(
+            tree=self.tree,
+            parent=self.parent,
+            depth=self.depth,
+            token=self.token,
+            prompt_index=self.prompt_index,
+            chains=self.chains_nodes,
+        )
+        return out
+
+    def save(self, path: str | os.PathLike, *, sparse: bool | None = None, dtype: str = "float32") -> Path:
+        """Write a compressed ``.npz`` with provenance and a SHA-256 checksum.
+
+        ``sparse=None`` stores each node's union of supports when under half of the
+        entries are nonzero (truncated distributions), else dense rows.
+        ``dtype="float16"`` halves the size of dense rows at ~1e-3 relative
+        precision (rows are renormalised on use); the default keeps float32.
+        """
+        if dtype not in ("float32", "float16"):
+            raise InputError(f"dtype: must be 'float32' or 'float16', got {dtype!r}")
+        arrays = self._arrays(_want_sparse(sparse, self.target, self.draft), dtype)
+        meta_json = json.dumps({"format": FORMAT, **self.meta, "row_dtype": dtype}, sort_keys=True)
+        return _write_archive(path, arrays, meta_json)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, verify: bool = True) -> DraftTrees:
+        """Read a file written by :meth:`save`; checks the checksum unless told not to."""
+        kind = "an optaccept draft-tree archive (.npz written by 'extract_trees')"
+        target, draft, data, meta = _read_archive(path, kind, FORMAT, verify)
+        meta.pop("row_dtype", None)
+        return cls(
+            target,
+            draft,
+            tree=data["tree"],
+            parent=data["parent"],
+            depth=data["depth"],
+            token=data["token"],
+            prompt_index=data["prompt_index"],
+            chains=data["chains"],
+            meta=meta,
+        )
+
+
+class StoredModel:
+    """A sequence model replaying stored rows: ``model(prefix)`` -> float64 distribution.
+
+    Defined only on the stored prefixes (token tuples after the prompt); any other
+    prefix raises ``KeyError`` naming it.
+    """
+
+    def __init__(self, rows: dict[tuple[int, ...], np.ndarray], side: str = "model", where: str = "") -> None:
+        self._rows = {tuple(int(t) for t in k): np.asarray(v, dtype=np.float64) for k, v in rows.items()}
+        for v in self._rows.values():
+            v.setflags(write=False)
+        self.side = side
+        self.where = where
+        self.vocab_size = len(next(iter(self._rows.values()))) if self._rows else 0
+
+    def __call__(self, prefix: Sequence[int]) -> np.ndarray:
+        key = tuple(int(t) for t in prefix)
+        try:
+            return self._rows[key]
+        except KeyError:
+            raise KeyError(
+                f"prefix {key}: not a node of the stored {self.side} rows ({self.where}); "
+                "stored models answer only at their tree's nodes"
+            ) from None
+
+    @property
+    def prefixes(self) -> list[tuple[int, ...]]:
+        return list(self._rows)
+
+    def __contains__(self, prefix: Sequence[int]) -> bool:
+        return tuple(int(t) for t in prefix) in self._rows
+
+    next_token_probs = __call__
+
+    def batch_next_token_probs(self, prefixes: Sequence[Sequence[int]]) -> np.ndarray:
+        return np.stack([self(pr) for pr in prefixes])
+
+    def __repr__(self) -> str:
+        return f"StoredModel({self.side}, {len(self._rows)} prefixes, vocab {self.vocab_size}, {self.where})"
+
+
+# ------------------------------------------------------------------- live models
+
+
+# ---------------------------------------------------------------------- sampling
