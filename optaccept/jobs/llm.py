@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import pathlib
 import time
 from collections.abc import Iterator
@@ -27,15 +26,16 @@ TOP_K = 50
 
 
 @contextlib.contextmanager
-def _threads_for_load() -> Iterator[int]:
-    """One torch thread when the machine is already busy: two OpenMP threads
-    fighting other processes for two cores run up to ten times slower."""
+def _one_torch_thread() -> Iterator[int]:
+    """One torch thread for the model passes, whatever the machine's load: float32 sums
+    depend on how a product is split between threads, so a thread count that followed the
+    load (as it once did) made a re-run's figures differ in the 7th digit and flip near-ties
+    of the budget search.  (On a busy 2-core machine, two threads also ran up to ten times
+    slower.)"""
     import torch
 
     old = torch.get_num_threads()
-    busy = hasattr(os, "getloadavg") and os.getloadavg()[0] > (os.cpu_count() or 1)
-    if busy:
-        torch.set_num_threads(1)
+    torch.set_num_threads(1)
     try:
         yield torch.get_num_threads()
     finally:
@@ -199,7 +199,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     n_prompts, n_tokens = (4, 8) if quick else (12, 16)
     # Every other built-in prompt: all kinds are represented.
     prompts = builtin_prompts()[::2][:n_prompts]
-    with _threads_for_load() as threads:
+    with _one_torch_thread() as threads:
         t0 = time.perf_counter()
         pair = ModelPair.smollm2(target_temperature=1.0, draft_temperature=DRAFT_TEMPERATURES[0], top_k=TOP_K)
         t_load = time.perf_counter() - t0

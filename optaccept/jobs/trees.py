@@ -137,10 +137,10 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     if quick:
         return paths
     from ..llm import builtin_prompts, extract_trees, smollm2_layerskip
-    from .llm import _threads_for_load
+    from .llm import _one_torch_thread
 
     fresh = {}
-    with _threads_for_load():
+    with _one_torch_thread():
         pair = smollm2_layerskip(top_k=TOP_K)
         for d in ("iid", "swor"):
             t0 = time.perf_counter()
@@ -155,7 +155,7 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     from ..tree import budget_curve
 
     t0 = time.perf_counter()
-    with _threads_for_load():
+    with _one_torch_thread():
         models = [sequence_models(pair, p) for p in builtin_prompts()]
         curve = budget_curve(models, BUDGETS, progress=True)
     print(f"   budget curves: {time.perf_counter() - t0:.1f} s")
