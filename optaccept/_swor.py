@@ -599,13 +599,16 @@ def window_complements(q_ordered: np.ndarray, k: int, j_lo: int, j_hi: int, *, t
 
 
 def best_prefix(P: np.ndarray, q_ordered: np.ndarray, k: int) -> tuple[float, int]:
-    """min_j P_j + 1 − D(S_j) over the prefixes of the order and its first minimiser (h_0 = 1),
+    """min_j P_j + 1 − D(S_j) over the prefixes of the order and a minimiser (h_0 = 1),
     integrating only the window of prefixes that can still attain it.
 
     Bound: D(S) ≤ q(S)^k for draws without replacement (given earlier draws in S that
     removed mass R, the next lands in S with probability (q(S) − R)/(1 − R) ≤ q(S)), so
-    h_j ≥ P_j + 1 − (1 − λ_j)^k.  With u = h at the minimiser j₀ of that bound (one
-    window of width 1), the minimum lies among the j whose bound is ≤ u + 1e-12."""
+    h_j ≥ P_j + 1 − (1 − λ_j)^k.  With u the least of the h known without an integral
+    (S_0; prefixes with fewer than k support tokens, D = 0; no mass outside, D = 1) and of
+    h at the minimiser j₀ of that bound (one window of width 1), the minimum lies among the
+    j whose bound is ≤ u + 1e-12 (the margin covers the quadrature's error).  Without numba,
+    or for k ≤ 2 or k > 16, every prefix is evaluated."""
     q = np.asarray(q_ordered, dtype=np.float64)
     if k < 3 or k > _AGG_MAX_K or _dp_kernel() is None:  # closed forms, or no window to gain
         h = P + prefix_complements(q, k)
