@@ -511,39 +511,35 @@ def _aggregate_py(heavy, rest, scale, sums, coef, t, out) -> None:
         while h < H and heavy[h] * tg > _LIGHT:
             h += 1
         if h == H and rest.size > 0 and scale[H] * tg > _LIGHT:
-            # more heavy tokens than kept apart: the recursion over all of A
+            # more heavy tokens than kept apart: no light part, the recursion over all of A
             for m in range(k):
                 out[g, m] = 0.0
             out[g, 0] = 1.0
-            for i in range(H + rest.size):
-                qi = heavy[i] if i < H else rest[i - H]
-                r_ = -math.expm1(-qi * tg)
-                e = 1.0 - r_
-                for m in range(k - 1, 0, -1):
-                    out[g, m] = e * out[g, m] + r_ * out[g, m - 1]
-                out[g, 0] = e * out[g, 0]
-            continue
-        u = scale[h] * tg  # ≤ 1/8
-        up = 1.0
-        for r in range(1, terms + 1):
-            up *= u
-            tm[r] = up * sums[h, r]  # Σ_light (q_i t)^r
-        for s_ in range(1, k):
-            acc = 0.0
-            for r in range(s_, terms + 1):
-                acc += coef[s_, r] * tm[r]
-            ell[s_] = acc / s_ if s_ % 2 == 1 else -acc / s_
-        f[0] = 1.0
-        for m in range(1, k):
-            acc = 0.0
-            for s_ in range(1, m + 1):
-                acc += s_ * ell[s_] * f[m - s_]
-            f[m] = acc / m
-        x = tm[1]  # t · q(light)
-        for m in range(k):
-            out[g, m] = math.exp(math.log(f[m]) - x) if f[m] > 0.0 else 0.0
-        for i in range(h):  # heavy tokens: the convex recursion
-            r_ = -math.expm1(-heavy[i] * tg)
+            n_rec = H + rest.size
+        else:
+            u = scale[h] * tg  # ≤ 1/8
+            up = 1.0
+            for r in range(1, terms + 1):
+                up *= u
+                tm[r] = up * sums[h, r]  # Σ_light (q_i t)^r
+            for s_ in range(1, k):
+                acc = 0.0
+                for r in range(s_, terms + 1):
+                    acc += coef[s_, r] * tm[r]
+                ell[s_] = acc / s_ if s_ % 2 == 1 else -acc / s_
+            f[0] = 1.0
+            for m in range(1, k):
+                acc = 0.0
+                for s_ in range(1, m + 1):
+                    acc += s_ * ell[s_] * f[m - s_]
+                f[m] = acc / m
+            x = tm[1]  # t · q(light)
+            for m in range(k):
+                out[g, m] = math.exp(math.log(f[m]) - x) if f[m] > 0.0 else 0.0
+            n_rec = h
+        for i in range(n_rec):  # heavy tokens (and, above, the rest): the convex recursion
+            qi = heavy[i] if i < H else rest[i - H]
+            r_ = -math.expm1(-qi * tg)
             e = 1.0 - r_
             for m in range(k - 1, 0, -1):
                 out[g, m] = e * out[g, m] + r_ * out[g, m - 1]

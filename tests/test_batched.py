@@ -747,3 +747,18 @@ def test_swor_compiled_and_numpy_quadrature_agree(case, monkeypatch):
     plain = _swor.prefix_complements(q, k)
     assert np.all(np.isfinite(compiled))
     assert np.max(np.abs(compiled - plain)) <= 1e-13
+
+
+def test_swor_window_with_more_heavy_tokens_than_kept_apart(monkeypatch):
+    """At nodes where more tokens before the window are heavy than the tables keep apart, the
+    count's law falls back to the recursion over all of them: same complements."""
+    from optaccept import _swor
+
+    if _swor._dp_kernel() is None:
+        pytest.skip("numba not installed: no window search")
+    rng = np.random.default_rng(3)
+    q = rng.dirichlet(np.full(3000, 0.3))
+    full = _swor.prefix_complements(q, 5)
+    monkeypatch.setattr(_swor, "_HEAVY_CAP", 16)
+    w = _swor.window_complements(q, 5, 1500, 1700)
+    assert np.max(np.abs(w - full[1500:1701])) <= 1e-13
