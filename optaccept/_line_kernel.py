@@ -19,10 +19,11 @@ the environment variable ``OPTACCEPT_NO_JIT=1`` forces it (for comparisons).
 from __future__ import annotations
 
 import math
-import os
 import threading
 
 import numpy as np
+
+from . import _jit
 
 __all__ = ["available", "device", "device_py", "scan", "scan_py", "select_probs", "shares", "shares_py"]
 
@@ -39,7 +40,7 @@ def available() -> bool:
 
 
 def _kernel():
-    if os.environ.get("OPTACCEPT_NO_JIT", "") not in ("", "0"):
+    if _jit.disabled():
         return None
     if _KERNEL is None:
         with _LOCK:  # the batched form builds rows in threads
@@ -50,13 +51,11 @@ def _kernel():
 def _compile() -> None:
     global _KERNEL
     if _KERNEL is None:
-        try:
-            import numba
-        except ImportError:
+        jit = _jit.njit()
+        if jit is None:
             _KERNEL = False
         else:
             global _SELECT, _SHARES, _SCAN, _scan_impl, _shares_impl
-            jit = numba.njit(cache=True, nogil=True)
             _SELECT = jit(_select_probs_py)
             _SHARES = _shares_impl = jit(shares_py)  # device_py calls these two by name
             _SCAN = _scan_impl = jit(scan_py)

@@ -50,12 +50,11 @@ O(G · (heavy · k + 36 · k + k²)) instead of O(n · k · G).
 from __future__ import annotations
 
 import math
-import os
 import threading
 
 import numpy as np
 
-from . import _stable
+from . import _jit, _stable
 from ._errors import SolverError
 
 __all__ = ["best_prefix", "prefix_complements", "prefix_subset_probs", "subset_prob_k2", "window_complements"]
@@ -332,18 +331,13 @@ def _dp_kernel():
     """The compiled (:func:`_dp_loop_py`, :func:`_aggregate_py`), or None (numba missing,
     or ``OPTACCEPT_NO_JIT=1``)."""
     global _DP
-    if os.environ.get("OPTACCEPT_NO_JIT", "") not in ("", "0"):
+    if _jit.disabled():
         return None
     if _DP is None:
         with _DP_LOCK:
             if _DP is None:
-                try:
-                    import numba
-                except ImportError:
-                    _DP = False
-                else:
-                    jit = numba.njit(cache=True, nogil=True)
-                    _DP = (jit(_dp_loop_py), jit(_aggregate_py), jit(_tables_py))
+                jit = _jit.njit()
+                _DP = False if jit is None else (jit(_dp_loop_py), jit(_aggregate_py), jit(_tables_py))
     return _DP or None
 
 
