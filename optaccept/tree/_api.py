@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
-from ._draft import _check, enumerate_trees
+from ._draft import _check, enumerate_trees, node_set_law
 from ._models import as_model, model_pair
 from ._result import TreeResult
 from ._verifiers import block_value, target_only_value, token_value, traversal_value
@@ -249,14 +249,13 @@ def exact_accepted_tokens(P, Q, length: int, k: int, drafts: str, verifier: str,
 
         v = token_optimal_value(Pc, Qc, length, k, drafts)
         return TreeResult(_plain(v), verifier, drafts, length, k, method="exact" if k == 1 else "lp")
-    trees = enumerate_trees(Qc, length, k, drafts, max_trees=max_trees)
     if verifier == "optimal":
         from ._optimal_lp import optimal_lp
 
-        v, cert, details = optimal_lp(trees, Pc, P.n, length)
-        return TreeResult(
-            v, verifier, drafts, length, k, method="lp", trees=len(trees), certificate=cert, details=details
-        )
+        law = node_set_law(Qc, length, k, drafts, max_sets=max_trees)
+        v, cert, details = optimal_lp(law, Pc, P.n, length)
+        return TreeResult(v, verifier, drafts, length, k, method="lp", trees=len(law), certificate=cert, details=details)
+    trees = enumerate_trees(Qc, length, k, drafts, max_trees=max_trees)
     fn = PER_TREE[verifier]
     total = 0
     for t, pr in trees:

@@ -185,6 +185,81 @@ def enumerate_trees(
     return out
 
 
+def _compositions(k: int, j: int) -> Iterator[tuple[int, ...]]:
+    """Ordered ways of writing k as a sum of j positive integers."""
+    for cuts in itertools.combinations(range(1, k), j - 1):
+        edges = (0,) + cuts + (k,)
+        yield tuple(edges[i + 1] - edges[i] for i in range(j))
+
+
+def node_set_law(
+    q: Callable[[Prefix], np.ndarray], length: int, k: int, drafts: str, *, max_sets: int = 2_000_000
+) -> dict[frozenset, Any]:
+    """The law of the draft tree's node set, without listing ordered trees.
+
+    A tree of k chains of ``length`` tokens is determined, as a node set, by the set C of
+    its distinct chains.  For i.i.d. chains, P(C) = Σ k!/(m₁!⋯m_j!)·Π Q(c)^{m_c} over the
+    multiplicities m_c ≥ 1 with Σ m_c = k (positive terms only: no cancellation); for
+    chains with distinct roots drawn without replacement, P(C) = P(root set)·Π Q(tail | root),
+    P(root set) summed over the orders of the draw.  ``len(result)`` is the number of node
+    sets, against k^… ordered trees for :func:`enumerate_trees`: the sequence-level LP
+    needs only this law (docs/trees.md §4).
+
+    Raises
+    ------
+    MethodError
+        More than ``max_sets`` node sets.
+    """
+    from math import comb, factorial
+
+    length, k, drafts = _check(length, k, drafts)
+    if drafts == "iid":
+        chains = list(_chains(q, (), length))
+        N = len(chains)
+        count = sum(comb(N, j) for j in range(1, min(k, N) + 1))
+        if count > max_sets:
+            raise MethodError(f"exact LP: {count} draft node sets (more than max_sets={max_sets})")
+        out: dict[frozenset, Any] = {}
+        nodes = [frozenset(c[:d] for d in range(length + 1)) for c, _ in chains]
+        for j in range(1, min(k, N) + 1):
+            parts = [(m, factorial(k) // int(np.prod([factorial(x) for x in m]))) for m in _compositions(k, j)]
+            for idx in itertools.combinations(range(N), j):
+                total = 0
+                for m, coef in parts:
+                    term = coef
+                    for i, e in zip(idx, m):
+                        term = term * chains[i][1] ** e
+                    total = total + term
+                out[frozenset().union(*(nodes[i] for i in idx))] = total
+        return out
+    law0 = q(())
+    support = [int(x) for x in np.flatnonzero(law0 != 0)]
+    m = min(k, len(support))
+    tails = {x: list(_chains(q, (x,), length - 1)) for x in support}
+    count = comb(len(support), m) * max(len(t) for t in tails.values()) ** m
+    if count > max_sets:
+        raise MethodError(f"exact LP: up to {count} draft node sets (more than max_sets={max_sets})")
+    out = {}
+    for R in itertools.combinations(support, m):
+        pr_set = 0
+        for order in itertools.permutations(R):
+            pr = law0[order[0]] * 0 + 1
+            left = list(support)
+            for x in order:
+                pr = pr * law0[x] / sum(law0[y] for y in left)  # remaining mass summed afresh
+                left.remove(x)
+            pr_set = pr_set + pr
+        for combo in itertools.product(*(tails[x] for x in R)):
+            pr = pr_set
+            nodes: set = {()}
+            for x, (t, pt) in zip(R, combo):
+                pr = pr * pt
+                c = (x,) + t
+                nodes.update(c[:d] for d in range(1, length + 1))
+            out[frozenset(nodes)] = pr
+    return out
+
+
 def _draw(law: np.ndarray, rng: np.random.Generator) -> int:
     v = np.asarray(law, dtype=np.float64)
     c = np.cumsum(v)

@@ -1,29 +1,36 @@
 """The sequence-level LP: the largest expected accepted length of any lossless verifier
 for a given draft-tree law (docs/trees.md §4).
 
-Variables
-    π(S, v, y) ≥ 0 — mass of (draft tree with node set S, accepted node v ∈ S,
-    emitted token y); A(w) ≥ 0 — mass of generated texts that start with the string
-    w although the verifier's output s = v·y is shorter than w.
-Constraints
-    Σ_{v,y} π(S, v, y) = D(S)                       (the draft-tree law),
-    A(w·y) = (A(w) + M(w))·p(y | w)   for 1 ≤ |w| ≤ L (the target continues after s),
-    A(z) + M(z) = p(z)                 for |z| = L + 1 (losslessness),
-    with M(w) = Σ_S π(S, w[:-1], w[-1]) the law of s and A(w) = 0 for |w| = 1.
-Objective
-    max Σ π(S, v, y)·|v|.
+The LP of §4 is solved in its *hub form* (docs/trees.md §4, Proposition 4.1), which has
+the same value and a plan that maps to the §4 plan, but no variable per (tree, node,
+emitted token):
 
-Solved with scipy's HiGHS in float64 (there is no exact mode for the LP).  The result
-carries an :class:`LPCertificate`: the plan's constraint violation is recomputed,
-and the solver's duals λ are turned into an upper bound b·λ + Σ_j (c - Aᵀλ)_j⁺·ub_j
-that is valid for any λ because every variable is boxed (π ≤ D(S), A ≤ 1).
+Variables
+    x(S, v) ≥ 0 — mass of (draft tree with node set S, accepted node v ∈ S);
+    M(s) ≥ 0, 1 ≤ |s| ≤ L — mass of verifier outputs s = v·y;
+    N(w) ≥ 0, 2 ≤ |w| ≤ L — mass of texts that start with w and whose output s is a
+    prefix of w (N(w) = M(w) at |w| = 1).
+Constraints
+    Σ_{v ∈ S} x(S, v) = D(S)                      (the draft-tree law),
+    Σ_{S ∋ w} x(S, w) = Σ_y M(w·y)       |w| ≤ L − 1 (every output leaves an accepted node),
+    N(w·y) = N(w)·p(y | w) + M(w·y)      2 ≤ |w·y| ≤ L (the target continues after s),
+    Σ_{S ∋ v} x(S, v) + N(v) = p(v)      |v| = L (losslessness; the emitted token after a
+                                           depth-L node is p(·|v) itself).
+Objective
+    max Σ x(S, v)·|v|.
+
+It is solved with scipy's HiGHS in float64 (there is no exact mode for the LP).  The
+result carries an :class:`LPCertificate`: the plan's constraint violation is recomputed,
+in masses, and the solver's duals λ are turned into an upper bound that is valid for any
+λ because the constraints box every variable (x(S, ·) ≤ D(S), M(s) ≤ N(s) ≤ p(s)).
 """
 
 from __future__ import annotations
 
-import itertools
+import warnings
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,123 +44,173 @@ __all__ = ["optimal_lp"]
 
 Prefix = tuple[int, ...]
 _HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
-# The LP is feasible by construction (the rule that accepts nothing: π(S, (), y) = D(S)·p(y)),
-# so an "infeasible" or failed status is numerical: near-one-hot laws put coefficients of
-# 1e-10 … 1e-13 beside ones, within HiGHS's own tolerances.  The attempts run in this order
-# and the first whose certificate (recomputed here, independently of the solver) holds wins.
+# The LP is feasible by construction (the rule that accepts nothing: x(S, ()) = D(S),
+# M = p at depth 1), so an "infeasible" or failed status is numerical: near-one-hot laws
+# put coefficients of 1e-10 … 1e-13 beside ones, within HiGHS's own tolerances.  The
+# attempts run in this order and the first whose certificate (recomputed here,
+# independently of the solver) holds wins.
 _ATTEMPTS = (
-    ("highs", _HIGHS),
-    ("highs", {**_HIGHS, "presolve": False}),
-    ("highs-ipm", _HIGHS),
-    ("highs", {}),  # HiGHS's default tolerances (1e-7)
+    ("highs-ipm", _HIGHS),  # interior point with crossover: 3–6× the simplex's speed on the large LPs
+    ("highs-ds", _HIGHS),
+    ("highs-ds", {**_HIGHS, "presolve": False}),
+    ("highs-ds", {}),  # HiGHS's default tolerances (1e-7)
     ("highs-ipm", {}),
 )
 
 
-def optimal_lp(
-    trees: list[tuple[DraftTree, Any]], P: Callable[[Prefix], np.ndarray], n: int, length: int, *, tol: float = 1e-7
-) -> tuple[float, LPCertificate, dict[str, Any]]:
-    """Solve the LP over the enumerated ``trees``; return (value, certificate, details)."""
+@dataclass
+class _NodeSide:
+    """The rows and columns of the nodes and strings, in ratios to the target's mass.
+
+    Columns m(s) = M(s)/p(s) (1 ≤ |s| ≤ L) and n(w) = N(w)/p(w) (2 ≤ |w| ≤ L) over the
+    strings of positive mass (M = N = 0 where p = 0, as M ≤ N ≤ p), all in [0, 1].  Rows,
+    divided by p(w): the hubs Σ_{S ∋ w} x(S, w)/p(w) − Σ_y p(y|w)·m(w·y) = 0
+    (1 ≤ |w| ≤ L − 1), losslessness Σ_{S ∋ v} x(S, v)/p(v) + n(v) = 1 (|v| = L), and the
+    continuation n(w·y) − n(w) − m(w·y) = 0.  The target's masses, which span as many
+    decades as the strings are long, then enter only the loads' coefficients.  The root's
+    hub row is left out: it is implied by the others (weighted by the masses, every row
+    adds up to the total mass 1), and in float64, where the conditionals do not sum to
+    exactly 1, keeping it makes the system inconsistent by a few ulps, which HiGHS's
+    presolve calls infeasible.
+    """
+
+    mass: dict[Prefix, float]
+    node_row: dict[Prefix, int]  # the row of each non-root node of positive mass
+    m_col: dict[Prefix, int]
+    matrix: sp.csr_matrix  # node-side rows × (m, n) columns
+    b: np.ndarray
+    row_mass: np.ndarray  # each row's mass: violations are reported in masses
+
+    @classmethod
+    def build(cls, P: Callable[[Prefix], np.ndarray], n: int, L: int) -> _NodeSide:
+        strings: list[list[Prefix]] = [[()]]
+        for d in range(1, L + 1):
+            strings.append([w + (y,) for w in strings[d - 1] for y in range(n)])
+        cond = {w: np.asarray(P(w), dtype=np.float64) for d in range(L) for w in strings[d]}
+        mass: dict[Prefix, float] = {(): 1.0}
+        for d in range(1, L + 1):
+            for s in strings[d]:
+                mass[s] = mass[s[:-1]] * cond[s[:-1]][s[-1]]
+        live = [s for d in range(1, L + 1) for s in strings[d] if mass[s] > 0.0]
+        m_col = {s: i for i, s in enumerate(live)}
+        n_col = {w: len(m_col) + i for i, w in enumerate(w for w in live if len(w) >= 2)}
+
+        def n_of(w: Prefix) -> int:  # n(w) = m(w) at depth 1
+            return m_col[w] if len(w) == 1 else n_col[w]
+
+        node_row = {s: i for i, s in enumerate(live)}
+        b = [1.0 if len(s) == L else 0.0 for s in live]
+        row_mass = [mass[s] for s in live]
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        for s in live:
+            if len(s) >= 2:  # the root's row is left out
+                rows.append(node_row[s[:-1]])
+                cols.append(m_col[s])
+                vals.append(-float(cond[s[:-1]][s[-1]]))
+            if len(s) == L:
+                rows.append(node_row[s])
+                cols.append(n_of(s))
+                vals.append(1.0)
+        for u in n_col:
+            r = len(b)
+            b.append(0.0)
+            row_mass.append(mass[u])
+            rows.extend((r, r, r))
+            cols.extend((n_col[u], n_of(u[:-1]), m_col[u]))
+            vals.extend((1.0, -1.0, -1.0))
+        matrix = sp.csr_matrix((vals, (rows, cols)), shape=(len(b), len(m_col) + len(n_col)))
+        return cls(mass, node_row, m_col, matrix, np.array(b), np.array(row_mass))
+
+    def outputs(self, z: np.ndarray) -> dict[Prefix, float]:
+        """The law of the verifier's output M(s), 1 ≤ |s| ≤ L, from the node-side columns."""
+        return {s: self.mass[s] * float(z[j]) for s, j in self.m_col.items() if z[j] > 0.0}
+
+
+def _solve(c: np.ndarray, A: sp.csr_matrix, b: np.ndarray, row_mass: np.ndarray, tol: float):
+    """max c·z, A z = b, 0 ≤ z ≤ 1, by the first HiGHS attempt whose certificate holds."""
     from scipy.optimize import linprog
 
-    L = length
-    law: dict[frozenset, float] = defaultdict(float)
-    for tree, pr in trees:
-        law[tree.nodes()] += float(pr)
-    sets = list(law)
-    D = np.array([law[s] for s in sets])
-    D /= D.sum()  # float rounding of the tree law must not make the LP infeasible
-
-    # strings w with 1 <= |w| <= L + 1 and their target laws
-    Pf = {}
-    for d in range(L + 1):
-        for w in itertools.product(range(n), repeat=d):
-            Pf[w] = np.asarray(P(w), dtype=np.float64)
-
-    # variables: π(S, v, y) then A(w) for 2 <= |w| <= L + 1
-    var_set, var_node = [], []
-    for a, s in enumerate(sets):
-        for v in sorted(s, key=lambda t: (len(t), t)):
-            var_set.append(a)
-            var_node.append(v)
-    n_pi = len(var_node) * n
-    a_index: dict[Prefix, int] = {}
-    for d in range(2, L + 2):
-        for w in itertools.product(range(n), repeat=d):
-            a_index[w] = n_pi + len(a_index)
-    nv = n_pi + len(a_index)
-    m_of: dict[Prefix, list[int]] = defaultdict(list)  # string w -> columns of π summing to M(w)
-    c = np.zeros(nv)
-    ub = np.ones(nv)
-    for j, (a, v) in enumerate(zip(var_set, var_node)):
-        for y in range(n):
-            col = j * n + y
-            m_of[v + (y,)].append(col)
-            c[col] = len(v)
-            ub[col] = D[a]
-
-    rows, cols, vals, b = [], [], [], []
-
-    def add_row(entries: list[tuple[int, float]], rhs: float) -> None:
-        r = len(b)
-        for col, val in entries:
-            if val != 0.0:
-                rows.append(r)
-                cols.append(col)
-                vals.append(val)
-        b.append(rhs)
-
-    # tree law
-    per_set: dict[int, list[int]] = defaultdict(list)
-    for j, a in enumerate(var_set):
-        per_set[a].extend(range(j * n, j * n + n))
-    for a in range(len(sets)):
-        add_row([(col, 1.0) for col in per_set[a]], D[a])
-    # continuation recursion and losslessness
-    for w, idx in a_index.items():
-        head, y = w[:-1], w[-1]
-        pw = Pf[head][y]
-        entries = [(idx, 1.0)]
-        if head in a_index:
-            entries.append((a_index[head], -pw))
-        entries.extend((col, -pw) for col in m_of.get(head, ()))
-        add_row(entries, 0.0)
-    for z in itertools.product(range(n), repeat=L + 1):
-        pz = 1.0
-        for t in range(L + 1):
-            pz *= Pf[z[:t]][z[t]]
-        entries = [(col, 1.0) for col in m_of.get(z, ())]
-        if z in a_index:
-            entries.append((a_index[z], 1.0))
-        add_row(entries, pz)
-
-    A = sp.csr_matrix((vals, (rows, cols)), shape=(len(b), nv))
-    b = np.array(b)
-    res, cert, failures = None, None, []
+    failures = []
     for method, options in _ATTEMPTS:
-        res = linprog(-c, A_eq=A, b_eq=b, bounds=(0, None), method=method, options=options)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = linprog(-c, A_eq=A, b_eq=b, bounds=(0, None), method=method, options=options)
         if res.status != 0 or res.x is None or res.eqlin is None:
             failures.append(f"{method}: status {res.status}")
             continue
-        cert = _certificate(res, A, b, c, ub, tol)
+        z = np.clip(res.x, 0.0, None)
+        y = -np.asarray(res.eqlin.marginals, dtype=np.float64)  # duals of the max problem
+        viol = float((np.abs(A @ z - b) * row_mass).max(initial=0.0))
+        upper = float(b @ y + np.maximum(c - A.T @ y, 0.0).sum())  # every column in [0, 1]
+        primal = float(c @ z)
+        cert = LPCertificate(primal, viol, upper, upper - primal, int(A.shape[1]), int(A.shape[0]), tol)
         if cert.ok:
-            break
+            return z, y, cert
         failures.append(f"{method}: certificate off (violation {cert.max_violation:.3g}, gap {cert.duality_gap:.3g})")
+    raise SolverError(
+        "verifier 'optimal': no HiGHS attempt gave a certified solution of the (feasible) LP: " + "; ".join(failures)
+    )
+
+
+def _set_law(trees: list[tuple[DraftTree, Any]] | dict[frozenset, Any]) -> tuple[list[frozenset], np.ndarray]:
+    if isinstance(trees, dict):
+        law = {frozenset(s): float(pr) for s, pr in trees.items()}
     else:
-        raise SolverError(
-            "verifier 'optimal': no HiGHS attempt gave a certified solution of the (feasible) LP: "
-            + "; ".join(failures)
-        )
-    x = np.clip(res.x, 0.0, None)
-    details = {"trees": len(sets), "plan": x, "sets": sets}
+        law = defaultdict(float)
+        for tree, pr in trees:
+            law[tree.nodes()] += float(pr)
+    sets = list(law)
+    D = np.array([law[s] for s in sets])
+    return sets, D / D.sum()  # float rounding of the tree law must not make the LP infeasible
+
+
+def optimal_lp(
+    trees: list[tuple[DraftTree, Any]] | dict[frozenset, float],
+    P: Callable[[Prefix], np.ndarray],
+    n: int,
+    length: int,
+    *,
+    tol: float = 1e-7,
+) -> tuple[float, LPCertificate, dict[str, Any]]:
+    """Solve the hub form for the law of the trees' node sets; return (value, certificate, details).
+
+    ``trees`` is a list of (tree, probability) — aggregated here by node set — or the law
+    of the node sets itself, ``{frozenset of prefixes (root included): probability}``.
+    In the columns ξ(S, v) = x(S, v)/p(v) (nodes of positive mass) the tree-law row of S
+    reads Σ_v p(v)·ξ(S, v) = D(S), and ξ(S, v) ≤ 1 since Σ_S x(S, v) ≤ p(v).
+    """
+    sets, D = _set_law(trees)
+    side = _NodeSide.build(P, n, length)
+    x_set, x_node = [], []
+    for a, s in enumerate(sets):
+        for v in s:
+            if side.mass.get(v, 0.0) > 0.0:
+                x_set.append(a)
+                x_node.append(v)
+    nx = len(x_node)
+    px = np.array([side.mass[v] for v in x_node])
+    # x columns: the tree-law rows (coefficient p(v)) and their node's row (1; not the root's)
+    rows = list(x_set)
+    cols = list(range(nx))
+    vals = px.tolist()
+    for j, v in enumerate(x_node):
+        if v:
+            rows.append(len(sets) + side.node_row[v])
+            cols.append(j)
+            vals.append(1.0)
+    nrows = len(sets) + side.matrix.shape[0]
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(nrows, nx))
+    A = sp.hstack([X, sp.vstack([sp.csr_matrix((len(sets), side.matrix.shape[1])), side.matrix])], format="csr")
+    b = np.concatenate([D, side.b])
+    row_mass = np.concatenate([np.ones(len(sets)), side.row_mass])
+    c = np.concatenate([px * np.array([len(v) for v in x_node], dtype=np.float64), np.zeros(side.matrix.shape[1])])
+    z, _, cert = _solve(c, A, b, row_mass, tol)
+    details = {
+        "trees": len(sets),
+        "sets": sets,
+        "plan": {(a, v): float(px[j] * z[j]) for j, (a, v) in enumerate(zip(x_set, x_node)) if z[j] > 0.0},
+        "outputs": side.outputs(z[nx:]),
+    }
     return cert.primal_value, cert, details
-
-
-def _certificate(res: Any, A: sp.csr_matrix, b: np.ndarray, c: np.ndarray, ub: np.ndarray, tol: float) -> LPCertificate:
-    x = np.clip(res.x, 0.0, None)
-    viol = float(np.abs(A @ x - b).max(initial=0.0))
-    primal = float(c @ x)
-    lam = -np.asarray(res.eqlin.marginals, dtype=np.float64)  # duals of the max problem
-    reduced = c - A.T @ lam
-    upper = float(b @ lam + np.maximum(reduced, 0.0) @ ub)
-    return LPCertificate(primal, viol, upper, upper - primal, int(A.shape[1]), int(A.shape[0]), tol)

@@ -50,7 +50,8 @@ class TreeResult:
     std_err : float or None
         Standard error of a sampled estimate (None when exact).
     trees : int
-        Draft trees enumerated (exact) or sampled.
+        Draft trees enumerated (exact), sampled, or for ``verifier="optimal"`` the
+        distinct node sets the LP is written over.
     certificate : LPCertificate or None
         For ``verifier="optimal"``.
     shape : Shape or None
