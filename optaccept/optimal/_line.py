@@ -230,13 +230,11 @@ def _pick(homes, u, ptr, pcell, plen, ell) -> int:
     keys = np.empty(k)
     for i in range(k):
         h = homes[i]
-        a, b = ptr[h], ptr[h + 1]
+        a, b = int(ptr[h]), int(ptr[h + 1])
         target = u[i] * float(ell[h])
-        acc = 0.0
-        j = a
-        while j < b - 1 and acc + float(plen[j]) <= target:
-            acc += float(plen[j])
-            j += 1
+        # the first piece whose running length passes the target (the last one at most);
+        # cumsum adds in order, so this is the walk piece by piece, without its loop
+        j = a + min(int(np.searchsorted(np.cumsum(plen[a:b]), target, side="right")), b - a - 1)
         keys[i] = pcell[j] + u[k + i]
     return int(np.argmin(keys))
 
