@@ -128,7 +128,8 @@ def accepted_tokens(
     rng : numpy.random.Generator
         Randomness of the sampled estimate.
     max_trees : int
-        Refuse exact enumeration above this many draft trees.
+        Refuse exact enumeration above this many draft trees (for ``verifier="optimal"``
+        on chains: this many node sets, which the LP is written over).
 
     Returns
     -------
