@@ -12,6 +12,7 @@ import pytest
 from _reference_lp import optimal_lp as reference_lp
 
 from optaccept import tree
+from optaccept._errors import SolverError
 from optaccept.tree._draft import enumerate_trees
 from optaccept.tree._optimal_lp import optimal_lp
 from optaccept.tree._shape import as_shape, enumerate_shaped
@@ -178,3 +179,59 @@ def test_node_set_law_equals_the_enumerated_trees_exactly(L, k, drafts, n):
     law = node_set_law(table.__getitem__, L, k, drafts)
     assert {s: v for s, v in law.items() if v != 0} == {s: v for s, v in agg.items() if v != 0}
     assert sum(law.values()) == 1
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_node_load_vertices_give_the_hub_form_value(family):
+    """optimal_lp_chains (node loads as convex combinations of greedy vertices of the coverage
+    function, Proposition 4.1b) against the hub form over the listed node sets, and the
+    certificate's bound against the hub form's value."""
+    from optaccept.tree._draft import _chains, node_set_law
+    from optaccept.tree._optimal_lp import optimal_lp_chains
+
+    rng = np.random.default_rng(100 + sum(map(ord, family)))
+    count = 0
+    for L, k, n in ((1, 3, 3), (1, 4, 4), (1, 6, 3), (2, 3, 2), (2, 3, 3), (2, 4, 2), (3, 3, 2), (1, 2, 5), (2, 2, 3)):
+        p, q = _pair(rng, n, L, family)
+        a, ca, _ = optimal_lp(node_set_law(q.__getitem__, L, k, "iid"), p.__getitem__, n, L)
+        if k >= 3:  # the library's path: vertices, or the hub form where they stall
+            r = tree.accepted_tokens(p.__getitem__, q.__getitem__, length=L, k=k, drafts="iid", verifier="optimal")
+            assert r.certificate.ok and abs(float(r.value) - a) <= 1e-7, (family, L, k, n, r.value, a)
+        try:
+            b, cb, det = optimal_lp_chains(list(_chains(q.__getitem__, (), L)), k, p.__getitem__, n, L)
+        except SolverError:  # a stalled column generation must say so, never return a value
+            assert family == "one-hot", (L, k, n)
+            continue
+        assert ca.ok and cb.ok
+        assert abs(a - b) <= 1e-7, (family, L, k, n, a, b)
+        assert a <= cb.upper_bound + 1e-9 and b <= ca.upper_bound + 1e-9
+        # the loads are a load of the node sets: every node's load at most P(the tree contains it)
+        law = node_set_law(q.__getitem__, L, k, "iid")
+        for v, load in det["loads"].items():
+            assert load <= sum(float(w) for s, w in law.items() if v in s) + 1e-9
+        count += 1
+    assert count >= (5 if family == "one-hot" else 9)
+
+
+def test_coverage_vertex_is_the_greedy_vertex_of_the_listed_sets():
+    """The greedy vertex from chain masses equals the one computed from the listed node sets'
+    law (f(U) = P(S meets U) summed over the sets), for random weights."""
+    from optaccept.tree._draft import _chains, node_set_law
+    from optaccept.tree._optimal_lp import _Coverage
+
+    rng = np.random.default_rng(5)
+    for L, k, n in ((1, 3, 4), (2, 3, 3), (2, 2, 3), (3, 2, 2)):
+        _, q = _pair(rng, n, L, "zeros")
+        cov = _Coverage(list(_chains(q.__getitem__, (), L)), k, L)
+        law = node_set_law(q.__getitem__, L, k, "iid")
+        for _ in range(5):
+            g = rng.normal(size=len(cov.nodes))
+            order = np.argsort(-g, kind="stable")
+            ref = np.zeros(len(cov.nodes))
+            prev, chosen = 0.0, set()
+            for i in order:
+                chosen.add(cov.nodes[i])
+                f = sum(float(w) for s, w in law.items() if s & chosen)
+                ref[i] = f - prev
+                prev = f
+            np.testing.assert_allclose(cov.vertex(g), ref, atol=1e-12)

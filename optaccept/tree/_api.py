@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import InputError, MethodError
-from ._draft import _check, enumerate_trees, node_set_law
+from .._errors import InputError, MethodError, SolverError
+from ._draft import _chains, _check, enumerate_trees, node_set_law
 from ._models import as_model, model_pair
 from ._result import TreeResult
 from ._verifiers import block_value, target_only_value, token_value, traversal_value
@@ -251,8 +251,21 @@ def exact_accepted_tokens(P, Q, length: int, k: int, drafts: str, verifier: str,
         v = token_optimal_value(Pc, Qc, length, k, drafts)
         return TreeResult(_plain(v), verifier, drafts, length, k, method="exact" if k == 1 else "lp")
     if verifier == "optimal":
-        from ._optimal_lp import optimal_lp
+        from ._optimal_lp import optimal_lp, optimal_lp_chains
 
+        if drafts == "iid" and k >= 3:  # C(chains, k) node sets: generate node loads instead
+            chains = list(_chains(Qc, (), length))
+            if len(chains) > max_trees:
+                raise MethodError(f"exact LP: {len(chains)} draft chains (more than max_trees={max_trees})")
+            try:
+                v, cert, details = optimal_lp_chains(chains, k, Pc, P.n, length)
+            except SolverError:  # (a master the simplex could not certify): the hub form over the node sets
+                pass
+            else:
+                return TreeResult(
+                    v, verifier, drafts, length, k, method="lp", trees=details["trees"], certificate=cert,
+                    details=details,
+                )
         law = node_set_law(Qc, length, k, drafts, max_sets=max_trees)
         v, cert, details = optimal_lp(law, Pc, P.n, length)
         return TreeResult(v, verifier, drafts, length, k, method="lp", trees=len(law), certificate=cert, details=details)

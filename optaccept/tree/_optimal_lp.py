@@ -19,7 +19,12 @@ Constraints
 Objective
     max Σ x(S, v)·|v|.
 
-It is solved with scipy's HiGHS in float64 (there is no exact mode for the LP).  The
+For k ≥ 3 i.i.d. chains the C(chains, k) node sets are too many rows:
+:func:`optimal_lp_chains` solves the same LP over the *node loads* Σ_{S ∋ v} x(S, v), which
+form the base polytope of the coverage function U ↦ P(S meets U) (docs/trees.md §4,
+Proposition 4.1b), by generating its greedy vertices.
+
+The hub form is solved with scipy's HiGHS in float64 (there is no exact mode for the LP).  The
 result carries an :class:`LPCertificate`: the plan's constraint violation is recomputed,
 in masses, and the solver's duals λ are turned into an upper bound that is valid for any
 λ because the constraints box every variable (x(S, ·) ≤ D(S), M(s) ≤ N(s) ≤ p(s)).
@@ -40,7 +45,7 @@ from .._errors import SolverError
 from ._draft import DraftTree
 from ._result import LPCertificate
 
-__all__ = ["optimal_lp"]
+__all__ = ["optimal_lp", "optimal_lp_chains"]
 
 Prefix = tuple[int, ...]
 _HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
@@ -214,3 +219,184 @@ def optimal_lp(
         "outputs": side.outputs(z[nx:]),
     }
     return cert.primal_value, cert, details
+
+
+#: Weights of the best-bound duals in the smoothed duals priced after the current ones
+#: (three of them took 330 rounds at two chains of two tokens over 10 tokens, one at 0.5
+#: took 495 and none about 600).
+_SMOOTH = (0.3, 0.6, 0.9)
+
+
+class _Coverage:
+    """The node loads of k i.i.d. chains: f(U) = P(the node set meets U) = 1 − (1 − Q(U))ᵏ,
+    Q(U) the chain mass through a node of U, and its greedy vertices (docs/trees.md §4,
+    Proposition 4.1b)."""
+
+    def __init__(self, chains: list[tuple[Prefix, Any]], k: int, L: int) -> None:
+        chains = sorted(chains, key=lambda t: t[0])
+        self.q = np.array([float(pr) for _, pr in chains])
+        self.q /= self.q.sum()
+        self.k = k
+        span: dict[Prefix, list[int]] = {}  # a node's chains are a contiguous run of the sorted chains
+        for i, (c, _) in enumerate(chains):
+            for d in range(L + 1):
+                span.setdefault(c[:d], [i, i])[1] = i + 1
+        self.nodes = sorted(span, key=lambda v: (len(v), v))  # the root first
+        self.lo = np.array([span[v][0] for v in self.nodes])
+        self.hi = np.array([span[v][1] for v in self.nodes])
+        self.depth = np.array([len(v) for v in self.nodes], dtype=np.float64)
+        self.chains = len(chains)
+
+    def vertex(self, g: np.ndarray) -> np.ndarray:
+        """The greedy vertex for weights g (nodes by g descending, each loaded with the
+        increase of f); max over the loads of g·m is g·vertex (Edmonds)."""
+        m = np.zeros(len(self.nodes))
+        covered = np.zeros(self.chains, dtype=bool)
+        left = 1.0  # chain mass not yet covered
+        for i in np.argsort(-g, kind="stable"):
+            lo, hi = self.lo[i], self.hi[i]
+            new = ~covered[lo:hi]
+            if not new.any():
+                continue
+            covered[lo:hi] = True
+            after = left - float(self.q[lo:hi][new].sum())
+            if after < 1e-6:  # summed afresh where the difference would lose digits
+                after = float(self.q[~covered].sum())
+            m[i] = left**self.k - after**self.k
+            left = after
+            if left <= 0.0:
+                break
+        return m
+
+
+def optimal_lp_chains(
+    chains: list[tuple[Prefix, Any]],
+    k: int,
+    P: Callable[[Prefix], np.ndarray],
+    n: int,
+    length: int,
+    *,
+    tol: float = 1e-7,
+    max_rounds: int = 100_000,  # (and at most 20 per node + 500; it stops early when stalled)
+) -> tuple[float, LPCertificate, dict[str, Any]]:
+    """The LP for k i.i.d. chains without a row per node set: node-load vertices generated.
+
+    ``chains`` lists the chains of positive draft probability with that probability.  The
+    master LP has the node rows and one column per generated vertex of the loads'
+    polytope (Proposition 4.1b: a convex combination of vertices is exactly a load some
+    verifier produces); each round adds the greedy vertex that prices best under the
+    duals (and under the duals smoothed toward the best bound found, which cuts the
+    rounds), re-solved from the previous basis.  Any duals bound the LP over *all*
+    vertices by  b·y + max(y₀, max_vertex g·m) + Σ (reduced costs)⁺,  g(v) = |v| − y(v)/p(v),
+    the inner max being the greedy vertex's value; the rounds stop when the best such
+    bound meets the master's value, and that bound is the certificate.
+    """
+    from math import comb
+
+    from highspy import _core  # highspy.Highs without the banner its constructor prints
+
+    L = length
+    cov = _Coverage(chains, k, L)
+    side = _NodeSide.build(P, n, L)
+    nodes = cov.nodes
+    mass = np.array([side.mass.get(v, 0.0) for v in nodes])
+    live = (mass > 0.0) & (cov.depth > 0)
+    rows_of = np.where(live, [side.node_row.get(v, -1) for v in nodes], -1)
+    nside = side.matrix.shape[0]
+    b = np.concatenate([[1.0], side.b])
+    row_mass = np.concatenate([[1.0], side.row_mass])
+    S = side.matrix.tocsc()
+
+    h = _core._Highs()
+    for name, value in (("output_flag", False), ("solver", "simplex"), ("presolve", "off"), ("simplex_strategy", 4), ("time_limit", 20.0), ("primal_feasibility_tolerance", 1e-10),
+                        ("dual_feasibility_tolerance", 1e-10)):
+        h.setOptionValue(name, value)
+    h.addRows(1 + nside, b, b, 0, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+    ns = S.shape[1]
+    h.addCols(ns, np.zeros(ns), np.zeros(ns), np.ones(ns), S.nnz, S.indptr[:-1].astype(np.int32),
+              (S.indices + 1).astype(np.int32), S.data)
+    verts: list[np.ndarray] = []
+
+    def add(m: np.ndarray) -> None:
+        on = live & (m > 0.0)
+        idx = np.concatenate([[0], 1 + rows_of[on]]).astype(np.int32)
+        val = np.concatenate([[1.0], m[on] / mass[on]])
+        h.addCol(-float(cov.depth @ m), 0.0, 1.0, idx.size, idx, val)  # HiGHS minimises
+        verts.append(m)
+
+    dead = np.where(mass > 0.0, 0.0, -np.inf)  # nodes the target never reaches: loaded last (with 0)
+    add(cov.vertex(np.where(cov.depth == 0, 1.0, -1.0) + dead))  # stop at the root: feasible
+    add(cov.vertex(cov.depth + dead))
+
+    def bound(y: np.ndarray) -> tuple[float, np.ndarray]:
+        lam = np.zeros(len(nodes))
+        lam[live] = y[1 + rows_of[live]]
+        g = cov.depth - np.divide(lam, mass, out=np.zeros_like(lam), where=live) + dead
+        g[0] = 0.0
+        best = cov.vertex(g)
+        fin = np.isfinite(g)
+        price = float(g[fin] @ best[fin])
+        side_red = np.maximum(-(S.T @ y[1:]), 0.0).sum()
+        return float(side.b @ y[1:] + max(price, y[0]) + side_red), best
+
+    best_upper, center = np.inf, None
+    primal = -np.inf
+    rounds = 0
+    limit = min(max_rounds, 20 * len(nodes) + 500)
+    gaps: list[float] = []
+    while rounds < limit:
+        rounds += 1
+        h.run()
+        if h.getModelStatus() != _core.HighsModelStatus.kOptimal:  # the primal simplex gave up: the dual, afresh
+            h.setOptionValue("simplex_strategy", 1)
+            h.clearSolver()
+            h.run()
+            h.setOptionValue("simplex_strategy", 4)
+        if h.getModelStatus() != _core.HighsModelStatus.kOptimal:  # (a time limit, or numerical trouble)
+            status = h.modelStatusToString(h.getModelStatus())
+            raise SolverError(f"verifier 'optimal': the master LP of the column generation stopped ({status})")
+        sol = h.getSolution()
+        z = np.clip(np.asarray(sol.col_value), 0.0, None)
+        y = -np.asarray(sol.row_dual)
+        primal = -float(h.getInfo().objective_function_value)
+        upper, vert = bound(y)
+        if upper < best_upper:
+            best_upper, center = upper, y
+        if best_upper - primal <= 0.1 * tol:
+            break
+        gaps.append(best_upper - primal)
+        if len(gaps) > 200 and gaps[-1] > 0.5 * gaps[-201]:  # stalled (duals of 1e-12 masses)
+            break
+        add(vert)
+        if center is not y:  # smoothed duals (Wentges): vertices priced on the way to the best bound
+            for a in _SMOOTH:
+                _, vs = bound(a * center + (1.0 - a) * y)
+                if not any(np.array_equal(vs, v) for v in verts[-3:]):
+                    add(vs)
+    if best_upper - primal > 0.1 * tol:
+        raise SolverError(
+            f"verifier 'optimal': column generation left a gap of {best_upper - primal:.3g} after {rounds} rounds"
+        )
+    # the plan's violation, recomputed from the vertices and the side columns
+    V = np.array(verts)
+    col = np.zeros((1 + nside, len(verts)))
+    col[0] = 1.0
+    for j, m in enumerate(verts):
+        on = live & (m > 0.0)
+        col[1 + rows_of[on], j] = m[on] / mass[on]
+    A = sp.hstack([sp.vstack([sp.csr_matrix((1, ns)), S]), sp.csr_matrix(col)], format="csr")
+    viol = float((np.abs(A @ z - b) * row_mass).max(initial=0.0))
+    cert = LPCertificate(primal, viol, best_upper, best_upper - primal, A.shape[1], A.shape[0], tol)
+    if not cert.ok:
+        raise SolverError(
+            f"verifier 'optimal': certificate off (violation {viol:.3g}, gap {cert.duality_gap:.3g})"
+        )
+    loads = V.T @ z[ns:]
+    details = {
+        "trees": sum(comb(cov.chains, j) for j in range(1, min(k, cov.chains) + 1)),
+        "rounds": rounds,
+        "vertices": len(verts),
+        "loads": {v: float(loads[i]) for i, v in enumerate(nodes) if loads[i] > 0.0},
+        "outputs": side.outputs(z[:ns]),
+    }
+    return primal, cert, details
