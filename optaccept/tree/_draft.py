@@ -192,6 +192,14 @@ def _compositions(k: int, j: int) -> Iterator[tuple[int, ...]]:
         yield tuple(edges[i + 1] - edges[i] for i in range(j))
 
 
+def iid_node_sets(chains: int, k: int) -> int:
+    """The number of node sets of k i.i.d. chains drawn from ``chains`` chains (sets of at
+    most k distinct chains)."""
+    from math import comb
+
+    return sum(comb(chains, j) for j in range(1, min(k, chains) + 1))
+
+
 def node_set_law(
     q: Callable[[Prefix], np.ndarray], length: int, k: int, drafts: str, *, max_sets: int = 2_000_000
 ) -> dict[frozenset, Any]:
@@ -216,7 +224,7 @@ def node_set_law(
     if drafts == "iid":
         chains = list(_chains(q, (), length))
         N = len(chains)
-        count = sum(comb(N, j) for j in range(1, min(k, N) + 1))
+        count = iid_node_sets(N, k)
         if count > max_sets:
             raise MethodError(f"exact LP: {count} draft node sets (more than max_sets={max_sets})")
         out: dict[frozenset, Any] = {}
@@ -239,16 +247,12 @@ def node_set_law(
     count = comb(len(support), m) * max(len(t) for t in tails.values()) ** m
     if count > max_sets:
         raise MethodError(f"exact LP: up to {count} draft node sets (more than max_sets={max_sets})")
+    root_sets: dict[tuple[int, ...], Any] = {}  # P(root set): the draw's orders summed
+    for order, pr in _swor_orders(law0, m):
+        R = tuple(sorted(order))
+        root_sets[R] = root_sets[R] + pr if R in root_sets else pr
     out = {}
-    for R in itertools.combinations(support, m):
-        pr_set = 0
-        for order in itertools.permutations(R):
-            pr = law0[order[0]] * 0 + 1
-            left = list(support)
-            for x in order:
-                pr = pr * law0[x] / sum(law0[y] for y in left)  # remaining mass summed afresh
-                left.remove(x)
-            pr_set = pr_set + pr
+    for R, pr_set in root_sets.items():
         for combo in itertools.product(*(tails[x] for x in R)):
             pr = pr_set
             nodes: set = {()}

@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._errors import SolverError
-from ._draft import DraftTree
+from ._draft import DraftTree, iid_node_sets
 from ._result import LPCertificate
 
 __all__ = ["optimal_lp", "optimal_lp_chains"]
@@ -291,8 +291,6 @@ def optimal_lp_chains(
     the inner max being the greedy vertex's value; the rounds stop when the best such
     bound meets the master's value, and that bound is the certificate.
     """
-    from math import comb
-
     from highspy import _core  # highspy.Highs without the banner its constructor prints
 
     L = length
@@ -317,10 +315,13 @@ def optimal_lp_chains(
               (S.indices + 1).astype(np.int32), S.data)
     verts: list[np.ndarray] = []
 
-    def add(m: np.ndarray) -> None:
+    def column(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A vertex's master column: the convexity row, then m(v)/p(v) in each node's row."""
         on = live & (m > 0.0)
-        idx = np.concatenate([[0], 1 + rows_of[on]]).astype(np.int32)
-        val = np.concatenate([[1.0], m[on] / mass[on]])
+        return np.concatenate([[0], 1 + rows_of[on]]).astype(np.int32), np.concatenate([[1.0], m[on] / mass[on]])
+
+    def add(m: np.ndarray) -> None:
+        idx, val = column(m)
         h.addCol(-float(cov.depth @ m), 0.0, 1.0, idx.size, idx, val)  # HiGHS minimises
         verts.append(m)
 
@@ -380,10 +381,9 @@ def optimal_lp_chains(
     # the plan's violation, recomputed from the vertices and the side columns
     V = np.array(verts)
     col = np.zeros((1 + nside, len(verts)))
-    col[0] = 1.0
     for j, m in enumerate(verts):
-        on = live & (m > 0.0)
-        col[1 + rows_of[on], j] = m[on] / mass[on]
+        idx, val = column(m)
+        col[idx, j] = val
     A = sp.hstack([sp.vstack([sp.csr_matrix((1, ns)), S]), sp.csr_matrix(col)], format="csr")
     viol = float((np.abs(A @ z - b) * row_mass).max(initial=0.0))
     cert = LPCertificate(primal, viol, best_upper, best_upper - primal, A.shape[1], A.shape[0], tol)
@@ -393,7 +393,7 @@ def optimal_lp_chains(
         )
     loads = V.T @ z[ns:]
     details = {
-        "trees": sum(comb(cov.chains, j) for j in range(1, min(k, cov.chains) + 1)),
+        "trees": iid_node_sets(cov.chains, k),
         "rounds": rounds,
         "vertices": len(verts),
         "loads": {v: float(loads[i]) for i, v in enumerate(nodes) if loads[i] > 0.0},
