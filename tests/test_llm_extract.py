@@ -222,6 +222,18 @@ def test_prompts(tmp_path):
         load_prompts(j)
 
 
+def test_extended_prompts():
+    from optaccept.llm import extended_prompts
+
+    ext, base = extended_prompts(), builtin_prompts()
+    assert ext[: len(base)] == base  # the built-in set first, unchanged
+    assert len(ext) == 296 and len({p.id for p in ext}) == len(ext)
+    assert len({p.text for p in ext}) == len(ext)
+    kinds = {p.kind for p in ext[len(base) :]}
+    assert len(kinds) == 13 and all(sum(p.kind == k for p in ext[len(base) :]) == 20 for k in kinds)
+    assert all("{" not in p.text and p.text.strip() == p.text for p in ext)
+
+
 def test_bad_arguments(pair):
     with pytest.raises(InputError, match="max_new_tokens"):
         run(pair, max_new_tokens=0)

@@ -373,3 +373,24 @@ def test_polynomial_methods_at_large_n():
         V.RRSWithoutReplacement().acceptance(p, q, 2)
         <= oa.optimal_acceptance(p, oa.WithoutReplacement(q, 2)).value + 1e-9
     )
+
+
+def test_rrs_wor_last_levels_and_padding_by_path_enumeration():
+    """The last two levels summed over all parent states at once, and tokens outside
+    both supports dropped: equal to the path enumeration, with and without padding."""
+    rng = np.random.default_rng(2024)
+    for t in range(40):
+        n = int(rng.integers(4, 8))
+        k = int(rng.integers(2, min(n, 5) + 1))
+        p = rng.dirichlet(np.full(n, 0.5))
+        q = rng.dirichlet(np.full(n, 0.5))
+        if t % 3 == 0:
+            p[0] = 0.0
+            p /= p.sum()
+        want = _rrs_by_paths(p, q, tuple_law("swor", q, k), True)
+        assert V.RRSWithoutReplacement().acceptance(p, q, k) == pytest.approx(want, abs=1e-10)
+        pad = np.zeros(2 * n + 3)
+        idx = rng.permutation(pad.size)[:n]
+        pp, qq = pad.copy(), pad.copy()
+        pp[idx], qq[idx] = p, q
+        assert V.RRSWithoutReplacement().acceptance(pp, qq, k) == pytest.approx(want, abs=1e-10)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .._errors import InputError
 
-__all__ = ["Prompt", "builtin_prompts", "load_prompts"]
+__all__ = ["Prompt", "builtin_prompts", "extended_prompts", "load_prompts"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +75,153 @@ _BUILTIN: tuple[tuple[str, str, str], ...] = (
 def builtin_prompts() -> list[Prompt]:
     """The built-in prompt set (36 prompts of 14 kinds, written for optaccept)."""
     return [Prompt(id=i, text=t, kind=k) for i, k, t in _BUILTIN]
+
+
+# The extended set: each kind asks one question of many subjects, so that a data set of
+# many prompts spreads over the kinds as evenly as the built-in set does.  Every subject
+# is a plain noun phrase or phrase that fits its template's sentence.
+_BANK: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("fact", "What is {} known for? Answer in two sentences.", (
+        "the Great Wall of China", "Marie Curie", "the Amazon river", "Mount Everest", "the Sahara",
+        "Isaac Newton", "the city of Venice", "the Moon landing of 1969", "Ada Lovelace", "the Nile",
+        "the Eiffel Tower", "Antarctica", "Leonardo da Vinci", "the Pacific Ocean", "Galileo Galilei",
+        "the Roman Colosseum", "Charles Darwin", "the Dead Sea", "the printing press", "Iceland",
+    )),
+    ("explain", "Explain to a ten-year-old how {} works.", (
+        "a rainbow", "a refrigerator", "an airplane wing", "a compass", "the heart", "a volcano",
+        "a battery", "a microwave oven", "photosynthesis", "a bicycle gear", "the tide", "a camera",
+        "a thermometer", "an echo", "a seed growing into a plant", "a lightning strike", "a submarine",
+        "the seasons", "a lock and key", "a telescope",
+    )),
+    ("code", "Write a short Python function that {}.", (
+        "checks whether a word is a palindrome", "returns the largest number in a list",
+        "counts the vowels in a string", "computes the factorial of n", "merges two sorted lists",
+        "removes duplicates from a list while keeping order", "converts Celsius to Fahrenheit",
+        "returns the n-th Fibonacci number", "checks whether a year is a leap year",
+        "flattens a list of lists", "counts how often each word occurs in a text",
+        "reverses the words in a sentence", "tests whether a number is prime",
+        "sums the digits of an integer", "finds the second smallest number in a list",
+        "capitalises the first letter of every word", "computes the average of a list",
+        "returns the common elements of two lists", "checks whether brackets are balanced",
+        "converts a binary string to an integer",
+    )),
+    ("math", "Solve step by step: {}", (
+        "What is 15% of 240?", "What is 123 times 4?", "How many minutes are there in 3.5 hours?",
+        "What is the area of a rectangle 7 m by 12 m?", "What is 1000 minus 387?",
+        "Simplify 18/24.", "What is the perimeter of a square with side 9 cm?",
+        "A shirt costs 40 dollars and is 25% off. What is the new price?",
+        "What is 2 to the power 10?", "Divide 144 by 12.", "What is the average of 4, 8 and 15?",
+        "How many seconds are there in a day?", "What is 0.75 as a fraction?",
+        "A car uses 6 litres per 100 km. How much for 250 km?", "What is 17 squared?",
+        "Round 3.14159 to two decimal places.", "What is 5 factorial?",
+        "If 3 apples cost 1.20 dollars, what do 10 apples cost?", "What is 81 divided by 9, plus 7?",
+        "What is the sum of the angles of a triangle?",
+    )),
+    ("story", "Write the first paragraph of a story about {}.", (
+        "a lost umbrella that finds its way home", "a girl who can talk to birds",
+        "a bakery that only opens at midnight", "an astronaut who misses the rain",
+        "a cat elected mayor of a small town", "a clock that runs backwards",
+        "two rival gardeners", "a library book that was never returned",
+        "a fox who wants to learn to swim", "the last tree in a city",
+        "a robot that collects seashells", "a boy who finds a map in his cereal box",
+        "a snowman in spring", "a ship in a bottle that comes to life", "a detective who is afraid of the dark",
+        "a dragon who guards a bookshop", "a town where it never stops snowing",
+        "an old violin with a secret", "a penguin on a train", "a kite that would not come down",
+    )),
+    ("poem", "Write a short poem about {}.", (
+        "the first snow", "a quiet morning", "the city at night", "an old friend", "the ocean",
+        "a thunderstorm", "the harvest moon", "a cup of tea", "mountains", "a summer garden",
+        "the wind", "a candle", "the river", "a forgotten letter", "the stars", "a train journey",
+        "falling leaves", "the desert", "a lighthouse", "birdsong",
+    )),
+    ("list", "List five {}.", (
+        "tips for saving money", "ways to reduce stress", "fruits rich in vitamin C",
+        "famous painters", "board games for families", "things to do on a rainy day",
+        "ways to save water at home", "good habits for programmers", "countries in Africa",
+        "animals that live in the Arctic", "easy vegetables to grow", "ideas for a birthday party",
+        "reasons to learn a second language", "kitchen safety rules", "classic novels",
+        "indoor exercises", "musical instruments", "ways to be more productive",
+        "uses for baking soda", "questions to ask in a job interview",
+    )),
+    ("translate", "Translate into {}", (
+        "French: I would like a cup of coffee, please.", "Spanish: My brother lives in a big city.",
+        "German: The museum opens at nine o'clock.", "Italian: We are going to the beach tomorrow.",
+        "French: Where can I buy a ticket?", "Spanish: The book is on the table.",
+        "German: I have two cats and a dog.", "Italian: How much does this cost?",
+        "French: It is raining in Paris.", "Spanish: Thank you for your help.",
+        "German: Can you speak more slowly?", "Italian: The children are playing in the garden.",
+        "French: My favourite colour is blue.", "Spanish: What time is it?",
+        "German: The train is late again.", "Italian: I am learning to cook.",
+        "French: See you next week.", "Spanish: The weather is cold today.",
+        "German: I need a new pair of shoes.", "Portuguese: Good morning, how are you?",
+    )),
+    ("dialogue", "Write a short dialogue between {}.", (
+        "a teacher and a student who forgot his homework", "a doctor and a nervous patient",
+        "two friends planning a trip", "a waiter and a customer", "a librarian and a child",
+        "a taxi driver and a tourist", "two neighbours about a noisy dog",
+        "a coach and a tired athlete", "a shopkeeper and a customer returning a gift",
+        "a grandmother and her grandson", "a pilot and an air traffic controller",
+        "two scientists who disagree", "a baker and a delivery driver",
+        "a new employee and a manager", "two children building a sandcastle",
+        "a farmer and a city visitor", "a detective and a witness", "a chef and a food critic",
+        "a hotel receptionist and a guest", "a musician and a fan",
+    )),
+    ("rewrite", "Rewrite the following to be {}", (
+        "more polite: Give me the report now.", "formal: we gotta meet up soon about the thing.",
+        "shorter: In my personal opinion, I think that it is probably going to rain later today.",
+        "friendlier: Your request has been denied.", "simpler: The utilisation of the apparatus is prohibited.",
+        "more exciting: The team won the game.", "clearer: The thing with the stuff is broken, fix it.",
+        "formal: sorry i'm late, traffic was crazy.", "more positive: The food was not bad.",
+        "shorter: Due to the fact that it was raining, we decided to stay inside.",
+        "more polite: Stop talking during the film.", "simpler: The meeting has been postponed indefinitely.",
+        "formal: thx for the gift, loved it!", "more vivid: The sun set over the hills.",
+        "friendlier: Submit the form by Friday.", "clearer: It's the one next to the other one.",
+        "more concise: At this point in time we are unable to help.", "more polite: Move your car.",
+        "formal: can u send me the file asap", "more confident: I think maybe I could lead the project.",
+    )),
+    ("advice", "What advice would you give to someone who {}?", (
+        "wants to start running", "is moving to a new city", "cannot stop procrastinating",
+        "is starting a new job", "wants to learn to cook", "is afraid of public speaking",
+        "wants to read more books", "has trouble waking up early", "is learning to play the guitar",
+        "wants to save for a holiday", "has a job interview tomorrow", "wants to start a vegetable garden",
+        "feels lonely after moving", "wants to drink less coffee", "is writing their first essay",
+        "wants to adopt a dog", "spends too much time on their phone", "is travelling abroad for the first time",
+        "wants to learn programming", "is preparing for a long hike",
+    )),
+    ("define", "Define {} in one short paragraph.", (
+        "gravity", "democracy", "an algorithm", "inflation", "evolution", "a simile", "friction",
+        "an ecosystem", "a noun", "electricity", "a recipe", "a hypothesis", "erosion", "irony",
+        "a budget", "a vaccine", "climate", "a verb", "momentum", "a metaphor",
+    )),
+    ("compare", "Compare {} in a few sentences.", (
+        "tea and coffee", "trains and planes for travel", "reading books and watching films",
+        "summer and winter", "cities and villages", "email and letters", "bicycles and cars",
+        "the sun and the moon", "oceans and lakes", "Python and JavaScript", "rain and snow",
+        "paper books and e-books", "working from home and working in an office",
+        "frogs and toads", "butter and olive oil", "chess and draughts", "violins and cellos",
+        "apples and oranges", "mountains and beaches for a holiday", "walking and swimming as exercise",
+    )),
+)
+
+
+def _slug(text: str) -> str:
+    words = "".join(c if c.isalnum() else " " for c in text.lower()).split()
+    return "-".join(words[:6])
+
+
+def extended_prompts() -> list[Prompt]:
+    """The built-in prompts followed by 260 more written for optaccept (296 in all).
+
+    Thirteen kinds (facts, explanations, code, arithmetic, stories, poems, lists,
+    translation, dialogue, rewriting, advice, definitions, comparisons), twenty subjects
+    each; ids ``<kind>-<subject words>`` are stable.  For data sets that need many prompts
+    so that standard errors clustered by prompt are small (the decided tree table).
+    """
+    out = builtin_prompts()
+    for kind, template, subjects in _BANK:
+        for s in subjects:
+            out.append(Prompt(id=f"x-{kind}-{_slug(s)}", text=template.format(s), kind=kind))
+    return out
 
 
 def load_prompts(path: str | os.PathLike) -> list[Prompt]:

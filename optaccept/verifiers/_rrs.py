@@ -15,8 +15,8 @@ successive sampling without replacement; draft m's law is
 :math:`q_m = q\,1[\text{not yet drafted}] / (1 - q(\text{drafted}))`; accept with
 :math:`\min(1, r^m(x_m)/q_m(x_m))`, else :math:`r^{m+1} = (r^m - q_m)_+` normalised.
 The residual depends on the path through the masses :math:`q(x_1), q(x_1)+q(x_2), …`,
-so the exact acceptance enumerates the rejection paths; the last level is summed in
-O(n log n) per parent state by sorting r/q.  Cost O(n^{k-2} · n log n); size limit
+so the exact acceptance enumerates the rejection paths; the last two levels are summed
+in one array pass over all parent states.  Cost O(n^{k-1} · n); size limit
 :data:`MAX_RRS_STATES` parent states (MethodError beyond).
 """
 
@@ -75,22 +75,47 @@ class RRS(Verifier):
         return y, acc
 
 
-def _min_sum_curve(r: np.ndarray, q: np.ndarray):
-    """f(c) = Σ_z min(r(z), c q(z)) for many c ≥ 0, by sorting t = r/q once."""
+def _last_two_levels(states: list, q: np.ndarray) -> float:
+    """Acceptance contributed by levels k − 1 and k below the given level-(k − 1) states
+    (prob, r, Q, drafted mask), all states in one array pass.
+
+    At level k − 1 draft x is accepted with Σ min(r, q_m); after rejecting x (probability
+    (q_m − r)_+(x)) the last draft is accepted with f(c_x) = Σ_{z: q_z > 0} min(r'_z, c_x q_z),
+    r' the normalised residual and c_x = 1/(1 − Q − q_x) summed over the undrafted tokens
+    (no subtraction).  Row chunks keep the (pairs × n) block small.
+    """
+    if not states:
+        return 0.0
+    probs = np.array([s[0] for s in states])
+    R = np.stack([s[1] for s in states])
+    M = np.stack([s[3] for s in states])
+    Qun = np.where(M, 0.0, q[None, :])
+    rest = Qun.sum(axis=1)
+    Qm = Qun / rest[:, None]
+    acc = np.minimum(R, Qm).sum(axis=1)
+    total = float(probs @ acc)
+    live = acc < 1.0
+    if not live.any():
+        return total
+    R, M, Qun, Qm, probs = R[live], M[live], Qun[live], Qm[live], probs[live]
+    rej = np.clip(Qm - R, 0.0, None)
+    rej[M] = 0.0
+    rnew = np.clip(R - Qm, 0.0, None)
+    s = rnew.sum(axis=1)
+    rnew = np.divide(rnew, s[:, None], out=np.zeros_like(rnew), where=s[:, None] > 0)
+    with np.errstate(divide="ignore", over="ignore"):  # (a subnormal rest: c = inf)
+        cs = 1.0 / _stable.others_sum(Qun, axis=1)
+    b, x = np.nonzero(rej > 0)
     pos = q > 0
-    with np.errstate(over="ignore"):  # r/q beyond 1e308: inf sorts last, as it should
-        t = r[pos] / q[pos]
-    order = np.argsort(t)
-    t, rr, qq = t[order], r[pos][order], q[pos][order]
-    cum_r = np.concatenate([[0.0], np.cumsum(rr)])
-    tail_q = np.concatenate([np.cumsum(qq[::-1])[::-1], [0.0]])
-
-    def f(c: np.ndarray) -> np.ndarray:
-        j = np.searchsorted(t, c, side="right")  # tokens with t <= c give r, others c q
+    qp = q[pos]
+    step = max(1, (1 << 20) // max(int(pos.sum()), 1))
+    for lo in range(0, b.size, step):
+        bb, xx = b[lo : lo + step], x[lo : lo + step]
+        c = cs[bb, xx]
         with np.errstate(invalid="ignore", over="ignore"):
-            return cum_r[j] + np.where(tail_q[j] > 0, c * tail_q[j], 0.0)  # (c = inf: no tail left)
-
-    return f
+            f = np.minimum(rnew[bb][:, pos], c[:, None] * qp[None, :]).sum(axis=1)
+        total += float((probs[bb] * rej[bb, xx]) @ f)
+    return total
 
 
 class RRSWithoutReplacement(Verifier):
@@ -105,6 +130,9 @@ class RRSWithoutReplacement(Verifier):
 
     def _acceptance(self, p, q, k, notion):
         self._law(q, k)  # validates k <= |supp q|
+        keep = (p > 0) | (q > 0)  # tokens outside both supports never carry mass: drop them
+        if not keep.all():
+            p, q = p[keep], q[keep]
         # Only ratios q/(1 − Q) and products c·q occur: an exact power-of-two rescaling keeps
         # subnormal masses (and 1/(their sum)) inside the float range.
         q, _ = _stable.rescale_tiny(q)
@@ -113,6 +141,8 @@ class RRSWithoutReplacement(Verifier):
         states = [(1.0, p.copy(), 0.0, np.zeros(p.size, dtype=bool))]
         expanded = 0
         for m in range(1, k + 1):
+            if m + 1 == k:  # the last two levels, all parent states at once
+                return total + _last_two_levels(states, q)
             nxt = []
             for prob, r, Q, mask in states:
                 # 1 − Q(drafted) as the sum over the undrafted tokens: no cancellation
@@ -127,12 +157,6 @@ class RRSWithoutReplacement(Verifier):
                 rej[mask] = 0.0
                 rnew = normalised(r - qm)
                 xs = np.flatnonzero(rej > 0)
-                if m + 1 == k:  # last level: sum children in closed form
-                    f = _min_sum_curve(rnew, q)
-                    with np.errstate(divide="ignore", over="ignore"):  # (a subnormal rest: c = inf)
-                        cs = 1.0 / _stable.others_sum(q_un)[xs]  # 1/(1 − Q − q_x), summed directly
-                    total += prob * float((rej[xs] * f(cs)).sum())
-                    continue
                 expanded += xs.size
                 if expanded > MAX_RRS_STATES:
                     raise MethodError(
