@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ import numpy as np
 from ._errors import InputError
 from ._io import _READ_ERRORS, _first_line
 
-__all__ = ["Distributions"]
+__all__ = ["Distributions", "SparseRows"]
 
 FORMAT = "optaccept.llm.Distributions/1"
 
@@ -58,12 +59,13 @@ def _write_archive(path: str | os.PathLike, arrays: dict[str, np.ndarray], meta_
 
 
 def _read_archive(
-    path: str | os.PathLike, kind: str, fmt: str, verify: bool
-) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, Any]]:
+    path: str | os.PathLike, kind: str, fmt: str, verify: bool, dense: bool = True
+) -> tuple[Any, Any, dict[str, np.ndarray], dict[str, Any]]:
     """Read a file written by :func:`_write_archive` in format ``fmt``.
 
-    Returns the dense rows (target, draft), the other arrays and the provenance
-    (without its format); raises InputError naming ``kind`` for anything else.
+    Returns the rows (target, draft), the other arrays and the provenance (without its
+    format); raises InputError naming ``kind`` for anything else.  ``dense=False``:
+    the rows come back as one :class:`SparseRows` (target) and ``None`` (draft).
     """
     path = Path(path)
     if not path.is_file():
@@ -91,6 +93,15 @@ def _read_archive(
         meta = json.loads(meta_json)
         if not isinstance(meta, dict) or meta.pop("format", None) != fmt:
             raise InputError(f"path: {path} has an unknown format")
+        if not dense:
+            if "indptr" in data:
+                m, n = (int(x) for x in data["shape"])
+                rows_ = SparseRows(data["indptr"], data["indices"], data["target_values"], data["draft_values"], n)
+                if rows_.n_rows != m:
+                    raise ValueError("indptr does not match the shape")
+            else:
+                rows_ = SparseRows.from_dense(data["target"], data["draft"])
+            return rows_, None, data, meta
         if "indptr" in data:
             m, n = (int(x) for x in data["shape"])
             rows = np.repeat(np.arange(m), np.diff(data["indptr"]))
@@ -105,6 +116,110 @@ def _read_archive(
     except (KeyError, ValueError, TypeError, IndexError) as exc:
         raise InputError(f"path: {path} is malformed ({_first_line(exc)})") from None
     return target, draft, data, meta
+
+
+class SparseRows:
+    """Rows of p and q kept on each row's union of supports (CSR, float32).
+
+    For truncated (top-k / top-p) rows over a large vocabulary: a row of a 49,152-token
+    vocabulary with top-50 laws holds ~70 entries instead of 2 × 49,152.  ``indices``
+    are sorted within a row; an entry may be zero on one side, never on both.
+    """
+
+    def __init__(self, indptr: Any, indices: Any, target_values: Any, draft_values: Any, vocab_size: int) -> None:
+        self.indptr = np.asarray(indptr, dtype=np.int64)
+        self.indices = np.asarray(indices, dtype=np.int32)
+        self.target_values = np.asarray(target_values, dtype=np.float32)
+        self.draft_values = np.asarray(draft_values, dtype=np.float32)
+        self.vocab_size = int(vocab_size)
+        nnz = self.indices.size
+        if (
+            self.indptr.ndim != 1
+            or self.indptr.size < 1
+            or self.indptr[0] != 0
+            or self.indptr[-1] != nnz
+            or np.any(np.diff(self.indptr) < 0)
+            or self.target_values.shape != (nnz,)
+            or self.draft_values.shape != (nnz,)
+            or (nnz and (self.indices.min() < 0 or self.indices.max() >= self.vocab_size))
+        ):
+            raise InputError("rows: malformed sparse rows (indptr, indices and values disagree)")
+        for a in (self.indptr, self.indices, self.target_values, self.draft_values):
+            a.setflags(write=False)
+
+    @classmethod
+    def from_dense(cls, target: Any, draft: Any) -> SparseRows:
+        t = np.asarray(target, dtype=np.float32)
+        d = np.asarray(draft, dtype=np.float32)
+        if t.ndim != 2 or t.shape != d.shape:
+            raise InputError(f"target, draft: must be 2-D arrays of equal shape, got {t.shape} and {d.shape}")
+        rows, cols = np.nonzero((t != 0) | (d != 0))
+        counts = np.bincount(rows, minlength=t.shape[0])
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        return cls(indptr, cols, t[rows, cols], d[rows, cols], t.shape[1])
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.indptr.size - 1)
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indices.size)
+
+    def _entries(self, rows: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(output row, entry position) of every stored entry of ``rows``, in order."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        lo, hi = self.indptr[rows], self.indptr[rows + 1]
+        counts = hi - lo
+        out_row = np.repeat(np.arange(rows.size), counts)
+        pos = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(lo, counts)
+        return out_row, pos
+
+    def dense(self, rows: Any = None, dtype: Any = np.float32) -> tuple[np.ndarray, np.ndarray]:
+        """Dense (len(rows), vocab) arrays of p and q (default: every row)."""
+        rows = np.arange(self.n_rows) if rows is None else np.asarray(rows, dtype=np.int64).reshape(-1)
+        r, pos = self._entries(rows)
+        t = np.zeros((rows.size, self.vocab_size), dtype=dtype)
+        d = np.zeros((rows.size, self.vocab_size), dtype=dtype)
+        t[r, self.indices[pos]] = self.target_values[pos]
+        d[r, self.indices[pos]] = self.draft_values[pos]
+        return t, d
+
+    def take(self, rows: Any) -> SparseRows:
+        """The given rows, in the given order."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        _, pos = self._entries(rows)
+        counts = self.indptr[rows + 1] - self.indptr[rows]
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        return SparseRows(indptr, self.indices[pos], self.target_values[pos], self.draft_values[pos], self.vocab_size)
+
+    def support(self, rows: Any) -> np.ndarray:
+        """Sorted tokens with p > 0 or q > 0 in at least one of ``rows``."""
+        _, pos = self._entries(rows)
+        live = (self.target_values[pos] > 0) | (self.draft_values[pos] > 0)
+        return np.unique(self.indices[pos][live]).astype(np.int64)
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[SparseRows]) -> SparseRows:
+        off = np.cumsum([0] + [p.nnz for p in parts])
+        indptr = np.concatenate([[0]] + [p.indptr[1:] + o for p, o in zip(parts, off, strict=False)])
+        return cls(
+            indptr,
+            np.concatenate([p.indices for p in parts]),
+            np.concatenate([p.target_values for p in parts]),
+            np.concatenate([p.draft_values for p in parts]),
+            parts[0].vocab_size,
+        )
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The storage arrays of a sparse archive."""
+        return {
+            "indptr": self.indptr,
+            "indices": self.indices,
+            "target_values": self.target_values,
+            "draft_values": self.draft_values,
+            "shape": np.array([self.n_rows, self.vocab_size], dtype=np.int64),
+        }
 
 
 class Distributions:

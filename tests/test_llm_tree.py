@@ -292,3 +292,62 @@ def test_swor_length_one_alpha_bound():
     for k in (2, 3):
         r = tree.accepted_tokens(lambda u: p, lambda u: q, length=1, k=k, drafts="swor", verifier="token")
         assert float(r.value) <= optimal_acceptance(p, WithoutReplacement(q, k)).value + 1e-12
+
+
+def test_sparse_rows_match_the_dense_rows(tmp_path):
+    """DraftTrees keeps rows on their union of supports: every access equals the dense
+    computation, through select, concatenate and both archive layouts."""
+    from optaccept._storage import SparseRows
+
+    rng = np.random.default_rng(5)
+    m, n = 9, 40
+    t = rng.random((m, n)) * (rng.random((m, n)) < 0.3)
+    d = rng.random((m, n)) * (rng.random((m, n)) < 0.3)
+    t[:, 0] += 0.1  # no empty row
+    d[:, 1] += 0.1
+    t, d = (t / t.sum(1, keepdims=True)).astype(np.float32), (d / d.sum(1, keepdims=True)).astype(np.float32)
+    s = SparseRows.from_dense(t, d)
+    assert s.nnz == int(((t > 0) | (d > 0)).sum())
+    np.testing.assert_array_equal(s.dense()[0], t)
+    np.testing.assert_array_equal(s.dense()[1], d)
+    sel = np.array([4, 0, 4, 7])
+    np.testing.assert_array_equal(s.take(sel).dense()[1], d[sel])
+    np.testing.assert_array_equal(s.support([2, 5]), np.flatnonzero(((t[[2, 5]] > 0) | (d[[2, 5]] > 0)).any(0)))
+    both = SparseRows.concatenate([s.take([1, 2]), s.take([8])])
+    np.testing.assert_array_equal(both.dense()[0], t[[1, 2, 8]])
+    # three trees of three nodes (a root and two children), built from the dense rows
+    trees = llm.DraftTrees(
+        t, d, tree=np.repeat(np.arange(3), 3), parent=[-1, 0, 0, -1, 3, 3, -1, 6, 6], depth=[0, 1, 1] * 3,
+        token=[-1, 0, 1] * 3, prompt_index=[0, 0, 1], chains=np.array([[[1], [2]], [[4], [5]], [[7], [8]]]),
+        meta={"drafts": "iid"},
+    )
+    p, q = trees.rows([3, 8])
+    np.testing.assert_allclose(p, t[[3, 8]] / t[[3, 8]].astype(np.float64).sum(1, keepdims=True), rtol=1e-15)
+    np.testing.assert_array_equal(trees.vocabulary(1), np.flatnonzero(((t[3:6] > 0) | (d[3:6] > 0)).any(0)))
+    sub = trees.select([2, 0])
+    np.testing.assert_array_equal(sub.target, t[[6, 7, 8, 0, 1, 2]])
+    cat = llm.DraftTrees.concatenate([trees.select([1]), trees.select([0])])
+    np.testing.assert_array_equal(cat.draft, d[[3, 4, 5, 0, 1, 2]])
+    for sparse in (True, False):
+        back = llm.DraftTrees.load(trees.save(tmp_path / f"t{sparse}.npz", sparse=sparse))
+        np.testing.assert_array_equal(back.target, t)
+        np.testing.assert_array_equal(back.draft, d)
+
+
+@pytest.mark.parametrize("drafts", ["iid", "swor"])
+def test_extended_shipped_trees(drafts):
+    """The large shipped sets (12 trees after each of the 296 extended prompts) load
+    without densifying their rows, and hold what their provenance says."""
+    trees = llm.DraftTrees.load(llm.trees_path(drafts, "extended"))  # checksum verified
+    m = trees.meta
+    assert trees.drafts == drafts and trees.vocab_size == 49152 and (trees.k, trees.length) == (4, 4)
+    assert m["prompt_ids"] == [p.id for p in llm.extended_prompts()]
+    assert trees.n_trees == 12 * 296 and m["trees_per_prompt"] == 12
+    assert trees._rows.nnz < 200 * trees.n_nodes  # ~70 entries per node, not 49,152
+    rng = np.random.default_rng(0)
+    nodes = np.sort(rng.choice(trees.n_nodes, 500, replace=False))
+    p, q = trees.rows(nodes)
+    assert np.all(((p > 0).sum(1) >= 50) & ((q > 0).sum(1) >= 50) & ((p > 0).sum(1) < 60))
+    child = nodes[trees.parent[nodes] >= 0]
+    _, qpar = trees.rows(trees.parent[child])
+    assert np.all(qpar[np.arange(child.size), trees.token[child]] > 0)  # drafted from the draft

@@ -1,10 +1,12 @@
 """Main-job part for trees of drafts: accepted tokens per step on the built-in real pair.
 
-1. The shipped draft trees (``optaccept.llm.trees_path("iid")`` and ``("swor")``:
-   SmolLM2-135M-Instruct as target, its layer-skip copy as draft, both top-50; 4 chains
-   of 4 tokens, 2 trees after each of the 36 built-in prompts): the table
-   ``trees_accepted_tokens.{md,csv,tex}`` and the figure ``trees_accepted_tokens.{png,pdf}``
-   (one panel per draft length) — reproducible, committed.
+1. The shipped draft trees (``optaccept.llm.trees_path("iid", "extended")`` and
+   ``("swor", "extended")``: SmolLM2-135M-Instruct as target, its layer-skip copy as
+   draft, both top-50; 4 chains of 4 tokens, 12 trees after each of the 296 extended
+   prompts — in quick mode the small files, 2 trees after each of the 36 built-in
+   prompts): the table ``trees_accepted_tokens.{md,csv,tex}`` with its paired
+   differences and the figure ``trees_accepted_tokens.{png,pdf}`` (one panel per draft
+   length) — reproducible, committed.
 2. Full mode only: a fresh extraction of the same trees from the model (on cuda when
    available), with its table and figure in the untracked ``<figures>/local/`` folder
    (its numbers depend on the machine's floating point), and the extraction speed.
@@ -127,11 +129,12 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     from ..llm import DraftTrees, trees_path
 
     figures_dir = Path(figures_dir)
-    shipped = {d: DraftTrees.load(trees_path(d)) for d in ("iid", "swor")}
+    prompts = "builtin" if quick else "extended"
+    shipped = {d: DraftTrees.load(trees_path(d, prompts)) for d in ("iid", "swor")}
     paths = accepted_tokens_report(
         shipped,
         figures_dir / "trees_accepted_tokens",
-        "From the draft trees shipped in optaccept/data",
+        f"From the draft trees shipped in optaccept/data (`trees_path(drafts, {prompts!r})`)",
         progress=not quick,
     )
     if quick:

@@ -233,7 +233,7 @@ def extract_trees(
             )
             fresh_nodes += part.n_nodes
             if folder is not None:
-                part.save(folder / f"prompt-{i:05d}.npz", sparse=False)
+                part.save(folder / f"prompt-{i:05d}.npz")
             done[i] = part
     seconds = time.perf_counter() - start
     out_meta = {**meta, "extraction": {"new_nodes": fresh_nodes, "seconds": round(seconds, 3)}}

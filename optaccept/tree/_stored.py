@@ -18,26 +18,41 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._storage import Distributions, _read_archive, _want_sparse, _write_archive
+from .._storage import Distributions, SparseRows, _read_archive, _write_archive
 from .._validation import check_k
 
-__all__ = ["FORMAT", "TREES_FILES", "DraftTrees", "StoredModel", "trees_path"]
+__all__ = ["FORMAT", "TREES_FILES", "EXTENDED_TREES_FILES", "DraftTrees", "StoredModel", "trees_path"]
 
 FORMAT = "optaccept.llm.DraftTrees/1"
 
-#: Draft-tree files shipped in ``optaccept/data`` (see its README for provenance), by draft law.
+#: Draft-tree files shipped in ``optaccept/data`` (see its README for provenance), by draft law:
+#: 2 trees after each built-in prompt.
 TREES_FILES = {"iid": "smollm2_layerskip_trees_iid.npz", "swor": "smollm2_layerskip_trees_swor.npz"}
+#: The larger shipped sets: 12 trees after each of the 296 extended prompts (3,552 trees per law).
+EXTENDED_TREES_FILES = {
+    "iid": "smollm2_layerskip_trees_iid_extended.npz",
+    "swor": "smollm2_layerskip_trees_swor_extended.npz",
+}
 
 
-def trees_path(drafts: str = "iid") -> Path:
+def trees_path(drafts: str = "iid", prompts: str = "builtin") -> Path:
     """Path of the shipped draft trees of the built-in pair (:func:`smollm2_layerskip`,
     both sides truncated to their top 50 tokens), drawn i.i.d. or without replacement;
-    provenance in ``DraftTrees.load(path).meta`` and ``optaccept/data/README.md``."""
+    provenance in ``DraftTrees.load(path).meta`` and ``optaccept/data/README.md``.
+
+    ``prompts="builtin"``: 2 trees after each of the 36 built-in prompts (72 trees);
+    ``"extended"``: 12 trees after each of the 296 prompts of
+    :func:`optaccept.llm.extended_prompts` (3,552 trees), the set behind the decided
+    table of accepted tokens (standard errors of the verifier differences ≤ 0.02).
+    """
     from importlib import resources
 
+    files = {"builtin": TREES_FILES, "extended": EXTENDED_TREES_FILES}
+    if prompts not in files:
+        raise InputError(f"prompts: must be 'builtin' or 'extended', got {prompts!r}")
     if drafts not in TREES_FILES:
         raise InputError(f"drafts: must be one of {tuple(TREES_FILES)}, got {drafts!r}")
-    return Path(str(resources.files("optaccept.data").joinpath(TREES_FILES[drafts])))
+    return Path(str(resources.files("optaccept.data").joinpath(files[prompts][drafts])))
 
 
 # ----------------------------------------------------------------------------- storage
@@ -72,8 +87,10 @@ class DraftTrees:
         chains: Any,
         meta: dict[str, Any] | None = None,
     ) -> None:
-        rows = Distributions(target, draft)  # shape checks, float32
-        m = rows.n_positions
+        # Rows are kept on each node's union of supports: dense (nodes, vocab) rows of a
+        # data set of thousands of trees over a 49,152-token vocabulary would not fit memory.
+        rows = target if isinstance(target, SparseRows) and draft is None else SparseRows.from_dense(target, draft)
+        m = rows.n_rows
         self._rows = rows
         self.tree = self._ints(tree, (m,), "tree")
         self.parent = self._ints(parent, (m,), "parent")
@@ -108,13 +125,14 @@ class DraftTrees:
 
     @property
     def target(self) -> np.ndarray:
-        """(nodes, vocab) float32 target distributions p (read-only)."""
-        return self._rows.target
+        """(nodes, vocab) float32 target distributions p: a dense copy of the stored rows
+        (nodes × vocab floats; :meth:`rows` reads selected nodes)."""
+        return self._rows.dense()[0]
 
     @property
     def draft(self) -> np.ndarray:
-        """(nodes, vocab) float32 draft distributions q (read-only)."""
-        return self._rows.draft
+        """(nodes, vocab) float32 draft distributions q: a dense copy (see :attr:`target`)."""
+        return self._rows.dense()[1]
 
     @property
     def n_trees(self) -> int:
@@ -202,9 +220,11 @@ class DraftTrees:
 
     def rows(self, nodes: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Rows of p and q at ``nodes`` (default all) as float64, renormalised."""
-        sel = slice(None) if nodes is None else np.asarray(nodes)
-        sub = Distributions(self.target[sel], self.draft[sel])
-        return sub.rows()
+        sel = np.arange(self.n_nodes) if nodes is None else np.arange(self.n_nodes)[np.asarray(nodes)]
+        p, q = self._rows.dense(sel, np.float64)
+        p /= p.sum(axis=1, keepdims=True)
+        q /= q.sum(axis=1, keepdims=True)
+        return p, q
 
     def models(self, i: int, *, compact: bool = False) -> tuple[StoredModel, StoredModel]:
         """Tree ``i`` as (target, draft) sequence models replaying the stored rows.
@@ -244,8 +264,7 @@ class DraftTrees:
     def vocabulary(self, i: int) -> np.ndarray:
         """Tokens with p > 0 or q > 0 at some node of tree ``i`` (sorted): the compact
         vocabulary of ``models(i, compact=True)``."""
-        nodes = self.nodes(i)
-        return np.flatnonzero(((self.target[nodes] > 0) | (self.draft[nodes] > 0)).any(axis=0))
+        return self._rows.support(self.nodes(i))
 
     def draft_tree(self, i: int, *, k: int | None = None, length: int | None = None, compact: bool = False) -> Any:
         """Tree ``i`` as an :class:`optaccept.tree.DraftTree`, optionally cut to its first
@@ -282,9 +301,10 @@ class DraftTrees:
         """The node rows as :class:`Distributions` (prompt index, depth as step, token),
         e.g. for ``gap_table`` or :func:`draft_quality`; ``internal_only`` drops the leaves."""
         sel = self.depth < self.length if internal_only else np.ones(self.n_nodes, bool)
+        target, draft = self._rows.dense(np.flatnonzero(sel))
         return Distributions(
-            self.target[sel],
-            self.draft[sel],
+            target,
+            draft,
             prompt_index=self.prompt_index[self.tree[sel]],
             step=self.depth[sel],
             token=self.token[sel],
@@ -306,8 +326,8 @@ class DraftTrees:
         new_of_old[old] = np.arange(old.size)
         parent = np.where(self.parent[old] >= 0, new_of_old[np.maximum(self.parent[old], 0)], -1)
         return DraftTrees(
-            self.target[old],
-            self.draft[old],
+            self._rows.take(old),
+            None,
             tree=new_tree[self.tree[old]],
             parent=parent,
             depth=self.depth[old],
@@ -328,8 +348,8 @@ class DraftTrees:
         node_off = np.cumsum([0] + [p.n_nodes for p in parts])
         tree_off = np.cumsum([0] + [p.n_trees for p in parts])
         return cls(
-            np.concatenate([p.target for p in parts]),
-            np.concatenate([p.draft for p in parts]),
+            SparseRows.concatenate([p._rows for p in parts]),
+            None,
             tree=np.concatenate([p.tree + t for p, t in zip(parts, tree_off, strict=False)]),
             parent=np.concatenate(
                 [np.where(p.parent >= 0, p.parent + o, -1) for p, o in zip(parts, node_off, strict=False)]
@@ -344,12 +364,14 @@ class DraftTrees:
     # ----------------------------------------------------------------- storage
 
     def _arrays(self, sparse: bool, dtype: str) -> dict[str, np.ndarray]:
-        out = self._rows._arrays(sparse)
+        if sparse:
+            out = self._rows.arrays()
+        else:
+            target, draft = self._rows.dense()
+            out = {"target": target, "draft": draft}
         for name in ("target", "draft", "target_values", "draft_values"):
             if name in out:
                 out[name] = out[name].astype(dtype)
-        for name in ("prompt_index", "step", "token"):  # per-row fields of Distributions
-            out.pop(name, None)
         out.update(
             tree=self.tree,
             parent=self.parent,
@@ -370,7 +392,9 @@ class DraftTrees:
         """
         if dtype not in ("float32", "float16"):
             raise InputError(f"dtype: must be 'float32' or 'float16', got {dtype!r}")
-        arrays = self._arrays(_want_sparse(sparse, self.target, self.draft), dtype)
+        if sparse is None:
+            sparse = self._rows.nnz < 0.5 * self.n_nodes * self.vocab_size
+        arrays = self._arrays(bool(sparse), dtype)
         meta_json = json.dumps({"format": FORMAT, **self.meta, "row_dtype": dtype}, sort_keys=True)
         return _write_archive(path, arrays, meta_json)
 
@@ -378,11 +402,11 @@ class DraftTrees:
     def load(cls, path: str | os.PathLike, *, verify: bool = True) -> DraftTrees:
         """Read a file written by :meth:`save`; checks the checksum unless told not to."""
         kind = "an optaccept draft-tree archive (.npz written by 'extract_trees')"
-        target, draft, data, meta = _read_archive(path, kind, FORMAT, verify)
+        rows, _, data, meta = _read_archive(path, kind, FORMAT, verify, dense=False)
         meta.pop("row_dtype", None)
         return cls(
-            target,
-            draft,
+            rows,
+            None,
             tree=data["tree"],
             parent=data["parent"],
             depth=data["depth"],
