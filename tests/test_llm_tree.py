@@ -239,6 +239,18 @@ def test_table_on_shipped_trees_and_batch_sd():
     assert table.get("optimal", "swor", 3, 1)["value"] >= table.get("optimal", "iid", 3, 1)["value"] - 1e-12
     # exact α* per prompt, recomputed independently on the roots
     assert abs(table.get("optimal", "iid", 1, 1)["value"] - a1.mean()) < 1e-9
+    # across draft laws: paired by prompt (the files share their prompts), recomputed here
+    # from the exact one-token values at each prompt's root (RRS without vs with replacement)
+    from optaccept.verifiers import RRS, RRSWithoutReplacement
+
+    ps, qs = files["swor"].rows(np.flatnonzero(files["swor"].parent < 0)[first])
+    dd = np.array([RRSWithoutReplacement().acceptance(a, b, k=2) for a, b in zip(ps, qs, strict=True)])
+    dd -= np.array([RRS().acceptance(a, b, k=2) for a, b in zip(p, q, strict=True)])
+    cross = [r for r in table.differences if r["drafts"].startswith("swor vs iid") and (r["k"], r["length"]) == (2, 1)]
+    assert {r["a"] for r in cross} == {"token (swor)", "traversal (swor)"}
+    for r in cross:
+        assert abs(r["value"] - dd.mean()) < 1e-12
+        assert abs(r["std_err"] - dd.std(ddof=1) / np.sqrt(dd.size)) < 1e-12
     md, tex = table.to_markdown(), table.to_latex()
     assert "traversal verification (Weng et al.)" in md and r"\toprule" in tex and "±" not in tex
     from optaccept.plots import plot_accepted_tokens
@@ -351,3 +363,19 @@ def test_extended_shipped_trees(drafts):
     child = nodes[trees.parent[nodes] >= 0]
     _, qpar = trees.rows(trees.parent[child])
     assert np.all(qpar[np.arange(child.size), trees.token[child]] > 0)  # drafted from the draft
+    # the chains' first tokens follow the draft law at the root: E q(x_1) = Σ q², and the
+    # second chain's E q(x_2) is Σ q² (i.i.d.) or Σ_a q_a (Σ q² − q_a²)/(1 − q_a) (swor)
+    roots = np.flatnonzero(trees.parent < 0)
+    obs, want = [], []
+    for t in range(trees.n_trees):
+        if t % 12 == 0:
+            q = trees.rows([roots[t]])[1][0]
+            s2 = float(q @ q)
+            w = np.flatnonzero(q > 0)
+            second = s2 if drafts == "iid" else float(np.sum(q[w] * (s2 - q[w] ** 2) / (1 - q[w])))
+        first, nxt = trees.chains(t)[0][0], trees.chains(t)[1][0]
+        obs.append((q[first], q[nxt]))
+        want.append((s2, second))
+    obs, want = np.array(obs), np.array(want)
+    z = (obs.mean(0) - want.mean(0)) / (obs.std(0) / np.sqrt(len(obs)))
+    assert np.all(np.abs(z) < 4), z

@@ -51,14 +51,16 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
         "of Yin et al., and the optimum α* of the root's draft law), averaged over the trees' prompts. L ≥ 2: "
         "Rao–Blackwellised mean over the trees; the optimum is known at this scale for k = 1 (= block "
         "verification, Sun et al.); elsewhere the upper bound of docs/trees.md §4b (one-token optimum at depth 1, "
-        "union bound below) caps every lossless verifier. Verifier comparisons: paired differences on the same "
-        "trees, clustered by prompt (second table)."
+        "union bound below) caps every lossless verifier. Verifier comparisons (second table): paired differences "
+        "on the same trees, clustered by prompt; across draft laws (different trees after the same prompts), "
+        "paired by prompt: the mean over prompts of the difference of the prompt means, with its standard "
+        "error over the prompts."
     )
     md = stem.with_suffix(".md")
     md.write_text(
         f"# Accepted tokens per step on the built-in pair\n\n{notes}\n\n"
         + table.to_markdown()
-        + "\n\n## Paired differences (same trees; standard errors clustered by prompt)\n\n"
+        + "\n\n## Paired differences (same trees, or same prompts across draft laws)\n\n"
         + table.differences_markdown()
         + "\n"
     )

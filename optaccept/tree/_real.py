@@ -256,6 +256,46 @@ def _bound_values(f: Any, k: int, L: int, roots: dict[str, Any], cache: dict) ->
     return out
 
 
+def _cross_law_differences(kept: dict[tuple, tuple]) -> list[dict[str, Any]]:
+    """Verifiers on trees drawn without replacement against token-level RRS on i.i.d.
+    trees, paired by prompt: the two files hold different trees after the same prompts,
+    so the difference of the prompt means is averaged over the prompts, with the
+    standard error of that mean (the trees of the two laws are independent given the
+    prompt).  Only when both files were drawn after the same prompts."""
+    out = []
+    for (drafts, k, L), (swor, g_swor, src_swor) in sorted(kept.items()):
+        if drafts != "swor" or ("iid", k, L) not in kept:
+            continue
+        iid, g_iid, src_iid = kept[("iid", k, L)]
+        if src_swor[0] is None or src_swor[0] != src_iid[0]:
+            continue
+        prompts = np.unique(g_iid)
+        if not np.array_equal(prompts, np.unique(g_swor)) or prompts.size < 2:
+            continue
+
+        def means(x: np.ndarray, g: np.ndarray) -> np.ndarray:
+            _, inv = np.unique(g, return_inverse=True)
+            return np.bincount(inv, weights=x) / np.bincount(inv)
+
+        base = means(iid["token"], g_iid)
+        for v in ("token", "traversal"):
+            if v not in swor:
+                continue
+            d = means(swor[v], g_swor) - base
+            out.append(
+                dict(
+                    drafts="swor vs iid (by prompt)",
+                    k=k,
+                    length=L,
+                    a=f"{v} (swor)",
+                    b="token (iid)",
+                    value=float(d.mean()),
+                    std_err=float(d.std(ddof=1) / math.sqrt(d.size)),
+                )
+            )
+    return out
+
+
 def tree_table(
     trees: Any,
     *,
@@ -312,6 +352,7 @@ def tree_table(
     cells = [(f, k, L) for f, k, L in jobs]
     diffs: list[dict[str, Any]] = []
     cache: dict[tuple, dict[str, np.ndarray]] = {}
+    kept: dict[tuple, tuple] = {}
     roots = {id(f): _prompt_roots(f) for f in files}
     for f, k, L in tqdm(cells, desc="cells", disable=not progress):
         groups = f.prompt_index
@@ -353,6 +394,8 @@ def tree_table(
         for a_, b_ in pairs:
             m, se = _clustered(per_tree[a_] - per_tree[b_], groups)
             diffs.append(dict(drafts=f.drafts, k=k, length=L, a=a_, b=b_, value=m, std_err=se))
+        kept[(f.drafts, k, L)] = (per_tree, np.asarray(groups), [f.meta.get("prompt_ids"), f.meta.get("seed")])
+    diffs += _cross_law_differences(kept)
     meta = {
         "sources": [
             {
