@@ -25,12 +25,15 @@ import numpy as np
 
 from . import _jit
 
-__all__ = ["available", "device", "device_py", "scan", "scan_py", "select_probs", "shares", "shares_py"]
+__all__ = [
+    "available", "device", "device_py", "pick_one", "pick_one_py", "scan", "scan_py", "select_probs", "shares", "shares_py",
+]
 
 _KERNEL = None
 _SELECT = None
 _SHARES = None
 _SCAN = None
+_PICK = None
 _LOCK = threading.Lock()
 
 
@@ -55,10 +58,11 @@ def _compile() -> None:
         if jit is None:
             _KERNEL = False
         else:
-            global _SELECT, _SHARES, _SCAN, _scan_impl, _shares_impl
+            global _SELECT, _SHARES, _SCAN, _PICK, _scan_impl, _shares_impl
             _SELECT = jit(_select_probs_py)
             _SHARES = _shares_impl = jit(shares_py)  # device_py calls these two by name
             _SCAN = _scan_impl = jit(scan_py)
+            _PICK = jit(pick_one_py)
             _KERNEL = jit(device_py)  # last: it marks "ready"
 
 
@@ -161,6 +165,49 @@ def device(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, *, keep: bool = Tru
     cnt = _SHARES(ell, dens, mp[:nm], mc[:nm], ma[:nm], ptr, pcell, plen, s_home)
     return mass, dens, ptr, pcell[:cnt], plen[:cnt], s_home
 
+
+def pick_one(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, line: np.ndarray, x: np.ndarray, u: np.ndarray):
+    """One tuple through the layout without building every token's shares: the compiled
+    masses and scan (:func:`device_py`), then the drafts' own pieces (:func:`pick_one_py`).
+    Returns (selected draft, s at its token, ``all_s``): ``all_s()`` assembles the realised
+    marginal of every home (for the residual on rejection); call it before the thread's next
+    call, which reuses the scratch arrays."""
+    fn = _kernel()
+    if fn is None:
+        raise RuntimeError("the compiled device kernel is not available")
+    ell = np.ascontiguousarray(ell, dtype=np.float64)
+    pl = np.ascontiguousarray(pl, dtype=np.float64)
+    m = ell.size
+    xw, qpos, qrem, mp, mc, ma = _scratch_arrays(m)
+    o_mass, o_dens, o_ptr, o_cell, o_len, o_s = _scratch_arrays(m, "out")
+    mass, dens = o_mass[:m], o_dens[:m]
+    nm = fn(ell, pl, k, nb, mass, dens, xw, qpos, qrem, mp, mc, ma)
+    mark, ent_s, ent_c, ent_l = _scratch_pick(m)
+    # the pieces reuse the scan's queue arrays (m + 2 long), free once the scan is done
+    i, sy = _PICK(
+        np.ascontiguousarray(line, dtype=np.int64), np.ascontiguousarray(x, dtype=np.int64),
+        np.ascontiguousarray(u, dtype=np.float64), ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, ent_l, qpos, qrem,
+    )
+
+    def all_s() -> np.ndarray:
+        ptr, s_home = o_ptr[: m + 1], o_s[:m]
+        _SHARES(ell, dens, mp[:nm], mc[:nm], ma[:nm], ptr, o_cell, o_len, s_home)
+        return s_home
+
+    return int(i), float(sy), all_s
+
+
+def _scratch_pick(m: int):
+    """Per-thread arrays of :func:`pick_one_py`: a zero int mark array (its user leaves it
+    zero) and the match entries (at most 2·m: a match has two ends)."""
+    kept = getattr(_scratch, "pick", None)
+    if kept is None or kept[0].size < m:
+        size = max(m, 1024)
+        kept = (np.zeros(size, dtype=np.int64), np.empty(2 * size, dtype=np.int64),
+                np.empty(2 * size, dtype=np.int64), np.empty(2 * size))
+        if m <= 1 << 21:
+            _scratch.pick = kept
+    return kept
 
 # ---------------------------------------------------------------------------------------
 # the kernels (plain Python that numba compiles; the scan also runs uncompiled on Fractions)
@@ -331,6 +378,118 @@ def device_py(ell, pl, k, nb, mass, dens, x, qpos, qrem, mp, mc, ma):
         mc[i] = m - 1 - mp[i]
         mp[i] = lt
     return nmb + nma
+
+
+def pick_one_py(line, x, u, ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, ent_l, pc, plen):
+    """The selected draft of one tuple from its uniforms, and the realised marginal s at the
+    selected token, straight from the scan's matches — without the shares of the other
+    tokens (:func:`shares_py`).  The same pieces as there: a drafted token's own cell less
+    the lengths it swaps (subtracted in match order) and one piece per match, sorted by
+    cell; the walk and the sums add in the same order, so the output is exactly that of the
+    kept verifier (``_pick`` on the full shares).  ``mark`` is a zero int array of length m
+    (left zero on return); ``ent_*`` hold up to 2·nm entries, ``pc``/``plen`` nm + 1 pieces.
+    Returns (index of the selected draft, s at its token)."""
+    k = x.shape[0]
+    m = line.shape[0]
+    homes = np.empty(k, dtype=np.int64)
+    slot = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        homes[i] = -1
+    for c in range(m):
+        t = line[c]
+        for i in range(k):
+            if x[i] == t:
+                homes[i] = c
+    ns = 0
+    for i in range(k):  # one slot per distinct home (i.i.d. drafts may repeat a token)
+        h = homes[i]
+        if mark[h] == 0:
+            mark[h] = ns + 1
+            ns += 1
+        slot[i] = mark[h] - 1
+    ne = 0
+    for j in range(nm):
+        lt = mp[j]
+        rt = mc[j]
+        if mark[lt] == 0 and mark[rt] == 0:
+            continue
+        gap = dens[lt] - dens[rt]
+        v = ma[j]
+        if gap > 0:
+            v = v / gap
+            cap = ell[lt] if ell[lt] < ell[rt] else ell[rt]
+            if v > cap:
+                v = cap
+        else:
+            v = v - v
+        if v > 0:
+            if mark[lt] != 0:
+                ent_s[ne] = mark[lt] - 1
+                ent_c[ne] = rt
+                ent_l[ne] = v
+                ne += 1
+            if mark[rt] != 0:
+                ent_s[ne] = mark[rt] - 1
+                ent_c[ne] = lt
+                ent_l[ne] = v
+                ne += 1
+    best = 0
+    best_key = np.inf
+    s_best = 0.0
+    for i in range(k):
+        h = homes[i]
+        sl = slot[i]
+        own = ell[h]
+        npc = 1
+        for e in range(ne):
+            if ent_s[e] == sl:
+                own = own - ent_l[e]
+                pc[npc] = ent_c[e]
+                plen[npc] = ent_l[e]
+                npc += 1
+        pc[0] = h
+        plen[0] = own if own > 0 else own - own
+        if npc > 2 and pc[1] > pc[npc - 1]:  # partners come in a monotone order (shares_py)
+            a = 1
+            b = npc - 1
+            while a < b:
+                c = pc[a]
+                pc[a] = pc[b]
+                pc[b] = c
+                v = plen[a]
+                plen[a] = plen[b]
+                plen[b] = v
+                a += 1
+                b -= 1
+        for a in range(1, npc):  # insertion sort by cell (distinct cells): O(pieces) now
+            c = pc[a]
+            v = plen[a]
+            b = a - 1
+            while b >= 0 and pc[b] > c:
+                pc[b + 1] = pc[b]
+                plen[b + 1] = plen[b]
+                b -= 1
+            pc[b + 1] = c
+            plen[b + 1] = v
+        target = u[i] * ell[h]
+        run = 0.0
+        pick = npc - 1
+        for a in range(npc):
+            run = run + plen[a]
+            if run > target:
+                pick = a
+                break
+        key = pc[pick] + u[k + i]
+        if key < best_key:
+            best_key = key
+            best = i
+            sv = plen[0] * dens[pc[0]]
+            for a in range(1, npc):
+                sv = sv + plen[a] * dens[pc[a]]
+            s_best = sv
+    for i in range(k):
+        mark[homes[i]] = 0
+    return best, s_best
 
 
 _scan_impl = scan_py  # replaced by the compiled forms in _compile()

@@ -238,3 +238,49 @@ def test_respond_one_is_the_verifiers_output():
                     assert respond_one(ov.p, law.q, k, x, u) == ov._respond_uniform(x, u)
                     count += 1
     assert count == 3 * 4 * 2 * 25
+    # nasty rows: zeros, ties, a near-one-hot draft, p = q uniform, repeated drafts (k > n)
+    n = 30
+    zp = rng.dirichlet(np.full(n, 0.3))
+    zp[:10] = 0.0
+    zp /= zp.sum()
+    hot = np.full(n, 1e-12 / (n - 1))
+    hot[3] = 1.0 - 1e-12
+    ties = np.repeat(rng.dirichlet(np.ones(5)), 6) / 6
+    flat = np.full(n, 1.0 / n)
+    for p, q in ((zp, rng.dirichlet(np.ones(n))), (rng.dirichlet(np.ones(n)), hot), (ties, ties[::-1].copy()),
+                 (flat, flat), (hot, flat), (zp, zp)):
+        for k in (1, 3, 40):
+            law = oa.IID(q, k)
+            ov = optimal_verifier(p, law)
+            for _ in range(40):
+                x = law.sample(rng, 1)[0]
+                u = rng.random(3 * k + 2)
+                assert respond_one(ov.p, law.q, k, x, u) == ov._respond_uniform(x, u)
+
+
+def test_line_order_is_the_ratio_order_with_ties_by_side_and_id():
+    """The layout's order (a value sort of packed keys, runs re-sorted exactly) equals a
+    plain lexicographic sort by (p/q descending, side, id) on random rows, all-tie rows,
+    rounded rows with many ties, zeros, and ratios equal in all but their last bits (below
+    the packed key's resolution)."""
+    from optaccept.optimal._sorted import line_order
+
+    rng = np.random.default_rng(8)
+    for t in range(200):
+        n = int(rng.choice([2, 5, 50, 3000, 70000]))
+        p, q = rng.dirichlet(np.full(n, 0.5)), rng.dirichlet(np.full(n, 0.5))
+        if t % 4 == 0:
+            q = p.copy()
+        elif t % 4 == 1:
+            p = np.round(p * 50) / 50 + 1e-3
+            q = np.round(q * 7) / 7 + 1e-3
+        elif t % 4 == 2:
+            q[rng.integers(n, size=max(1, n // 5))] = 0.0
+            p[rng.integers(n, size=max(1, n // 5))] = 0.0
+        elif t % 8 == 3:
+            q = p * (1 + 1e-15 * rng.integers(-3, 4, n))
+        p, q = p / p.sum(), q / q.sum()
+        first = rng.random(n) < 0.5
+        ids = np.flatnonzero(q > 0)
+        want = ids[np.lexsort((ids, ~first[ids], -(p[ids] / q[ids])))]
+        np.testing.assert_array_equal(line_order(p, q, first), want)

@@ -89,9 +89,14 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
             if ll not in labels:
                 handles.append(hh)
                 labels.append(ll)
+    from ..tree._real import VERIFIER_NAMES
+
+    rank = {name: i for i, name in enumerate(VERIFIER_NAMES.values())}  # one legend order for any data
+    order = sorted(range(len(labels)), key=lambda i: rank.get(labels[i], len(rank)))
+    handles, labels = [handles[i] for i in order], [labels[i] for i in order]
     fig.supylabel("expected accepted tokens per step", fontsize=8)
     fig.suptitle("SmolLM2-135M-Instruct, layer-skip draft (error bars ± 2 s.e.)")
-    fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False, fontsize=7)
     figs = save_figure(fig, stem)
     plt.close(fig)
     print(table.to_markdown())

@@ -281,12 +281,22 @@ def respond_one(p: np.ndarray, q: np.ndarray, k: int, x: np.ndarray, u: np.ndarr
     _, subset = iid_scan(p, q, k)
     in_a = np.zeros(n, dtype=bool)
     in_a[subset()] = True
-    line, nb, ell, mass, dens, ptr, cells, lens, s_home = _float_layout(p, q, k, in_a, keep=False)
-    homes = [int(np.flatnonzero(line == t)[0]) for t in x.tolist()]
-    i = _pick(homes, u, ptr, cells, lens, ell)
-    y, sy, py = int(x[i]), float(s_home[homes[i]]), float(p[x[i]])
-    if u[2 * k] < (py / sy if sy > py else 1.0):
-        return y
+    if _line_kernel.available():  # the drafts' pieces straight from the scan's matches
+        line = line_order(p, q, ~in_a)
+        nb = int(np.count_nonzero(~in_a[line]))
+        pl = np.asarray(p, dtype=np.float64)[line]
+        i, sy, all_s = _line_kernel.pick_one(q[line], pl, k, nb, line, x, u)
+        y, py = int(x[i]), float(p[x[i]])
+        if u[2 * k] < (py / sy if sy > py else 1.0):
+            return y
+        s_home = all_s()
+    else:
+        line, nb, ell, mass, dens, ptr, cells, lens, s_home = _float_layout(p, q, k, in_a, keep=False)
+        homes = [int(np.flatnonzero(line == t)[0]) for t in x.tolist()]
+        i = _pick(homes, u, ptr, cells, lens, ell)
+        y, sy, py = int(x[i]), float(s_home[homes[i]]), float(p[x[i]])
+        if u[2 * k] < (py / sy if sy > py else 1.0):
+            return y
     s = np.zeros(n)
     s[line] = s_home
     return _draw_residual(_residual(np.asarray(p, dtype=np.float64), s), u[2 * k + 1])
