@@ -293,6 +293,19 @@ def test_batched_torch_form():
     y1 = optimal_verifier_batched(Pr[:64], Qr[:64], d[:64], torch.Generator().manual_seed(4), threads=1)
     y2 = optimal_verifier_batched(Pr[:64], Qr[:64], d[:64], torch.Generator().manual_seed(4), threads=3)
     assert torch.equal(y1, y2)
+    # rows validated once per batch: unnormalised rows give each row's kept verifier's output
+    # for the row's uniforms (drawn up front: 3k + 2 per row), and a bad row is refused
+    Ps, Qs = P * np.array([[3.7], [1.0], [0.2], [1e-3]]), Q * np.array([[1.0], [9.0], [0.5], [2.0]])
+    g = torch.Generator().manual_seed(11)
+    y = optimal_verifier_batched(torch.tensor(Ps), torch.tensor(Qs), torch.tensor(drafts), g)
+    uni = torch.rand((rows, 3 * k + 2), generator=torch.Generator().manual_seed(11), dtype=torch.float64).numpy()
+    for r in range(rows):
+        ov = optimal_verifier(Ps[r], oa.IID(Qs[r], k, normalize=True), normalize=True)
+        assert int(y[r]) == ov._respond_uniform(drafts[r], uni[r])
+    bad = Ps.copy()
+    bad[2, 5] = -0.1
+    with pytest.raises(oa.InputError, match="^p: "):
+        optimal_verifier_batched(torch.tensor(bad), torch.tensor(Qs), torch.tensor(drafts), g)
 
 
 def test_batched_torch_form_without_replacement():

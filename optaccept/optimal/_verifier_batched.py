@@ -65,7 +65,17 @@ def optimal_verifier_batched(
     # three uniforms per draft and two per row, from the caller's generator
     uni = torch.rand((rows, 3 * k + 2), generator=generator, dtype=torch.float64, device=p.device).cpu().numpy()
 
+    # i.i.d. rows validated and normalised once for the whole batch (the same checks and the
+    # same arithmetic as each row's own validation); a batch with a bad row takes the row by
+    # row path, whose error names the argument
+    pv, qv = (_normalised_rows(pn), _normalised_rows(qn)) if law == "iid" and k >= 1 else (None, None)
+
     def one(r: int) -> int:
+        if law == "iid" and pv is not None and qv is not None:
+            x = dn[r]
+            if x.min() < 0 or x.max() >= qv.shape[1] or (qv[r][x] <= 0).any():
+                raise InputError(f"drafts: row {r} holds a token outside the vocabulary or with q = 0")
+            return respond_one(pv[r], qv[r], k, x, uni[r])
         if law == "iid":  # one tuple per row: the layout without keeping a verifier
             drafts_law = IID(qn[r], k, normalize=True)
             pr, _ = _clean_p(pn[r], drafts_law, True)
@@ -86,3 +96,13 @@ def optimal_verifier_batched(
     else:
         out = np.fromiter((one(r) for r in range(rows)), dtype=np.int64, count=rows)
     return torch.as_tensor(out, device=p.device)
+
+
+def _normalised_rows(a: np.ndarray) -> np.ndarray | None:
+    """Rows of non-negative finite entries with a positive sum, each divided by its sum
+    (float64, as :func:`optaccept._validation.as_distribution` with ``normalize`` does for
+    one row: the same sum along the row, the same division); None if a row fails."""
+    tot = a.sum(axis=1)
+    if not (np.isfinite(tot).all() and (tot > 0).all() and (a >= 0).all()):
+        return None
+    return a / np.where(tot != 1.0, tot, 1.0)[:, None]
