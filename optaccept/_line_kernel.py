@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import threading
+import types
 
 import numpy as np
 
@@ -59,11 +60,23 @@ def _compile() -> None:
             _KERNEL = False
         else:
             global _SELECT, _SHARES, _SCAN, _PICK, _scan_impl, _shares_impl
+            # shares_py and pick_one_py call _sort_impl and _swap_impl by name: compiled, they
+            # see the compiled helpers; uncompiled (Fractions) shares_py keeps the Python ones
+            helpers = {"_sort_impl": jit(sort_pieces_py), "_swap_impl": jit(swap_length_py)}
             _SELECT = jit(_select_probs_py)
-            _SHARES = _shares_impl = jit(shares_py)  # device_py calls these two by name
-            _SCAN = _scan_impl = jit(scan_py)
-            _PICK = jit(pick_one_py)
+            _SHARES = _shares_impl = jit(_with_globals(shares_py, **helpers))  # device_py calls
+            _SCAN = _scan_impl = jit(scan_py)  # these two by name
+            _PICK = jit(_with_globals(pick_one_py, **helpers))
             _KERNEL = jit(device_py)  # last: it marks "ready"
+
+
+def _with_globals(fn, **names):
+    """A copy of ``fn`` whose module globals are overridden by ``names`` (for compiling a
+    kernel against compiled helpers while the plain function keeps the Python ones)."""
+    clone = types.FunctionType(fn.__code__, {**fn.__globals__, **names}, fn.__name__, fn.__defaults__)
+    clone.__qualname__ = fn.__qualname__
+    clone.__module__ = fn.__module__
+    return clone
 
 
 def select_probs(cells: list, probs: list) -> np.ndarray:
@@ -137,31 +150,35 @@ def _scratch_arrays(m: int, name: str = "work"):
     return kept
 
 
-def device(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, *, keep: bool = True):
-    """The whole float layout in two compiled passes (:func:`device_py`, :func:`shares_py`):
-    cell masses and densities, the swap scan of both sides, the shares (ptr, pcell, plen) and
-    the realised marginal per home index.  ``keep=False``: the outputs are per-thread scratch
-    arrays, overwritten by the thread's next call."""
+def _masses_and_scan(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, keep: bool):
+    """The compiled first pass (:func:`device_py`): (ell, m, mass, dens, work arrays, output
+    scratch or None, number of matches); the matches are in the work arrays 3–5."""
     fn = _kernel()
     if fn is None:
         raise RuntimeError("the compiled device kernel is not available")
     ell = np.ascontiguousarray(ell, dtype=np.float64)
     pl = np.ascontiguousarray(pl, dtype=np.float64)
     m = ell.size
-    x, qpos, qrem, mp, mc, ma = _scratch_arrays(m)
-    if keep:
-        mass, dens = np.empty(m), np.empty(m)
-    else:
-        o_mass, o_dens, o_ptr, o_cell, o_len, o_s = _scratch_arrays(m, "out")
-        mass, dens = o_mass[:m], o_dens[:m]
-    nm = fn(ell, pl, k, nb, mass, dens, x, qpos, qrem, mp, mc, ma)
+    work = _scratch_arrays(m)
+    out = None if keep else _scratch_arrays(m, "out")
+    mass, dens = (np.empty(m), np.empty(m)) if keep else (out[0][:m], out[1][:m])
+    nm = fn(ell, pl, k, nb, mass, dens, *work)
+    return ell, m, mass, dens, work, out, nm
+
+
+def device(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, *, keep: bool = True):
+    """The whole float layout in two compiled passes (:func:`device_py`, :func:`shares_py`):
+    cell masses and densities, the swap scan of both sides, the shares (ptr, pcell, plen) and
+    the realised marginal per home index.  ``keep=False``: the outputs are per-thread scratch
+    arrays, overwritten by the thread's next call."""
+    ell, m, mass, dens, (_, _, _, mp, mc, ma), out, nm = _masses_and_scan(ell, pl, k, nb, keep)
     if keep:
         ptr = np.empty(m + 1, dtype=np.int64)
         pcell = np.empty(m + 2 * nm, dtype=np.int64)
         plen = np.empty(m + 2 * nm)
         s_home = np.empty(m)
     else:
-        ptr, pcell, plen, s_home = o_ptr[: m + 1], o_cell, o_len, o_s[:m]
+        ptr, pcell, plen, s_home = out[2][: m + 1], out[3], out[4], out[5][:m]
     cnt = _SHARES(ell, dens, mp[:nm], mc[:nm], ma[:nm], ptr, pcell, plen, s_home)
     return mass, dens, ptr, pcell[:cnt], plen[:cnt], s_home
 
@@ -172,16 +189,8 @@ def pick_one(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, line: np.ndarray,
     Returns (selected draft, s at its token, ``all_s``): ``all_s()`` assembles the realised
     marginal of every home (for the residual on rejection); call it before the thread's next
     call, which reuses the scratch arrays."""
-    fn = _kernel()
-    if fn is None:
-        raise RuntimeError("the compiled device kernel is not available")
-    ell = np.ascontiguousarray(ell, dtype=np.float64)
-    pl = np.ascontiguousarray(pl, dtype=np.float64)
-    m = ell.size
-    xw, qpos, qrem, mp, mc, ma = _scratch_arrays(m)
-    o_mass, o_dens, o_ptr, o_cell, o_len, o_s = _scratch_arrays(m, "out")
-    mass, dens = o_mass[:m], o_dens[:m]
-    nm = fn(ell, pl, k, nb, mass, dens, xw, qpos, qrem, mp, mc, ma)
+    ell, m, mass, dens, (_, qpos, qrem, mp, mc, ma), out, nm = _masses_and_scan(ell, pl, k, nb, False)
+    o_ptr, o_cell, o_len, o_s = out[2:]
     mark, ent_s, ent_c, ent_l = _scratch_pick(m)
     # the pieces reuse the scan's queue arrays (m + 2 long), free once the scan is done
     i, sy = _PICK(
@@ -251,6 +260,47 @@ def scan_py(x, qpos, qrem, out_p, out_c, out_a):
     return nm, head, tail
 
 
+def swap_length_py(amount, d_left, d_right, ell_left, ell_right):
+    """The length L = amount/(d_left − d_right) that a match swaps (docs/optimal_verifier.md
+    §5), capped by the two cells; 0 when the density gap is not positive (equal densities to
+    rounding: the amount is then of the order of rounding).  Exact on Fractions."""
+    gap = d_left - d_right
+    if gap > 0:
+        v = amount / gap
+        cap = ell_left if ell_left < ell_right else ell_right
+        return cap if v > cap else v
+    return amount - amount
+
+
+def sort_pieces_py(pcell, plen, a, b):
+    """Sort one token's pieces ``a:b`` by cell (distinct cells), its own cell at ``a`` and
+    its partners after it in match order.  The partners lie on one side of the token in scan
+    order, so their cells are monotone: a decreasing run is reversed, then an insertion sort
+    places the own cell, O(pieces) in all."""
+    if b - a > 2 and pcell[a + 1] > pcell[b - 1]:
+        i = a + 1
+        j = b - 1
+        while i < j:
+            c = pcell[i]
+            pcell[i] = pcell[j]
+            pcell[j] = c
+            v = plen[i]
+            plen[i] = plen[j]
+            plen[j] = v
+            i += 1
+            j -= 1
+    for i in range(a + 1, b):
+        c = pcell[i]
+        v = plen[i]
+        j = i - 1
+        while j >= a and pcell[j] > c:
+            pcell[j + 1] = pcell[j]
+            plen[j + 1] = plen[j]
+            j -= 1
+        pcell[j + 1] = c
+        plen[j + 1] = v
+
+
 def shares_py(ell, dens, left, right, amount, ptr, pcell, plen, s_home):
     """The shares of the swap construction in CSR form (docs/optimal_verifier.md §5): token h
     keeps its own cell h less what it swaps away, and match i swaps length
@@ -269,15 +319,7 @@ def shares_py(ell, dens, left, right, amount, ptr, pcell, plen, s_home):
     for i in range(nm):
         lt = left[i]
         rt = right[i]
-        gap = dens[lt] - dens[rt]
-        v = amount[i]
-        if gap > 0:
-            v = v / gap
-            cap = ell[lt] if ell[lt] < ell[rt] else ell[rt]
-            if v > cap:
-                v = cap
-        else:
-            v = v - v
+        v = _swap_impl(amount[i], dens[lt], dens[rt], ell[lt], ell[rt])
         L[i] = v
         if v > 0:
             own[lt] = own[lt] - v
@@ -303,31 +345,8 @@ def shares_py(ell, dens, left, right, amount, ptr, pcell, plen, s_home):
             pcell[fill[rt]] = lt
             plen[fill[rt]] = v
             fill[rt] += 1
-    for h in range(m):  # sort each token's pieces by cell: its partners come in a monotone
-        a = ptr[h]  # order (all on one side of h), so reverse a decreasing run, then an
-        b = ptr[h + 1]  # insertion sort places the own cell in O(pieces)
-        if b - a > 2 and pcell[a + 1] > pcell[b - 1]:
-            i = a + 1
-            j = b - 1
-            while i < j:
-                c = pcell[i]
-                pcell[i] = pcell[j]
-                pcell[j] = c
-                v = plen[i]
-                plen[i] = plen[j]
-                plen[j] = v
-                i += 1
-                j -= 1
-        for i in range(a + 1, b):
-            c = pcell[i]
-            v = plen[i]
-            j = i - 1
-            while j >= a and pcell[j] > c:
-                pcell[j + 1] = pcell[j]
-                plen[j + 1] = plen[j]
-                j -= 1
-            pcell[j + 1] = c
-            plen[j + 1] = v
+    for h in range(m):  # sort each token's pieces by cell (own cell first, then partners)
+        _sort_impl(pcell, plen, ptr[h], ptr[h + 1])
     for h in range(m):
         a = ptr[h]
         v = plen[a] * dens[pcell[a]]
@@ -413,15 +432,7 @@ def pick_one_py(line, x, u, ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, ent_l
         rt = mc[j]
         if mark[lt] == 0 and mark[rt] == 0:
             continue
-        gap = dens[lt] - dens[rt]
-        v = ma[j]
-        if gap > 0:
-            v = v / gap
-            cap = ell[lt] if ell[lt] < ell[rt] else ell[rt]
-            if v > cap:
-                v = cap
-        else:
-            v = v - v
+        v = _swap_impl(ma[j], dens[lt], dens[rt], ell[lt], ell[rt])
         if v > 0:
             if mark[lt] != 0:
                 ent_s[ne] = mark[lt] - 1
@@ -449,28 +460,7 @@ def pick_one_py(line, x, u, ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, ent_l
                 npc += 1
         pc[0] = h
         plen[0] = own if own > 0 else own - own
-        if npc > 2 and pc[1] > pc[npc - 1]:  # partners come in a monotone order (shares_py)
-            a = 1
-            b = npc - 1
-            while a < b:
-                c = pc[a]
-                pc[a] = pc[b]
-                pc[b] = c
-                v = plen[a]
-                plen[a] = plen[b]
-                plen[b] = v
-                a += 1
-                b -= 1
-        for a in range(1, npc):  # insertion sort by cell (distinct cells): O(pieces) now
-            c = pc[a]
-            v = plen[a]
-            b = a - 1
-            while b >= 0 and pc[b] > c:
-                pc[b + 1] = pc[b]
-                plen[b + 1] = plen[b]
-                b -= 1
-            pc[b + 1] = c
-            plen[b + 1] = v
+        _sort_impl(pc, plen, 0, npc)  # the same order as shares_py's
         target = u[i] * ell[h]
         run = 0.0
         pick = npc - 1
@@ -493,6 +483,8 @@ def pick_one_py(line, x, u, ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, ent_l
 
 
 _scan_impl = scan_py  # replaced by the compiled forms in _compile()
+_sort_impl = sort_pieces_py
+_swap_impl = swap_length_py
 _shares_impl = shares_py
 
 
