@@ -321,6 +321,9 @@ def tree_table(
         Sampled rows for token-level RRS (i.i.d. and without replacement), block
         verification (k = 1) and traversal verification (without replacement, or
         k = 1); the optimum where known (k = 1 and length 1); batch SD at length 1.
+        ``differences``: paired differences on the same trees (standard errors clustered
+        by prompt) and, when both draft laws were drawn after the same prompts, the
+        without-replacement verifiers against i.i.d. RRS paired by prompt.
     """
     from tqdm.auto import tqdm
 
