@@ -225,18 +225,22 @@ def test_respond_one_is_the_verifiers_output():
     from optaccept.optimal._line import respond_one
 
     rng = np.random.default_rng(31)
+
+    def same_output(p, q, k, tuples):
+        law = oa.IID(q, k)
+        ov = optimal_verifier(p, law)
+        for _ in range(tuples):
+            x = law.sample(rng, 1)[0]
+            u = rng.random(3 * k + 2)
+            assert respond_one(ov.p, law.q, k, x, u) == ov._respond_uniform(x, u)
+        return tuples
+
     count = 0
     for n in (3, 40, 2000):
         for k in (1, 2, 4, 8):
             p = rng.dirichlet(np.full(n, 0.5))
             for q in (rng.dirichlet(np.full(n, 0.5)), p.copy()):
-                law = oa.IID(q, k)
-                ov = optimal_verifier(p, law)
-                for _ in range(25):
-                    x = law.sample(rng, 1)[0]
-                    u = rng.random(3 * k + 2)
-                    assert respond_one(ov.p, law.q, k, x, u) == ov._respond_uniform(x, u)
-                    count += 1
+                count += same_output(p, q, k, 25)
     assert count == 3 * 4 * 2 * 25
     # nasty rows: zeros, ties, a near-one-hot draft, p = q uniform, repeated drafts (k > n)
     n = 30
@@ -250,12 +254,7 @@ def test_respond_one_is_the_verifiers_output():
     for p, q in ((zp, rng.dirichlet(np.ones(n))), (rng.dirichlet(np.ones(n)), hot), (ties, ties[::-1].copy()),
                  (flat, flat), (hot, flat), (zp, zp)):
         for k in (1, 3, 40):
-            law = oa.IID(q, k)
-            ov = optimal_verifier(p, law)
-            for _ in range(40):
-                x = law.sample(rng, 1)[0]
-                u = rng.random(3 * k + 2)
-                assert respond_one(ov.p, law.q, k, x, u) == ov._respond_uniform(x, u)
+            same_output(p, q, k, 40)
 
 
 def test_line_order_is_the_ratio_order_with_ties_by_side_and_id():

@@ -244,15 +244,19 @@ def _draw_residual(res: np.ndarray, v: float) -> int:
     return int(min(np.searchsorted(cdf, v * cdf[-1], side="right"), res.size - 1))
 
 
+def _line_of(p: np.ndarray, q: np.ndarray, in_a: np.ndarray):
+    """The line (side B then side A, p/q descending), the number of B cells, and the cell
+    lengths and target masses in line order."""
+    line = line_order(p, q, ~in_a)
+    return line, int(np.count_nonzero(~in_a[line])), q[line], np.asarray(p, dtype=np.float64)[line]
+
+
 def _float_layout(p: np.ndarray, q: np.ndarray, k: int, in_a: np.ndarray, *, keep: bool = True):
     """The float layout: line (B then A, p/q descending), nb, cell lengths and masses,
     densities, the shares in CSR form and the realised marginal per home index.  With
     ``keep=False`` the compiled path writes into per-thread scratch arrays, valid until the
     thread's next call (for one-shot use: no fresh memory, so no page faults)."""
-    line = line_order(p, q, ~in_a)
-    nb = int(np.count_nonzero(~in_a[line]))
-    ell = q[line]
-    pl = np.asarray(p, dtype=np.float64)[line]
+    line, nb, ell, pl = _line_of(p, q, in_a)
     if _line_kernel.available():  # the same steps in two compiled passes
         mass, dens, ptr, cells, lens, s_home = _line_kernel.device(ell, pl, k, nb, keep=keep)
     else:
@@ -282,23 +286,18 @@ def respond_one(p: np.ndarray, q: np.ndarray, k: int, x: np.ndarray, u: np.ndarr
     in_a = np.zeros(n, dtype=bool)
     in_a[subset()] = True
     if _line_kernel.available():  # the drafts' pieces straight from the scan's matches
-        line = line_order(p, q, ~in_a)
-        nb = int(np.count_nonzero(~in_a[line]))
-        pl = np.asarray(p, dtype=np.float64)[line]
-        i, sy, all_s = _line_kernel.pick_one(q[line], pl, k, nb, line, x, u)
-        y, py = int(x[i]), float(p[x[i]])
-        if u[2 * k] < (py / sy if sy > py else 1.0):
-            return y
-        s_home = all_s()
+        line, nb, ell, pl = _line_of(p, q, in_a)
+        i, sy, all_s = _line_kernel.pick_one(ell, pl, k, nb, line, x, u)
     else:
         line, nb, ell, mass, dens, ptr, cells, lens, s_home = _float_layout(p, q, k, in_a, keep=False)
         homes = [int(np.flatnonzero(line == t)[0]) for t in x.tolist()]
         i = _pick(homes, u, ptr, cells, lens, ell)
-        y, sy, py = int(x[i]), float(s_home[homes[i]]), float(p[x[i]])
-        if u[2 * k] < (py / sy if sy > py else 1.0):
-            return y
+        sy, all_s = float(s_home[homes[i]]), lambda: s_home
+    y, py = int(x[i]), float(p[x[i]])
+    if u[2 * k] < (py / sy if sy > py else 1.0):
+        return y
     s = np.zeros(n)
-    s[line] = s_home
+    s[line] = all_s()
     return _draw_residual(_residual(np.asarray(p, dtype=np.float64), s), u[2 * k + 1])
 
 

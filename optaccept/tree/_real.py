@@ -263,11 +263,11 @@ def _cross_law_differences(kept: dict[tuple, tuple]) -> list[dict[str, Any]]:
     standard error of that mean (the trees of the two laws are independent given the
     prompt).  Only when both files were drawn after the same prompts."""
     out = []
-    for (drafts, k, L), (swor, g_swor, src_swor) in sorted(kept.items()):
+    for (drafts, k, L), (swor, g_swor, ids_swor) in sorted(kept.items()):
         if drafts != "swor" or ("iid", k, L) not in kept:
             continue
-        iid, g_iid, src_iid = kept[("iid", k, L)]
-        if src_swor[0] is None or src_swor[0] != src_iid[0]:
+        iid, g_iid, ids_iid = kept[("iid", k, L)]
+        if ids_swor is None or ids_swor != ids_iid:
             continue
         prompts = np.unique(g_iid)
         if not np.array_equal(prompts, np.unique(g_swor)) or prompts.size < 2:
@@ -397,7 +397,7 @@ def tree_table(
         for a_, b_ in pairs:
             m, se = _clustered(per_tree[a_] - per_tree[b_], groups)
             diffs.append(dict(drafts=f.drafts, k=k, length=L, a=a_, b=b_, value=m, std_err=se))
-        kept[(f.drafts, k, L)] = (per_tree, np.asarray(groups), [f.meta.get("prompt_ids"), f.meta.get("seed")])
+        kept[(f.drafts, k, L)] = (per_tree, np.asarray(groups), f.meta.get("prompt_ids"))
     diffs += _cross_law_differences(kept)
     meta = {
         "sources": [
