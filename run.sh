@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # optaccept: one script does all set-up on a fresh machine, then runs a job.
 #   ./run.sh main    regenerate every figure and table (figures/, benchmarks are separate)
-#   ./run.sh test    run the test suite
+#   ./run.sh test    run the test suite (also installs Coq and TeX for the proof and table tests)
 #   ./run.sh setup   set-up only
 # Set-up: system packages for pycddlib (libcdd-dev, libgmp-dev), a virtual environment
 # in .venv, the CPU build of torch, and optaccept with all its extras.
@@ -37,11 +37,26 @@ setup() {
   fi
 }
 
+# The tests also compile the Coq proofs (proofs/coq/) and every LaTeX table (pdflatex with
+# booktabs and siunitx); both come from the distribution's packages.  Without them those tests
+# skip with the reason, so `./run.sh test` installs them (about 2 minutes on a fresh machine).
+test_setup() {
+  local pkgs="coq libcoq-mathcomp-ssreflect libcoq-mathcomp-algebra texlive-latex-base texlive-latex-recommended texlive-science"
+  local missing=""
+  for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+  if [ -n "$missing" ]; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  fi
+}
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
   setup) setup ;;
   main) setup; .venv/bin/python -m optaccept.jobs "$@" ;;
-  test) setup; .venv/bin/python -m pytest -n 2 "$@" ;;
+  test) setup; test_setup; .venv/bin/python -m pytest -n 2 "$@" ;;
   *) echo "usage: ./run.sh main|test|setup [args]" >&2; exit 2 ;;
 esac

@@ -5,6 +5,7 @@ Carlo at fixed seeds."""
 
 from __future__ import annotations
 
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -293,11 +294,12 @@ def test_batched_torch_form():
     y1 = optimal_verifier_batched(Pr[:64], Qr[:64], d[:64], torch.Generator().manual_seed(4), threads=1)
     y2 = optimal_verifier_batched(Pr[:64], Qr[:64], d[:64], torch.Generator().manual_seed(4), threads=3)
     assert torch.equal(y1, y2)
-    # rows validated once per batch: unnormalised rows give each row's kept verifier's output
-    # for the row's uniforms (drawn up front: 3k + 2 per row), and a bad row is refused
+    # rows validated once per batch: unnormalised rows with normalize=True give each row's kept
+    # verifier's output for the row's uniforms (drawn up front: 3k + 2 per row), and a bad row
+    # is refused
     Ps, Qs = P * np.array([[3.7], [1.0], [0.2], [1e-3]]), Q * np.array([[1.0], [9.0], [0.5], [2.0]])
     g = torch.Generator().manual_seed(11)
-    y = optimal_verifier_batched(torch.tensor(Ps), torch.tensor(Qs), torch.tensor(drafts), g)
+    y = optimal_verifier_batched(torch.tensor(Ps), torch.tensor(Qs), torch.tensor(drafts), g, normalize=True)
     uni = torch.rand((rows, 3 * k + 2), generator=torch.Generator().manual_seed(11), dtype=torch.float64).numpy()
     for r in range(rows):
         ov = optimal_verifier(Ps[r], oa.IID(Qs[r], k, normalize=True), normalize=True)
@@ -305,7 +307,43 @@ def test_batched_torch_form():
     bad = Ps.copy()
     bad[2, 5] = -0.1
     with pytest.raises(oa.InputError, match="^p: "):
-        optimal_verifier_batched(torch.tensor(bad), torch.tensor(Qs), torch.tensor(drafts), g)
+        optimal_verifier_batched(torch.tensor(bad), torch.tensor(Qs), torch.tensor(drafts), g, normalize=True)
+
+
+@pytest.mark.parametrize("law", ["iid", "swor"])
+@pytest.mark.parametrize("scale", [0.5, 2.0, 3.0])
+def test_batched_sum_rule(law, scale):
+    """The README's one sum rule: a row summing to 0.5, 2 or 3 is refused (not rescaled
+    silently), naming the argument, the row and its sum as given; normalize=True rescales it;
+    a float32 row off by its own rounding passes; float64 rows off by more than 1e-9 but
+    within n·2⁻²³ are rescaled with a RenormalizedWarning."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(21)
+    rows, n, k = 3, 12, 2
+    P = rng.dirichlet(np.ones(n), size=rows)
+    Q = rng.dirichlet(np.ones(n), size=rows)
+    lawf = oa.IID if law == "iid" else oa.WithoutReplacement
+    drafts = torch.tensor(np.stack([lawf(Q[r], k).sample(rng, 1)[0] for r in range(rows)]))
+    for name, (a, b) in (("p", (P * np.array([[1.0], [scale], [1.0]]), Q)), ("q", (P, Q * np.array([[1.0], [1.0], [scale]])))):
+        row = 1 if name == "p" else 2
+        total = float(np.sum((a if name == "p" else b)[row]))
+        with pytest.raises(oa.InputError, match=rf"^{name}: row {row} sums to {total:.6g}"):
+            optimal_verifier_batched(torch.tensor(a), torch.tensor(b), drafts, torch.Generator().manual_seed(0), law=law)
+        y = optimal_verifier_batched(
+            torch.tensor(a), torch.tensor(b), drafts, torch.Generator().manual_seed(0), law=law, normalize=True
+        )
+        y0 = optimal_verifier_batched(torch.tensor(P), torch.tensor(Q), drafts, torch.Generator().manual_seed(0), law=law)
+        assert torch.equal(y, y0)
+    # float32 rows, each off by float32 rounding only: accepted without a warning
+    P32 = torch.tensor(P, dtype=torch.float32)
+    Q32 = torch.tensor(Q, dtype=torch.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        optimal_verifier_batched(P32, Q32, drafts, torch.Generator().manual_seed(0), law=law)
+    with pytest.warns(oa.RenormalizedWarning, match="^p: 1 of 3 rows"):
+        Pw = P.copy()
+        Pw[0] *= 1 + 1e-7
+        optimal_verifier_batched(torch.tensor(Pw), torch.tensor(Q), drafts, torch.Generator().manual_seed(0), law=law)
 
 
 def test_batched_torch_form_without_replacement():

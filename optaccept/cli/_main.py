@@ -1,4 +1,4 @@
-"""Command line: ``optaccept alpha|gap|conjecture|sequence|extract|gap-table|main``.
+"""Command line: ``optaccept alpha|gap|conjecture|sequence|extract|gap-table|tree|main``.
 
 One contract for every sub-command:
 
@@ -126,7 +126,10 @@ def _alpha(args: argparse.Namespace) -> int:
             "value_gap": float(check.value_gap),
             "duality_gap": check.duality_gap,
             "max_violation": check.max_violation,
+            "lower_bound": None if check.lower_bound is None else float(check.lower_bound),
+            "witness": check.witness,
             "ok": check.ok,
+            "message": check.message,
         }
         print(json.dumps(out, indent=2))
     else:
@@ -138,6 +141,7 @@ def _alpha(args: argparse.Namespace) -> int:
         if res.lower_bound is not None:
             print(f"plan value (lower bound) = {res.lower_bound:.12f}   gap = {res.gap:.3g}")
         print(f"independent re-check: value gap {float(check.value_gap):.3g}  ok = {check.ok}")
+        print(f"  {check.message}")
     return 0
 
 
@@ -191,9 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     j.set_defaults(func=_main_job)
     # the sub-commands of each analysis (modules beside this one; their heavy imports are lazy)
-    from . import audit, llm, polyhedra, sequence, verifiers
+    from . import audit, llm, polyhedra, sequence, tree, verifiers
 
-    for mod in (verifiers, polyhedra, sequence, llm, audit):
+    for mod in (verifiers, polyhedra, sequence, llm, audit, tree):
         mod.register(sub)
     return parser
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import InputError, MethodError
+from .._errors import InputError, MethodError, SolverError
 from .._validation import as_distribution, as_exact_distribution, is_exact_input
 from ..drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, WithoutReplacement
 from . import _exhaustive, _sorted
@@ -223,18 +223,40 @@ def optimal_acceptance(
 def verify(
     p: Any, drafts: DraftLaw, result: AcceptanceResult, *, tol: float = 1e-9, normalize: bool = False
 ) -> Verification:
-    """Independently re-check a result of :func:`optimal_acceptance`.
+    """Independently re-check a result of :func:`optimal_acceptance`: both bounds.
 
-    Recomputes (★) at ``result.subset`` from the draft law's own formula for
-    D(set ⊆ S); when the result carries a plan, re-checks its feasibility (signs,
-    capacities D(A) and p(y), mass only on y ∈ set) against the law's set law and
-    its objective.  Exact results are re-checked in exact arithmetic.
+    *Upper bound.* Recomputes (★) at ``result.subset`` from the draft law's own formula
+    for D(set ⊆ S): any subset bounds α* from above (weak duality).
+
+    *Lower bound.* A feasible coupling or flow of the same value: the result's plan when
+    it has one (its feasibility re-checked: signs, capacities D(A) and p(y), mass only on
+    y ∈ set), else a witness built here from p and the law alone
+    (:mod:`optaccept.optimal._witness`): the optimal verifier's line device (IID, O(n log n)),
+    the greedy rule (Greedy, SpecHub), or a maximum flow over the listed draft sets
+    (WithoutReplacement, Independent, Joint; exact in Fractions).  Where no optimal witness
+    is known (WithoutReplacement with more than 200,000 draft sets) the bound reported is a
+    valid greedy-vertex bound, below α* in general, and ``ok`` is False.
+
+    Exact results are re-checked in exact arithmetic, both bounds.
 
     Returns
     -------
     Verification
-        ``dual_value``, ``value_gap`` = |value − dual_value|, ``primal_value``,
-        ``duality_gap`` = dual_value − primal_value, ``max_violation``, ``ok``.
+        ``dual_value`` ((★) at the subset), ``value_gap`` = ``upper_gap`` =
+        |value − dual_value|, ``lower_bound``, ``lower_gap`` = |value − lower_bound|,
+        ``witness``, ``primal_value`` / ``duality_gap`` / ``max_violation`` (plan),
+        ``ok`` (both bounds within ``tol``; exactly in exact mode) and ``message`` (which
+        bound failed).
+
+    Examples
+    --------
+    >>> import optaccept as oa
+    >>> law = oa.IID([.9, .1], 1)
+    >>> oa.verify([.5, .5], law, oa.optimal_acceptance([.5, .5], law)).ok
+    True
+    >>> wrong = oa.AcceptanceResult(1.0, "sorted", law, subset=())  # (★) at ∅ is 1
+    >>> oa.verify([.5, .5], law, wrong).message
+    'lower bound fails: the line device of the optimal verifier reaches 0.6, 0.4 from the value (violation 0)'
     """
     if not isinstance(result, AcceptanceResult):
         from ._verifier_check import verify_verifier
@@ -249,7 +271,17 @@ def verify(
         if px is None or not drafts.exact:
             raise InputError("result: exact result but p or the draft law is not exact")
         dual = sum((px[i] for i in result.subset), Fraction(0)) + 1 - drafts.subset_prob(mask)
-        return Verification(dual_value=dual, value_gap=abs(result.value - dual), tol=0.0)
+        w = _lower(pf, px, drafts, True)
+        lb = w["lower_bound"]
+        return Verification(
+            dual_value=dual,
+            value_gap=abs(result.value - dual),
+            tol=0.0,
+            lower_bound=lb,
+            lower_gap=None if lb is None else abs(result.value - lb),
+            lower_violation=w["violation"],
+            witness=w["witness"],
+        )
     dual = float(pf[mask].sum()) + 1.0 - float(drafts.subset_prob(mask))
     out: dict[str, Any] = {"dual_value": dual, "value_gap": abs(float(result.value) - dual), "tol": tol}
     plan = result.plan
@@ -269,12 +301,29 @@ def verify(
         tok_viol = float((flow.sum(axis=0) - pf).max(initial=0.0))
         neg = float(-flow.min(initial=0.0))
         primal = float(flow.sum())
-        out.update(
-            primal_value=primal,
-            duality_gap=dual - primal,
-            max_violation=max(outside, set_viol, tok_viol, neg, 0.0),
-        )
+        viol = max(outside, set_viol, tok_viol, neg, 0.0)
+        out.update(primal_value=primal, duality_gap=dual - primal, max_violation=viol)
+        w = {"lower_bound": primal, "violation": viol, "witness": "plan of the result"}
+    else:
+        w = _lower(pf, None, drafts, False)
+    lb = w["lower_bound"]
+    out.update(
+        lower_bound=lb,
+        lower_gap=None if lb is None else abs(float(result.value) - float(lb)),
+        lower_violation=w["violation"],
+        witness=w["witness"],
+    )
     return Verification(**out)
+
+
+def _lower(pf: np.ndarray, px: Any, law: DraftLaw, exact: bool) -> dict[str, Any]:
+    """The lower-bound witness of :func:`verify`; a construction that fails is reported, not raised."""
+    from ._witness import lower_witness
+
+    try:
+        return lower_witness(pf, px, law, exact)
+    except (SolverError, MethodError) as exc:
+        return {"lower_bound": None, "violation": 0, "witness": f"no witness could be built ({exc})"}
 
 
 def two_draft_condition(

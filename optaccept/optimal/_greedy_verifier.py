@@ -28,7 +28,11 @@ class _GreedyVerifier(OptimalVerifier):
         if exact:
             qr = law.q_rest_exact
             self._qr = qr
-            self._accept = tuple(Fraction(1) if (y in self._top or qr[y] <= p[y]) else p[y] / qr[y] for y in range(n))
+            # p_y = 0: never accepted (no 0/0 read as 1)
+            self._accept = tuple(
+                Fraction(0) if p[y] == 0 else (Fraction(1) if (y in self._top or qr[y] <= p[y]) else p[y] / qr[y])
+                for y in range(n)
+            )
             r = [p[y] if y in self._top else max(p[y] - qr[y], Fraction(0)) for y in range(n)]
             tot = sum(r, Fraction(0))
             self._resid = tuple(v / tot for v in r) if tot > 0 else tuple(r)
@@ -39,11 +43,11 @@ class _GreedyVerifier(OptimalVerifier):
             pf = np.asarray(p, dtype=np.float64)
             qr = law.q_rest
             self._qr = qr
-            with np.errstate(divide="ignore", invalid="ignore"):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 acc = np.where(qr > pf, pf / np.where(qr > 0, qr, 1.0), 1.0)
             top = list(self._top)
             acc[top] = 1.0
-            self._accept = acc
+            self._accept = np.where(pf > 0, acc, 0.0)  # p_y = 0: never accepted (no 0/0 read as 1)
             qt = qr.copy()
             qt[top] = 0.0
             self._resid = _residual(pf, qt)

@@ -81,7 +81,10 @@ class _LineVerifier(OptimalVerifier):
                 s[tok] = s_home[h]
             self.s = tuple(s)
             acc = [min(p[y], s[y]) if s[y] > 0 else Fraction(0) for y in range(n)]
-            self._accept = tuple(Fraction(1) if s[y] <= p[y] else p[y] / s[y] for y in range(n))
+            # a token that p forbids is never accepted, even where s_y = p_y = 0 (no 0/0 = 1)
+            self._accept = tuple(
+                Fraction(0) if p[y] == 0 else (Fraction(1) if s[y] <= p[y] else p[y] / s[y]) for y in range(n)
+            )
             resid = [max(p[y] - s[y], Fraction(0)) for y in range(n)]
             tot = sum(resid, Fraction(0))
             self._resid = tuple(r / tot for r in resid) if tot > 0 else tuple(resid)
@@ -92,7 +95,7 @@ class _LineVerifier(OptimalVerifier):
             self.s = s
             pf = np.asarray(p, dtype=np.float64)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                self._accept = np.where(s > pf, pf / np.where(s > 0, s, 1.0), 1.0)
+                self._accept = _accept_probs(pf, s)
             self._resid = _residual(pf, s)
             self.acceptance = float(np.minimum(pf, s).sum())
 
@@ -154,8 +157,9 @@ class _LineVerifier(OptimalVerifier):
                 a, b = self._ptr[h], self._ptr[h + 1]
                 cells = [self._pcell[i:j] for i, j in zip(a.tolist(), b.tolist())]
                 probs = [self._plen[i:j] / self._ell[hh] for i, j, hh in zip(a.tolist(), b.tolist(), h.tolist())]
-                return _line_kernel.select_probs(cells, probs).tolist()
-        return _select_probs([self._pieces(t) for t in x], self.exact)
+                return _clamped_law(_line_kernel.select_probs(cells, probs)).tolist()
+        sel = _select_probs([self._pieces(t) for t in x], self.exact)
+        return sel if self.exact else _clamped_law(sel).tolist()
 
     def _conditional(self, x):
         sel = self._selection(x)
@@ -174,7 +178,7 @@ class _LineVerifier(OptimalVerifier):
                 out = out + np.array([rej * r for r in self._resid], dtype=object)
             else:
                 out += rej * self._resid
-        return out
+        return out if self.exact else _clamped_law(out)
 
     def _respond(self, d: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         rows, k = d.shape
@@ -220,6 +224,23 @@ class _LineVerifier(OptimalVerifier):
         if u[2 * k] < float(self._accept[y]):
             return y
         return _draw_residual(np.asarray(self._resid, dtype=np.float64), u[2 * k + 1])
+
+
+def _accept_probs(p: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """min(1, p_y/s_y), and 0 where p_y = 0: a token the target forbids is never accepted,
+    also where its realised marginal rounds to s_y = 0 (no 0/0 read as 1)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        acc = np.where(s > p, p / np.where(s > 0, s, 1.0), 1.0)
+    return np.where(p > 0, acc, 0.0)
+
+
+def _clamped_law(v) -> np.ndarray:
+    """A float vector that is a law in exact arithmetic (entries ≥ 0, sum 1) with its
+    rounding removed: negative entries (−1e-16 from cancellations) set to 0, then divided
+    by the sum."""
+    v = np.maximum(np.asarray(v, dtype=np.float64), 0.0)
+    tot = v.sum()
+    return v / tot if tot > 0 else v
 
 
 def _pick(homes, u, ptr, pcell, plen, ell) -> int:
@@ -294,7 +315,7 @@ def respond_one(p: np.ndarray, q: np.ndarray, k: int, x: np.ndarray, u: np.ndarr
         i = _pick(homes, u, ptr, cells, lens, ell)
         sy, all_s = float(s_home[homes[i]]), lambda: s_home
     y, py = int(x[i]), float(p[x[i]])
-    if u[2 * k] < (py / sy if sy > py else 1.0):
+    if py > 0 and u[2 * k] < (py / sy if sy > py else 1.0):  # p_y = 0: never output y
         return y
     s = np.zeros(n)
     s[line] = all_s()

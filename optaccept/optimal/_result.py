@@ -157,11 +157,18 @@ class AcceptanceResult:
 class Verification:
     """Independent re-check of an :class:`AcceptanceResult` (see :func:`verify`).
 
-    dual_value : (★) recomputed at the result's subset from the law's own formula.
-    value_gap : |result.value − dual_value|.
+    dual_value : (★) recomputed at the result's subset from the law's own formula — the
+        upper bound on α* that the subset proves.
+    value_gap : |result.value − dual_value| (also ``upper_gap``).
     primal_value : total of the plan's flow (None without a plan).
     duality_gap : dual_value − primal_value (≥ 0 up to rounding; 0 certifies optimality).
     max_violation : largest violation of the plan's constraints (capacity, sign, y ∈ set).
+    lower_bound : value of the feasible coupling or flow that proves the lower bound (the
+        result's plan, or a witness built by :func:`verify`); None when none could be built.
+    lower_gap : |result.value − lower_bound| (None without a lower bound).
+    lower_violation : largest feasibility error of that witness.
+    witness : what proves the lower bound (None: not asked for, as for an optimal verifier,
+        whose own rule is the witness and is checked through ``primal_value``).
     """
 
     dual_value: float | Fraction
@@ -171,18 +178,74 @@ class Verification:
     max_violation: float | None = None
     tol: float = 1e-9
     details: dict[str, Any] = field(default_factory=dict)
+    lower_bound: float | Fraction | None = None
+    lower_gap: float | Fraction | None = None
+    lower_violation: float | Fraction | None = None
+    witness: str | None = None
+
+    @property
+    def upper_gap(self) -> float | Fraction:
+        """|value − (★) at the subset|: how far the subset is from proving the value."""
+        return self.value_gap
+
+    @property
+    def upper_ok(self) -> bool:
+        """Whether (★) at the result's subset equals the value (within ``tol``; exactly in
+        exact mode): the subset proves value ≥ α*."""
+        if isinstance(self.value_gap, Fraction):
+            return self.value_gap == 0
+        return abs(float(self.value_gap)) <= self.tol
+
+    @property
+    def lower_ok(self) -> bool:
+        """Whether a feasible coupling or flow of the value was found and re-checked
+        (within ``tol``; exactly in exact mode): it proves value ≤ α*.  (An optimal
+        verifier's own rule is checked through ``duality_gap`` and ``max_violation``.)"""
+        if self.witness is None:
+            checks = [0.0]
+            if self.duality_gap is not None:
+                checks.append(abs(self.duality_gap))
+            if self.max_violation is not None:
+                checks.append(self.max_violation)
+            return max(checks) <= self.tol
+        if self.lower_gap is None:
+            return False
+        viol = 0 if self.lower_violation is None else self.lower_violation
+        if isinstance(self.lower_gap, Fraction) or isinstance(viol, Fraction):
+            return self.lower_gap == 0 and viol == 0
+        return max(abs(float(self.lower_gap)), float(viol)) <= self.tol
 
     @property
     def ok(self) -> bool:
-        """True when every gap and violation is within ``tol`` (exactly 0 in exact mode)."""
-        if isinstance(self.value_gap, Fraction):
-            return self.value_gap == 0
-        checks = [abs(float(self.value_gap))]
-        if self.duality_gap is not None:
-            checks.append(abs(self.duality_gap))
-        if self.max_violation is not None:
-            checks.append(self.max_violation)
-        return max(checks) <= self.tol
+        """True when both bounds agree with the value: every gap and violation within ``tol``
+        (exactly 0 in exact mode)."""
+        return self.upper_ok and self.lower_ok
+
+    @property
+    def message(self) -> str:
+        """One line: both bounds proved, or which bound failed and by how much."""
+        parts = []
+        if not self.upper_ok:
+            parts.append(
+                f"upper bound fails: (★) at the subset is {_num(self.dual_value)}, {_num(self.value_gap)} from the value"
+            )
+        if not self.lower_ok:
+            if self.witness is None:
+                parts.append(
+                    f"lower bound fails: the rule's acceptance is {_num(self.primal_value)}, duality gap "
+                    f"{_num(self.duality_gap)}, violation {_num(self.max_violation)}"
+                )
+            elif self.lower_gap is None:
+                parts.append(f"lower bound not established: {self.witness}")
+            else:
+                parts.append(
+                    f"lower bound fails: the {self.witness} reaches {_num(self.lower_bound)}, "
+                    f"{_num(self.lower_gap)} from the value (violation {_num(self.lower_violation)})"
+                )
+        if not parts:
+            lower = f"the {self.witness}" if self.witness else "the verifier's own rule"
+            return f"ok: the subset (upper bound) and {lower} (lower bound) both prove the value"
+        return "; ".join(parts)
 
     def _fields(self) -> list[tuple[str, Any]]:
         out = [("ok", self.ok), ("dual_value", self.dual_value), ("value_gap", self.value_gap)]
@@ -192,6 +255,10 @@ class Verification:
                 ("duality_gap", self.duality_gap),
                 ("max_violation", self.max_violation),
             ]
+        if self.witness is not None:
+            out += [("lower_bound", self.lower_bound), ("lower_gap", self.lower_gap), ("witness", self.witness)]
+        if not self.ok:
+            out.append(("message", self.message))
         return out
 
     def __repr__(self) -> str:
@@ -203,3 +270,9 @@ class Verification:
         from .._display import html_fields
 
         return html_fields(f"Verification ({'ok' if self.ok else 'FAILED'}, tol {self.tol:g})", self._fields())
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return "none"
+    return str(v) if isinstance(v, Fraction) else f"{float(v):.6g}"

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from .._validation import as_distribution_row_pair
 from ..drafts import IID, WithoutReplacement
 from ._line import respond_one
 from ._verifier import optimal_verifier
@@ -17,7 +18,14 @@ _THREADS_MIN_N = 16_384
 
 
 def optimal_verifier_batched(
-    p: Any, q: Any, drafts: Any, generator: Any = None, *, law: str = "iid", threads: int | None = None
+    p: Any,
+    q: Any,
+    drafts: Any,
+    generator: Any = None,
+    *,
+    law: str = "iid",
+    threads: int | None = None,
+    normalize: bool = False,
 ):
     """Run the optimal verifier on a batch of positions (torch tensors, CPU or CUDA).
 
@@ -37,6 +45,10 @@ def optimal_verifier_batched(
         Rows built in parallel threads (default: one per CPU core for rows of at least
         16,384 tokens, else one: on short rows the threads cost more than they give); the
         result does not depend on it, since every row's uniforms are drawn up front.
+    normalize : bool
+        Rescale every row with a positive sum instead of applying the sum rule of
+        :mod:`optaccept._validation` (a row of n entries must sum to 1 within n·2⁻²³, else
+        :class:`InputError` naming ``p`` or ``q``, the row and its sum as given).
 
     Returns
     -------
@@ -59,8 +71,11 @@ def optimal_verifier_batched(
             f"{tuple(q.shape)}, {tuple(drafts.shape)}"
         )
     rows, k = drafts.shape
-    pn = p.detach().to("cpu", torch.float64).numpy()
-    qn = q.detach().to("cpu", torch.float64).numpy()
+    # the one sum rule, row by row, on the values as given (errors name p or q, the row and
+    # its sum before any rescale); the rows come back rescaled to sum 1
+    pc, qc = as_distribution_row_pair(p.detach(), q.detach(), normalize=normalize, names=("p", "q"))
+    pn = pc.to("cpu", torch.float64).numpy()
+    qn = qc.to("cpu", torch.float64).numpy()
     dn = drafts.detach().to("cpu", torch.int64).numpy()
     # three uniforms per draft and two per row, from the caller's generator
     uni = torch.rand((rows, 3 * k + 2), generator=generator, dtype=torch.float64, device=p.device).cpu().numpy()
