@@ -160,6 +160,8 @@ BAD = [
     (["audit", "{d}/p.npy", "--declared", "magic"], "invalid choice"),
     (["audit-assisted", "--prompts", "0"], "--prompts"),
     (["audit-assisted", "--tokens", "x"], "invalid int"),
+    (["tree", "--shape", "0"], "--shape"),
+    (["tree", "--cost", "1,x"], "--cost"),
     (["bogus"], "invalid choice"),
     ([], "no command"),
     (["alpha", *_pq("{d}"), "--no-such-option"], "unrecognized"),

@@ -13,6 +13,8 @@ Fraction(11, 9)
   ``"token_optimal"``, ``"optimal"`` and ``"target_only"``.
 * :func:`budget_curve` — the best deterministic tree for each node budget, three
   strategies (Sequoia's positional DP, EAGLE-2's dynamic expansion, the ceiling).
+* :func:`best_tree` — the tree to draft for a node budget or a cost curve, as a
+  :class:`Shape` with engine formats (``to_choices``, ``to_vllm``, ``Shape.from_vllm``).
 * :func:`upper_bound` — a bound on every lossless verifier that holds at vocabulary
   scale (exact on top-k trees).
 * :func:`sample_accepted_tokens` — Rao-Blackwellised estimate at vocabulary scale,
@@ -26,10 +28,12 @@ Fraction(11, 9)
 """
 
 from ._api import VERIFIERS, accepted_tokens
+from ._best import BEST_STRATEGIES, best_tree
 from ._bounds import upper_bound
 from ._budget import STRATEGIES, BudgetCurve, budget_curve
 from ._draft import DRAFT_LAWS, DraftTree, enumerate_trees, sample_tree
 from ._models import Model, SequenceModel, as_model, model_pair, synthetic_pair, with_temperature
+from ._profile import AcceptanceProfile, acceptance_profile
 from ._real import TreeTable, tree_table
 from ._result import LPCertificate, TreeResult
 from ._sampling import rao_blackwell, sample_accepted_tokens, tree_value
@@ -42,6 +46,9 @@ __all__ = [
     "upper_bound",
     "budget_curve",
     "BudgetCurve",
+    "best_tree",
+    "acceptance_profile", "AcceptanceProfile",
+    "BEST_STRATEGIES",
     "STRATEGIES",
     "Shape",
     "ShapedTree",

@@ -85,7 +85,7 @@ def accepted_tokens(
     temperature: float | None = None,
     samples: int | None = None,
     rng: np.random.Generator | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
     max_trees: int = 200_000,
 ) -> TreeResult:
     """Expected number of draft tokens accepted in one step (correction/bonus token not counted).
@@ -127,6 +127,9 @@ def accepted_tokens(
         exact enumeration (needs ``rng``; see :func:`sample_accepted_tokens`).
     rng : numpy.random.Generator
         Randomness of the sampled estimate.
+    progress : bool, optional
+        Progress bar over draft trees, sampled or (from 1,000 trees) enumerated
+        (default: on in a terminal or Jupyter).
     max_trees : int
         Refuse exact enumeration above this many draft trees (for ``verifier="optimal"``
         on chains: this many node sets, which the LP is written over).
@@ -212,7 +215,7 @@ def accepted_tokens(
         return sample_accepted_tokens(
             P, Q, length=length, k=k, drafts=drafts, verifiers=(verifier,), trees=samples, rng=rng, progress=progress
         )[verifier]
-    return exact_accepted_tokens(P, Q, length, k, drafts, verifier, max_trees=max_trees)
+    return exact_accepted_tokens(P, Q, length, k, drafts, verifier, max_trees=max_trees, progress=progress)
 
 
 def _over_initial(pair: Any, draft: Any, samples: Any, one: Any) -> TreeResult:
@@ -239,7 +242,9 @@ def _over_initial(pair: Any, draft: Any, samples: Any, one: Any) -> TreeResult:
     )
 
 
-def exact_accepted_tokens(P, Q, length: int, k: int, drafts: str, verifier: str, *, max_trees: int) -> TreeResult:
+def exact_accepted_tokens(
+    P, Q, length: int, k: int, drafts: str, verifier: str, *, max_trees: int, progress: bool | None = None
+) -> TreeResult:
     Pc, Qc = P.cached(), Q.cached()
     Pc(())
     Qc(())
@@ -269,10 +274,15 @@ def exact_accepted_tokens(P, Q, length: int, k: int, drafts: str, verifier: str,
         law = node_set_law(Qc, length, k, drafts, max_sets=max_trees)
         v, cert, details = optimal_lp(law, Pc, P.n, length)
         return TreeResult(v, verifier, drafts, length, k, method="lp", trees=len(law), certificate=cert, details=details)
+    from tqdm.auto import tqdm
+
+    from ._progress import show_progress
+
     trees = enumerate_trees(Qc, length, k, drafts, max_trees=max_trees)
     fn = PER_TREE[verifier]
     total = 0
-    for t, pr in trees:
+    bar = not show_progress(progress) or len(trees) < 1000
+    for t, pr in tqdm(trees, desc="draft trees (exact)", unit="tree", disable=bar):
         total = total + pr * fn(t, Pc, Qc)
     return TreeResult(_plain(total), verifier, drafts, length, k, method="exact", trees=len(trees))
 

@@ -146,7 +146,7 @@ def upper_bound(
     rng: Any = None,
     prompt: int | None = None,
     temperature: float | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> TreeResult:
     """An upper bound on the expected accepted tokens of *any* lossless verifier.
 
@@ -158,6 +158,7 @@ def upper_bound(
     trees are exact at any vocabulary (one tree), where the bound is the optimum.
 
     ``value`` is the bound; ``details["per_depth"]`` the terms of P(accepted ≥ d).
+    ``progress``: a bar over sampled trees (default: on in a terminal or Jupyter).
     """
     from ._api import _is_markov, resolve_models
     from ._draft import _check, sample_tree
@@ -231,13 +232,14 @@ def upper_bound(
     from tqdm.auto import tqdm
 
     from .._validation import check_rng
+    from ._progress import show_progress
 
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
         raise InputError(f"samples: must be an integer >= 2, got {samples!r}")
     gen = check_rng(rng)
     pi = _Pi(Qc, shp, kind, L, leaves)
     rows = np.empty((int(samples), L + 1))
-    for i in tqdm(range(int(samples)), desc="trees", unit="tree", disable=not progress):
+    for i in tqdm(range(int(samples)), desc="trees", unit="tree", disable=not show_progress(progress)):
         t = sample_shaped(Qc, shp, kind, gen) if shp is not None else sample_tree(Qc, L, leaves, kind, gen)
         rows[i] = per_tree(t)
     mean = rows.mean(axis=0)

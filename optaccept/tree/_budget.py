@@ -9,10 +9,11 @@ should I draft" becomes "which N strings".  Three strategies, one curve each:
   acceptance rates (Sequoia, Chen et al., arXiv 2402.12374): a_r = E[p(x_(r))], the mean
   target mass of the draft's r-th most probable token, measured on calibration
   positions; under Sequoia's assumption that a_r does not depend on the path, the
-  value of a shape is Σ over nodes of the product of a along its rank path, and the
-  best shape of N nodes is the N largest such products (they form a tree: a product
-  only shrinks along a path and with the rank).  The shape is then drafted with top-k
-  children at every position.
+  value of a shape is Σ over nodes of the product of a along its rank path, and
+  Sequoia's dynamic programme (:func:`sequoia_table`) finds the best shape of each
+  budget exactly for any rates (taking the N largest products is optimal only when
+  the rates fall with the rank).  The shape is then drafted with top-k children at
+  every position.
 * ``"dynamic"`` — EAGLE-2's dynamic expansion (Li et al., arXiv 2406.16858): per
   position, the N strings of largest draft path probability q(w) = Π q(w_i | w_<i),
   found best first (a draft call per expanded node).
@@ -20,8 +21,9 @@ should I draft" becomes "which N strings".  Three strategies, one curve each:
   of N nodes does better for a deterministic draft (Σ_{w∈T} p(w) ≤ the sum of the N
   largest p(w)), so it is the ceiling of every strategy above.
 
-All three grow best first, so one run to the largest budget gives every smaller one
-(the first N nodes taken).
+``"dynamic"`` and ``"ceiling"`` grow best first, so one run to the largest budget gives
+every smaller one (the first N nodes taken); the optimal Sequoia shapes of two budgets
+need not nest, and one run of the programme gives them all.
 """
 
 from __future__ import annotations
@@ -36,11 +38,22 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import InputError
+from .._errors import InputError, MethodError
 
-__all__ = ["budget_curve", "BudgetCurve", "STRATEGIES", "best_first", "sequoia_shape"]
+__all__ = [
+    "budget_curve",
+    "BudgetCurve",
+    "STRATEGIES",
+    "best_first",
+    "sequoia_shape",
+    "sequoia_shapes",
+    "sequoia_table",
+    "shape_value",
+]
 
 STRATEGIES = ("sequoia", "dynamic", "ceiling")
+#: largest budget of Sequoia's programme (its time grows as budget³: seconds at 1,024)
+MAX_SEQUOIA = 1024
 NAMES = {
     "sequoia": "static shape, positional DP (Sequoia)",
     "dynamic": "dynamic expansion by draft path probability (EAGLE-2)",
@@ -77,22 +90,91 @@ def best_first(law: Callable[[Prefix], np.ndarray], budget: int, prefetch: int =
     return out
 
 
-def sequoia_shape(rates: Sequence[float], budget: int) -> list[tuple[int, ...]]:
-    """The N index paths of largest Π a_{r_i} (ranks r_i from 0), best first: the
-    optimal static shape under positional acceptance rates ``rates`` (a_0 ≥ a_1 ≥ …)."""
+def sequoia_table(
+    rates: Sequence[float], budget: int, *, progress: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sequoia's dynamic programme (Chen et al., arXiv 2402.12374, §3.1) on positional
+    rates a_0, a_1, … (any order, any values ≥ 0).
+
+    A shape's value is Σ over its nodes of Π a_r along the node's rank path; a node
+    with b children has them at ranks 0 … b − 1.  With V(s) the best value of a subtree
+    of s nodes counting its root as 1, and G(m, j) the best Σ_{i ≥ j} a_i·V(n_i) over
+    children at ranks j, j + 1, … whose subtrees hold exactly m nodes,
+
+        V(s) = 1 + G(s − 1, 0),
+        G(0, j) = 0,   G(m, j) = max_{1 ≤ s ≤ m} a_j·V(s) + G(m − s, j + 1)  (m ≥ 1),
+
+    G(m, j) = −∞ when no rank j is left.  Returns (V, G, choice) with ``choice[m, j]``
+    the subtree size s taken at rank j (the smallest among ties).  O(budget² · ranks):
+    seconds at budget 1,024, the largest accepted (``progress``: a bar over the (m, j, s)
+    cells).
+    """
     a = np.asarray(rates, dtype=np.float64)
-    heap: list[tuple[float, tuple[int, ...]]] = [(-float(a[0]), (0,))] if a.size and a[0] > 0 else []
-    out: list[tuple[int, ...]] = []
-    while heap and len(out) < budget:
-        negv, path = heapq.heappop(heap)
-        out.append(path)
-        v = -negv
-        if a[0] > 0:  # first child
-            heapq.heappush(heap, (-v * float(a[0]), path + (0,)))
-        r = path[-1] + 1  # next sibling
-        if r < a.size and a[r] > 0:
-            heapq.heappush(heap, (-v / float(a[path[-1]]) * float(a[r]), path[:-1] + (r,)))
-    return out
+    if a.ndim != 1 or not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise InputError(f"rates: finite values >= 0, got {rates!r}")
+    _check_sequoia_budget(budget)
+    R = int(min(a.size, budget))
+    a = a[:R]
+    M = int(budget)
+    V = np.zeros(M + 2)
+    G = np.full((M + 1, R + 1), -np.inf)
+    G[0, :] = 0.0
+    choice = np.zeros((M + 1, R + 1), dtype=np.int64)
+    V[1] = 1.0
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        work = sum(m * min(R, M - m + 1) for m in range(1, M + 1))
+        bar = tqdm(total=work, desc="Sequoia's programme", unit="cell", unit_scale=True)
+    for m in range(1, M + 1):
+        # a child at rank j has j elder siblings of >= 1 node each: with m nodes left for
+        # ranks >= j, j <= M - m (ranks beyond are never reached and stay -inf)
+        r = min(R, M - m + 1)
+        # candidates[j, s - 1] = a_j·V(s) + G(m − s, j + 1) for s = 1..m
+        cand = a[:r, None] * V[None, 1 : m + 1] + G[m - 1 :: -1, 1 : r + 1].T
+        best = np.argmax(cand, axis=1)  # first maximum: the smallest subtree among ties
+        G[m, :r] = cand[np.arange(r), best]
+        choice[m, :r] = best + 1
+        V[m + 1] = 1.0 + G[m, 0]
+        if bar is not None:
+            bar.update(m * r)
+    if bar is not None:
+        bar.close()
+    return V, G, choice
+
+
+def _check_sequoia_budget(budget: int) -> None:
+    if budget > MAX_SEQUOIA:
+        raise MethodError(
+            f"budget: Sequoia's programme takes time growing as N³; budgets up to {MAX_SEQUOIA:,} nodes, "
+            f"got {budget:,} (use strategy 'dynamic' or 'ceiling' beyond)"
+        )
+
+
+def sequoia_shape(rates: Sequence[float], budget: int) -> list[tuple[int, ...]]:
+    """The shape of ``budget`` nodes (below the root) of largest Σ_nodes Π a_r along the
+    node's rank path: Sequoia's dynamic programme (:func:`sequoia_table`), exact for any
+    rates.  Index paths by depth, then lexicographically."""
+    budget = int(budget)
+    if budget < 1:
+        return []
+    V, G, choice = sequoia_table(rates, budget)
+    if not np.isfinite(G[budget, 0]):
+        raise InputError(f"rates: need at least one rank, got {list(rates)!r}")
+    return _rebuild(choice, budget)
+
+
+def shape_value(rates: Sequence[float], paths: Iterable[tuple[int, ...]]) -> float:
+    """Σ over the nodes of Π a_r along each node's rank path (the positional model)."""
+    a = np.asarray(rates, dtype=np.float64)
+    total = 0.0
+    for t in paths:
+        v = 1.0
+        for r in t:
+            v *= float(a[r]) if r < a.size else 0.0
+        total += v
+    return total
 
 
 @dataclass
@@ -160,7 +242,7 @@ def budget_curve(
     *,
     strategies: Sequence[str] = STRATEGIES,
     calibration: Iterable[tuple[Any, Any]] | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> BudgetCurve:
     """Accepted tokens per step of the best deterministic tree of each budget, per strategy.
 
@@ -170,15 +252,24 @@ def budget_curve(
         Sequence models after one prompt each (callables ``prefix -> law``, objects with
         ``next_token_probs``, e.g. :class:`optaccept.llm.LMSequenceModel`).
     budgets : sequence of int
-        Node budgets N (nodes below the root), each in 1 … 4,096.
+        Node budgets N (nodes below the root), each in 1 … 4,096 (1 … 1,024 with
+        ``"sequoia"``: its programme's time grows as N³).
     strategies : subset of ("sequoia", "dynamic", "ceiling")
     calibration : iterable of (target, draft), optional
         Positions on which Sequoia's rates a_r are measured (default: ``pairs`` — an
         in-sample calibration).
+    progress : bool, optional
+        A bar over positions (default: on in a terminal or Jupyter).
+
+    Returns
+    -------
+    BudgetCurve
+        ``meta["sequoia_shapes"]`` holds Sequoia's shape of each budget (index paths).
     """
     from tqdm.auto import tqdm
 
     from ._models import as_model
+    from ._progress import show_progress
 
     bs = tuple(int(b) for b in budgets)
     if not bs or any(b < 1 or b > 4096 for b in bs) or list(bs) != sorted(set(bs)):
@@ -186,6 +277,8 @@ def budget_curve(
     for s in strategies:
         if s not in STRATEGIES:
             raise InputError(f"strategies: each one of {STRATEGIES}, got {s!r}")
+    if "sequoia" in strategies:
+        _check_sequoia_budget(bs[-1])
     pairs = [(as_model(t, "target").cached(), as_model(d, "draft").cached()) for t, d in pairs]
     if not pairs:
         raise InputError("pairs: at least one (target, draft) pair is needed")
@@ -204,22 +297,52 @@ def budget_curve(
             else np.pad(p[np.argsort(-q, kind="stable")], (0, N - q.size))
         )
     rates /= len(cal)
-    shape = sequoia_shape(rates, N)
+    shapes = sequoia_shapes(rates, bs, progress=show_progress(progress)) if "sequoia" in strategies else {}
     idx = np.array(bs) - 1
     values = {s: np.zeros((len(pairs), len(bs))) for s in strategies}
-    for i, (P, Q) in enumerate(tqdm(pairs, desc="positions", disable=not progress)):
+    for i, (P, Q) in enumerate(tqdm(pairs, desc="positions", unit="position", disable=not show_progress(progress))):
         for s in strategies:
+            if s == "sequoia":  # one optimal shape per budget (the optima need not nest)
+                values[s][i] = [sum(_sequoia_values(P, Q, shapes[n])) for n in bs]
+                continue
             if s == "ceiling":
                 taken = [pw for _, pw in best_first(P, N)]
-            elif s == "dynamic":
+            else:
                 ws = [w for w, _ in best_first(Q, N)]
                 P.prefetch(list({w[:i] for w in ws for i in range(len(w))}))
                 taken = [_p_of(P, w) for w in ws]
-            else:
-                taken = _sequoia_values(P, Q, shape)
             cum = np.cumsum(np.pad(np.asarray(taken, dtype=np.float64), (0, max(0, N - len(taken)))))
             values[s][i] = cum[idx]
-    return BudgetCurve(bs, values, rates, {"positions": len(pairs), "calibration": len(cal)})
+    meta = {"positions": len(pairs), "calibration": len(cal), "sequoia_shapes": shapes}
+    return BudgetCurve(bs, values, rates, meta)
+
+
+def sequoia_shapes(
+    rates: Sequence[float], budgets: Sequence[int], *, progress: bool = False
+) -> dict[int, list[tuple[int, ...]]]:
+    """The optimal shape of each budget from one run of Sequoia's programme."""
+    out: dict[int, list[tuple[int, ...]]] = {}
+    if not budgets:
+        return out
+    V, G, choice = sequoia_table(rates, max(budgets), progress=progress and max(budgets) > 512)
+    for n in budgets:
+        out[int(n)] = _rebuild(choice, int(n))
+    return out
+
+
+def _rebuild(choice: np.ndarray, budget: int) -> list[tuple[int, ...]]:
+    out: list[tuple[int, ...]] = []
+    stack: list[tuple[tuple[int, ...], int, int]] = [((), budget, 0)]  # (parent, nodes left, next rank)
+    while stack:
+        parent, m, j = stack.pop()
+        if m == 0:
+            continue
+        s = int(choice[m, j])
+        node = parent + (j,)
+        out.append(node)
+        stack.append((parent, m - s, j + 1))
+        stack.append((node, s - 1, 0))
+    return sorted(out, key=lambda t: (len(t), t))
 
 
 def _p_of(P: Any, w: Prefix) -> float:

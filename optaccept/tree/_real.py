@@ -301,7 +301,7 @@ def tree_table(
     *,
     ks: Iterable[int] | None = None,
     lengths: Iterable[int] | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> TreeTable:
     """Accepted tokens per step of every applicable verifier, by k and length.
 
@@ -312,8 +312,9 @@ def tree_table(
         :func:`optaccept.llm.trees_path`).
     ks, lengths : iterables of int, optional
         Cells to fill (default: every k and length up to the stored ones).
-    progress : bool
-        Show a progress bar.
+    progress : bool, optional
+        Show a progress bar over (draft law, k, length) cells (default: on in a terminal
+        or Jupyter).
 
     Returns
     -------
@@ -327,6 +328,7 @@ def tree_table(
     """
     from tqdm.auto import tqdm
 
+    from ._progress import show_progress
     from ._sampling import rao_blackwell
     from ._stored import DraftTrees
 
@@ -357,7 +359,7 @@ def tree_table(
     cache: dict[tuple, dict[str, np.ndarray]] = {}
     kept: dict[tuple, tuple] = {}
     roots = {id(f): _prompt_roots(f) for f in files}
-    for f, k, L in tqdm(cells, desc="cells", disable=not progress):
+    for f, k, L in tqdm(cells, desc="cells", unit="cell", disable=not show_progress(progress)):
         groups = f.prompt_index
         if L == 1:  # exact per prompt: the one-token closed forms, replicated over the prompt's trees
             exact = _exact_root_values(roots[id(f)], f.drafts, k, cache)
@@ -365,7 +367,7 @@ def tree_table(
             method = "exact per prompt"
         else:
             verifiers = ["token"] + (["block"] if k == 1 else []) + (["traversal"] if f.drafts == "swor" else [])
-            res = rao_blackwell(f.items(k=k, length=L), verifiers=tuple(verifiers), total=f.n_trees)
+            res = rao_blackwell(f.items(k=k, length=L), verifiers=tuple(verifiers), progress=False)
             per_tree = {v: np.asarray(res[v].details["values"], dtype=np.float64) for v in verifiers}
             if k == 1:
                 per_tree["optimal"] = per_tree["block"]  # Sun et al.: block is optimal for one chain

@@ -70,7 +70,7 @@ def sample_accepted_tokens(
     rng: Any,
     chunk: int = 100,
     checkpoint: str | os.PathLike | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     prompt: int | None = None,
     temperature: float | None = None,
 ) -> dict[str, TreeResult]:
@@ -93,8 +93,8 @@ def sample_accepted_tokens(
         Trees per checkpoint shard.
     checkpoint : path, optional
         Folder of shards (see the module docstring).
-    progress : bool
-        tqdm progress bar.
+    progress : bool, optional
+        tqdm progress bar over trees (default: on in a terminal or Jupyter).
 
     Returns
     -------
@@ -173,7 +173,9 @@ def sample_accepted_tokens(
                 c = int(z["chunk_index"])
                 if c < n_chunks:
                     done[c] = z["values"]
-    bar = tqdm(total=int(trees), desc="trees", unit="tree", disable=not progress)
+    from ._progress import show_progress
+
+    bar = tqdm(total=int(trees), desc="trees", unit="tree", disable=not show_progress(progress))
     bar.update(sum(min(int(chunk), int(trees) - c * int(chunk)) for c in done))
     for c in range(n_chunks):
         if c in done:
@@ -199,22 +201,59 @@ def sample_accepted_tokens(
 
 
 def rao_blackwell(
-    items: Any, *, verifiers: tuple[str, ...] = ("token",), progress: bool = False, total: int | None = None
+    items: Any,
+    *,
+    verifiers: tuple[str, ...] = ("token",),
+    groups: Any = None,
+    progress: bool | None = None,
+    total: int | None = None,
 ) -> dict[str, TreeResult]:
     """Average per-tree values over given trees, e.g. trees stored with their laws.
 
-    ``items`` yields ``(tree, target, draft)``: a :class:`DraftTree` drawn from the
-    draft model and two sequence models answering at least its internal nodes (e.g.
-    lookups into a stored tree's laws).  Returns verifier -> :class:`TreeResult` with
-    the mean and its standard error, as :func:`sample_accepted_tokens`.
+    Parameters
+    ----------
+    items : iterable of (tree, target, draft)
+        A :class:`DraftTree` or :class:`ShapedTree` drawn from the draft model and two
+        sequence models answering at least its internal nodes (e.g. lookups into a
+        stored tree's laws), such as :meth:`optaccept.llm.DraftTrees.items`.
+    verifiers : tuple of str
+        Per-tree verifiers (``"token"``, ``"block"``, ``"traversal"``, ``"target_only"``).
+    groups : sequence, optional
+        The cluster (prompt) of each item: trees drawn after one prompt share it and are
+        not independent, so the standard error is clustered by group,
+        sqrt(G/(G − 1)·Σ_g S_g²)/N with S_g the sum of the deviations of group g (as
+        :func:`tree_table`; NaN with a single group).  Default: ``items.groups`` when
+        ``items`` has it (the items of a stored file carry their prompts), else every
+        tree its own group.
+    progress : bool, optional
+        Show a progress bar (unit: trees; default: on in a terminal or Jupyter).
+    total : int, optional
+        Number of items, for the progress bar (default ``len(items)`` when known).
+
+    Returns
+    -------
+    dict
+        verifier -> :class:`TreeResult` with the mean and its standard error;
+        ``details["values"]`` holds the per-tree values and ``details["clusters"]`` the
+        number of groups the error was clustered over.
     """
     from tqdm.auto import tqdm
 
     from ._models import as_model
+    from ._real import _clustered
 
+    if groups is None:
+        groups = getattr(items, "groups", None)
+    if total is None and hasattr(items, "__len__"):
+        total = len(items)
+    if groups is not None and hasattr(items, "__len__") and np.size(groups) != len(items):
+        raise InputError(f"groups: one group per item ({len(items)} items), got {np.size(groups)}")
     vals: dict[str, list[float]] = {v: [] for v in verifiers}
     meta = None
-    for tree, target, draft in tqdm(items, total=total, desc="trees", unit="tree", disable=not progress):
+    from ._progress import show_progress
+
+    bar = not show_progress(progress)
+    for tree, target, draft in tqdm(items, total=total, desc="trees", unit="tree", disable=bar):
         if not isinstance(tree, (DraftTree, ShapedTree)):
             raise InputError(f"items: each item must be (DraftTree, target, draft), got {type(tree).__name__}")
         meta = meta or (tree.drafts, tree.length, tree.k, getattr(tree, "shape", None))
@@ -226,8 +265,23 @@ def rao_blackwell(
             vals[v].append(float(PER_TREE[v](tree, P, Q)))
     if meta is None or len(next(iter(vals.values()))) < 2:
         raise InputError("items: at least two trees are needed for a standard error")
+    n = len(next(iter(vals.values())))
+    if groups is not None:
+        groups = np.asarray(groups)
+        if groups.ndim != 1 or groups.size != n:
+            raise InputError(f"groups: one group per item ({n} items), got {groups.size}")
     drafts, length, k, shape = meta
-    return {v: _sampled(np.asarray(xs), v, drafts, length, k, shape=shape) for v, xs in vals.items()}
+    out = {}
+    for v, xs in vals.items():
+        x = np.asarray(xs)
+        if groups is None:
+            out[v] = _sampled(x, v, drafts, length, k, shape=shape, clusters=int(x.size))
+        else:
+            _, se = _clustered(x, groups)
+            if np.unique(groups).size < 2:
+                se = float("nan")  # one prompt: its trees say nothing of the spread across prompts
+            out[v] = _sampled(x, v, drafts, length, k, shape=shape, std_err=se, clusters=int(np.unique(groups).size))
+    return out
 
 
 def _check_tree(verifier: str, tree: Any) -> None:
@@ -240,9 +294,17 @@ def _check_tree(verifier: str, tree: Any) -> None:
 
 
 def _sampled(
-    x: np.ndarray, verifier: str, drafts: str, length: int, k: int, shape: Any = None, **details: Any
+    x: np.ndarray,
+    verifier: str,
+    drafts: str,
+    length: int,
+    k: int,
+    shape: Any = None,
+    std_err: float | None = None,
+    **details: Any,
 ) -> TreeResult:
-    """The mean of per-tree values with its standard error, as a :class:`TreeResult`."""
+    """The mean of per-tree values with its standard error (of independent trees unless
+    given), as a :class:`TreeResult`."""
     return TreeResult(
         float(x.mean()),
         verifier,
@@ -250,7 +312,7 @@ def _sampled(
         length,
         k,
         method="sampled",
-        std_err=float(x.std(ddof=1) / np.sqrt(x.size)),
+        std_err=float(x.std(ddof=1) / np.sqrt(x.size)) if std_err is None else float(std_err),
         trees=int(x.size),
         shape=shape,
         details={"values": x, **details},

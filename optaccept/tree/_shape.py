@@ -11,7 +11,8 @@ every node are indexed 0 … b − 1.
 ``"topk"``
     the b most probable tokens under q(·|u), ties to the smaller id (EAGLE-2's
     expansion, Medusa's and Sequoia's static trees): the tree is a deterministic
-    function of the draft model.
+    function of the draft model (with fewer than b tokens in the vocabulary, one child
+    per token: the missing children and their subtrees are absent).
 ``"swor"``
     b tokens drawn one after another without replacement from q(·|u), independently
     across nodes (fewer when q(·|u) has fewer than b tokens: the missing children and
@@ -54,11 +55,29 @@ class Shape:
         The longest path (L).
     size : int
         Nodes below the root (the node budget N).
+    meta : dict
+        What made the shape, for shapes returned by :func:`optaccept.tree.best_tree`
+        (strategy, value, tokens per step, cost); empty otherwise.
+
+    Engine formats (each a round trip: ``Shape.from_vllm(shape.to_vllm()) == shape``):
+
+    * :meth:`to_choices` / :meth:`from_choices` — the index paths as lists,
+      ``[[0], [1], [0, 0], …]``: EAGLE's and Medusa's ``tree_choices``;
+    * :meth:`to_vllm` / :meth:`from_vllm` — vLLM's ``speculative_token_tree``, the
+      string of a Python list of tuples sorted by depth then lexicographically (vLLM
+      reads it with ``ast.literal_eval`` and re-sorts it by ``(len(t), t)``:
+      ``vllm/config/speculative.py`` of vllm-project/vllm at commit
+      f19b16d95e4395790661f4835e4436bc3dd5d9c7; a chain of n tokens is
+      ``str([(0,), (0, 0), …])`` there).  Pass ``num_speculative_tokens=shape.size``
+      with it.
     """
 
-    __slots__ = ("paths", "depth", "size", "_b", "branching")
+    __slots__ = ("paths", "depth", "size", "_b", "branching", "meta")
 
-    def __init__(self, paths: tuple[Path, ...], branching: tuple[int, ...] | None = None) -> None:
+    def __init__(
+        self, paths: tuple[Path, ...], branching: tuple[int, ...] | None = None, meta: dict | None = None
+    ) -> None:
+        self.meta = {} if meta is None else meta
         self.paths = tuple(sorted(paths, key=lambda t: (len(t), t)))
         self.depth = max(len(t) for t in self.paths)
         self.size = len(self.paths)
@@ -79,6 +98,60 @@ class Shape:
     @property
     def is_chain(self) -> bool:
         return all(v == 1 for v in self._b.values())
+
+    # engine formats ------------------------------------------------------
+    def to_choices(self) -> list[list[int]]:
+        """The index paths as lists, by depth then lexicographically (EAGLE/Medusa
+        ``tree_choices``)."""
+        return [list(t) for t in self.paths]
+
+    @classmethod
+    def from_choices(cls, choices: Any) -> Shape:
+        """A shape from EAGLE/Medusa ``tree_choices`` (a list of index paths).
+
+        Raises
+        ------
+        InputError
+            Naming ``choices`` and what is wrong."""
+        if isinstance(choices, (str, bytes)) or not hasattr(choices, "__iter__"):
+            raise InputError(f"choices: a list of index paths such as [[0], [1], [0, 0]], got {choices!r}")
+        items = list(choices)
+        if not items or not all(hasattr(t, "__iter__") and not isinstance(t, (str, bytes)) for t in items):
+            raise InputError(f"choices: a non-empty list of index paths such as [[0], [1], [0, 0]], got {choices!r}")
+        try:
+            return as_shape([tuple(t) for t in items])
+        except InputError as e:
+            raise InputError("choices" + str(e)[len("shape") :]) from None
+
+    def to_vllm(self) -> str:
+        """vLLM's ``speculative_token_tree``: the string of the list of index-path tuples,
+        by depth then lexicographically (the order vLLM sorts it into)."""
+        return str([tuple(t) for t in self.paths])
+
+    @classmethod
+    def from_vllm(cls, s: str) -> Shape:
+        """A shape from vLLM's ``speculative_token_tree`` string (read, as vLLM does, with
+        ``ast.literal_eval``).
+
+        Raises
+        ------
+        InputError
+            Naming ``s`` when it is not a Python literal list of index-path tuples or
+            the paths do not form a tree."""
+        import ast
+
+        if not isinstance(s, str):
+            raise InputError(f"s: vLLM's speculative_token_tree string such as '[(0,), (1,), (0, 0)]', got {s!r}")
+        try:
+            value = ast.literal_eval(s)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise InputError(f"s: not a Python literal list of tuples: {s!r}") from None
+        if not isinstance(value, (list, tuple)) or not all(isinstance(t, (tuple, list)) for t in value):
+            raise InputError(f"s: a list of index-path tuples such as '[(0,), (1,), (0, 0)]', got {s!r}")
+        try:
+            return as_shape([tuple(t) for t in value])
+        except InputError as e:
+            raise InputError("s" + str(e)[len("shape") :]) from None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Shape) and self.paths == other.paths
@@ -272,6 +345,13 @@ def enumerate_shaped(
     MethodError
         More than ``max_trees`` trees (use sampling, or ``children="topk"``).
     """
+    est = count_shaped(q, shape, children, limit=max_trees)
+    if est > max_trees:
+        size = f"more than {max_trees:,}" if est == max_trees + 1 else f"about {est:,}"
+        raise MethodError(
+            f"exact enumeration: {size} draft trees of shape {shape!r} (the limit is max_trees={max_trees:,}); "
+            "pass samples= (Rao-Blackwellised sampling) or use children='topk'"
+        )
     out: list[tuple[ShapedTree, Any]] = []
     internal = shape.internal()
 
@@ -304,11 +384,58 @@ def enumerate_shaped(
     return out
 
 
+def count_shaped(q: Callable[[Prefix], np.ndarray], shape: Shape, children: str, *, limit: int) -> int:
+    """The number of drafted trees of ``shape`` (exact for ``"iid"`` and ``"topk"``; for
+    ``"swor"`` exact when the subtrees below a node are alike, an estimate otherwise),
+    or ``limit + 1`` as soon as it exceeds ``limit`` — read from the draft law at no
+    more nodes than the enumeration would visit."""
+    from math import perm
+
+    over = limit + 1
+
+    def cnt(v: Path, w: Prefix) -> int:
+        b = shape.branches(v)
+        if b == 0:
+            return 1
+        law = np.asarray(q(w))
+        if children == "topk":
+            total = 1
+            for j, x in enumerate(topk_indices(law, b)):
+                total *= cnt(v + (j,), w + (x,))
+                if total > limit:
+                    return over
+            return total
+        support = [int(x) for x in np.flatnonzero(law != 0)]
+        m = min(b, len(support)) if children == "swor" else b
+        if not support:
+            return 1
+        # swor: ordered distinct tokens are s!/(s-m)! of the s^m tuples
+        num, den = (perm(len(support), m), len(support) ** m) if children == "swor" else (1, 1)
+        total = 1
+        for j in range(m):
+            sj = 0
+            for x in support:
+                sj += cnt(v + (j,), w + (x,))
+                if sj * num > limit * den:
+                    return over
+            total *= sj
+            if total * num > limit * den:  # the count only grows with the next children
+                return over
+        return total * num // den
+
+    return cnt((), ())
+
+
 def topk_tree(q: Callable[[Prefix], np.ndarray], shape: Shape) -> ShapedTree:
-    """The deterministic tree of the b most probable draft tokens at every node."""
+    """The deterministic tree of the b most probable draft tokens at every node.
+
+    A node with more children than the vocabulary has tokens gets one child per token;
+    the missing children and their subtrees are absent (as for ``"swor"``)."""
     tokens: dict[Path, int] = {}
     prefixes: dict[Path, Prefix] = {(): ()}
     for u in shape.internal():
+        if u not in prefixes:
+            continue  # an absent node (its parent had fewer tokens than children)
         for j, x in enumerate(topk_indices(q(prefixes[u]), shape.branches(u))):
             tokens[u + (j,)] = x
             prefixes[u + (j,)] = prefixes[u] + (x,)

@@ -74,8 +74,13 @@ def shaped_accepted_tokens(
 
         v, cert, details = optimal_lp(trees, Pc, P.n, shp.depth)
         return result(v, "lp", len(trees), certificate=cert, details=details)
+    from tqdm.auto import tqdm
+
+    from ._progress import show_progress
+
     fn = PER_TREE[verifier]
     total = 0
-    for t, pr in trees:
+    bar = not show_progress(progress) or len(trees) < 1000
+    for t, pr in tqdm(trees, desc="draft trees (exact)", unit="tree", disable=bar):
         total = total + pr * fn(t, Pc, Qc)
     return result(_plain(total), "exact", len(trees))

@@ -170,24 +170,38 @@ def simulate(
     rng: np.random.Generator,
     shape: Any = None,
     children: str | None = None,
+    progress: bool | None = None,
 ) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     """Draft and verify ``steps`` times: the accepted lengths, and the generated texts
     (accepted tokens + emitted token, before the target continues).
 
     The tree is k chains of ``length`` tokens (``drafts``), or a tree of ``shape``
-    whose children are filled by ``children`` (see :func:`accepted_tokens`)."""
+    whose children are filled by ``children`` (required with ``shape``, as in
+    :func:`accepted_tokens`).  ``progress``: a bar over steps (default: on in a
+    terminal or Jupyter)."""
+    from tqdm.auto import tqdm
+
     from ._models import as_model
+    from ._progress import show_progress
     from ._shape import as_shape, check_children, sample_shaped
 
     Pm, Qm = as_model(target, "target"), as_model(draft, "draft")
     gen = check_rng(rng)
     if shape is not None:
-        shp, kids = as_shape(shape), check_children("swor" if children is None else children)
+        if length is not None:
+            raise InputError("shape: give either shape= and children= or length=, k=, drafts=, not both")
+        if children is None:
+            raise InputError("children: give 'topk', 'swor' or 'iid' with shape=")
+        shp, kids = as_shape(shape), check_children(children)
+    elif children is not None:
+        raise InputError("children: goes with shape=; for k chains use drafts=")
     elif length is None:
         raise InputError("length: give length= (k chains) or shape= (a tree shape)")
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+        raise InputError(f"steps: must be an integer >= 1, got {steps!r}")
     lengths = np.empty(steps, dtype=np.int64)
     texts = []
-    for i in range(steps):
+    for i in tqdm(range(steps), desc="steps", unit="step", disable=not show_progress(progress)):
         P, Q = Pm.cached(), Qm.cached()  # per-step caches: memory stays O(tree)
         if shape is not None:
             tree = sample_shaped(Q, shp, kids, gen)

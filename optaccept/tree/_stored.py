@@ -292,10 +292,11 @@ class DraftTrees:
     def items(self, *, k: int | None = None, length: int | None = None, compact: bool = True):
         """``(DraftTree, target, draft)`` for every tree (cut to ``k``, ``length``), the
         input of :func:`optaccept.tree.rao_blackwell`: accepted tokens per step averaged
-        over the stored trees, from the file alone (``compact``: see :meth:`models`)."""
-        for i in range(self.n_trees):
-            target, draft = self.models(i, compact=compact)
-            yield self.draft_tree(i, k=k, length=length, compact=compact), target, draft
+        over the stored trees, from the file alone (``compact``: see :meth:`models`).
+
+        The returned iterable has ``len`` and ``groups`` (each tree's prompt index), so
+        ``rao_blackwell`` clusters its standard error by prompt."""
+        return _Items(self, k, length, compact)
 
     def as_distributions(self, *, internal_only: bool = False) -> Distributions:
         """The node rows as :class:`Distributions` (prompt index, depth as step, token),
@@ -462,3 +463,20 @@ class StoredModel:
 
 
 # ---------------------------------------------------------------------- sampling
+
+
+class _Items:
+    """``(DraftTree, target, draft)`` for every stored tree, with each tree's prompt."""
+
+    def __init__(self, trees: DraftTrees, k: int | None, length: int | None, compact: bool) -> None:
+        self._trees, self._k, self._length, self._compact = trees, k, length, compact
+        self.groups = np.asarray(trees.prompt_index)
+
+    def __len__(self) -> int:
+        return self._trees.n_trees
+
+    def __iter__(self):
+        f = self._trees
+        for i in range(f.n_trees):
+            target, draft = f.models(i, compact=self._compact)
+            yield f.draft_tree(i, k=self._k, length=self._length, compact=self._compact), target, draft

@@ -103,8 +103,11 @@ def target_only_value(tree: Any, P: Law, Q: Law | None = None) -> Any:
     """Target-only verification: at each reached node the next token Y is drawn from
     p(·|u); if a child carries Y the step moves there (the first such child in index
     order when equal iid siblings carry it), else Y is emitted.  Lossless for any tree;
-    given the tree, E[accepted] = Σ over the tree's distinct non-root token strings w
-    of p(w) (the probability that the target's text starts with w)."""
+    given the tree, E[accepted] = Σ p(w) (the probability that the target's text starts
+    with w) over the strings w of the nodes reached through the first child carrying
+    each token — every distinct non-root string of the tree when siblings carry distinct
+    tokens (top-k, without replacement, merged chains), fewer on i.i.d. shapes where a
+    later equal sibling carries a subtree of its own (docs/trees.md §1b)."""
     memo: dict[Prefix, Any] = {}
 
     def V(u: Prefix) -> Any:

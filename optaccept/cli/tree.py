@@ -1,0 +1,248 @@
+"""Command line: ``optaccept tree`` — accepted tokens of a tree shape, or the best tree
+for a node budget or a cost curve, on the built-in synthetic pair (docs/trees.md §8c).
+
+    optaccept tree --shape 3,2                      # accepted tokens per step of a shape
+    optaccept tree --shape "[(0,), (1,), (0, 0)]"   # a vLLM speculative_token_tree string
+    optaccept tree --budget 16                      # the best tree of 16 nodes
+    optaccept tree --cost linear:1,0.05 --budget 64 # the best speed: cost(n) = 1 + 0.05 n
+    optaccept tree --cost costs.json --json         # a measured table {n: seconds}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``tree`` sub-command."""
+    from ._main import nonnegative_int, positive_float, positive_int
+
+    t = subparsers.add_parser(
+        "tree",
+        help="accepted tokens of a tree shape, or the best tree for a budget or a cost curve",
+        description=(
+            "Accepted tokens per step of a tree shape (--shape), or the best tree to draft for a node "
+            "budget (--budget) or a cost curve (--cost), on the built-in synthetic pair: --contexts "
+            "random target/draft pairs over --vocab tokens (tree.synthetic_pair)."
+        ),
+    )
+    what = t.add_mutually_exclusive_group()
+    what.add_argument(
+        "--shape",
+        metavar="SPEC",
+        help="a branching tuple such as 3,2 or index paths such as '[(0,), (1,), (0, 0)]' (vLLM's string)",
+    )
+    t.add_argument("--budget", type=positive_int, default=None, help="nodes of the best tree (with --cost: the most)")
+    what.add_argument(
+        "--cost",
+        metavar="COST",
+        help="seconds per verify of n nodes: a comma list (entry i: i + 1 nodes), a .json file "
+        "(a list or {n: seconds}), or linear:A,B for A + B n",
+    )
+    t.add_argument("--strategy", choices=["sequoia", "ceiling", "dynamic"], default="sequoia", help="how to pick")
+    t.add_argument("--children", choices=["topk", "swor", "iid"], default="topk", help="how children are drafted")
+    t.add_argument(
+        "--verifier",
+        choices=["target_only", "token", "traversal", "token_optimal", "optimal"],
+        default="target_only",
+        help="verifier",
+    )
+    t.add_argument(
+        "--samples",
+        type=positive_int,
+        default=None,
+        help="with --shape and children drawn from q: Rao-Blackwellised estimate over this many trees per "
+        "context (default: exact)",
+    )
+    t.add_argument("--vocab", type=positive_int, default=50, help="tokens of the synthetic pair")
+    t.add_argument("--contexts", type=positive_int, default=8, help="synthetic contexts (one pair each)")
+    t.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the first context")
+    t.add_argument("--scale", type=positive_float, default=2.0, help="spread of the target's logits")
+    t.add_argument("--noise", type=positive_float, default=1.0, help="draft logits = target's + noise N(0, 1)")
+    t.add_argument("--json", action="store_true", help="print JSON instead of text")
+    t.set_defaults(func=_tree)
+
+
+def _shape(text: str) -> Any:
+    from .._errors import InputError
+    from ..tree import Shape, as_shape
+
+    s = text.strip()
+    try:
+        if s.startswith(("[", "(")) and ("(" in s[1:] or "[" in s[1:]):
+            return Shape.from_vllm(s)
+        parts = [v.strip() for v in s.strip("()[] ").split(",") if v.strip()]
+        try:
+            bs = tuple(int(v) for v in parts)
+        except ValueError:
+            raise InputError(f"shape: a branching tuple such as 3,2 or index paths, got {text!r}") from None
+        return as_shape(bs)
+    except InputError as e:
+        msg = str(e)
+        for head in ("shape: ", "s: "):
+            if msg.startswith(head):
+                msg = msg[len(head) :]
+        raise InputError(f"--shape: {msg}") from None
+
+
+def _cost(text: str, budget: int | None) -> Any:
+    from .._errors import InputError
+
+    if text.startswith("linear:"):
+        try:
+            a, b = (float(v) for v in text[len("linear:") :].split(","))
+        except ValueError:
+            raise InputError(f"--cost: linear:A,B with two numbers, got {text!r}") from None
+        return lambda n: a + b * n
+    if text.endswith(".json"):
+        path = Path(text)
+        if not path.is_file():
+            raise InputError(f"--cost: no such file {text}")
+        try:
+            data = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise InputError(f"--cost: {text} is not valid JSON ({e.__class__.__name__})") from None
+        if isinstance(data, dict):
+            try:
+                return {int(k): v for k, v in data.items()}
+            except ValueError:
+                raise InputError(f"--cost: the keys of {text} must be node counts") from None
+        if isinstance(data, list):
+            return data
+        raise InputError(f"--cost: {text} must hold a list or an object {{n: seconds}}")
+    try:
+        return [float(v) for v in text.split(",")]
+    except ValueError:
+        raise InputError(f"--cost: a comma list of seconds, a .json file or linear:A,B, got {text!r}") from None
+
+
+def _rename(exc: Exception) -> Exception:
+    """Messages of the library name its arguments; on the command line they are options."""
+    msg = str(exc).replace("pass samples=", "pass --samples")
+    for head, opt in (
+        ("cost: ", "--cost: "),
+        ("budget: ", "--budget: "),
+        ("verifier", "--verifier"),
+        ("strategy ", "--strategy "),
+        ("children: ", "--children: "),
+    ):
+        if msg.startswith(head):
+            return type(exc)(opt + msg[len(head) :])
+    return type(exc)(msg)
+
+
+def _tree(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .. import tree
+    from .._errors import InputError
+
+    if args.shape is None and args.budget is None and args.cost is None:
+        raise InputError("tree: give --shape, --budget or --cost")
+    if args.shape is not None and args.budget is not None:
+        raise InputError("--budget: goes with --cost or alone, not with --shape")
+    shape = _shape(args.shape) if args.shape is not None else None
+    cost = _cost(args.cost, args.budget) if args.cost is not None else None
+    pairs = [
+        tree.synthetic_pair(args.vocab, seed=args.seed + i, scale=args.scale, noise=args.noise)
+        for i in range(args.contexts)
+    ]
+    source = {
+        "pair": "tree.synthetic_pair",
+        "vocab": args.vocab,
+        "contexts": args.contexts,
+        "seeds": [args.seed, args.seed + args.contexts - 1],
+        "scale": args.scale,
+        "noise": args.noise,
+    }
+    if args.samples is not None and (shape is None or args.samples < 2):
+        raise InputError("--samples: an integer >= 2, with --shape")
+    if shape is not None:
+        try:
+            values = [
+                float(
+                    tree.accepted_tokens(
+                        P,
+                        Q,
+                        shape=shape,
+                        children=args.children,
+                        verifier=args.verifier,
+                        samples=args.samples,
+                        rng=None if args.samples is None else np.random.default_rng([args.seed, i]),
+                        progress=None,
+                    ).value
+                )
+                for i, (P, Q) in enumerate(pairs)
+            ]
+        except InputError as e:
+            raise _rename(e) from None
+        v = np.asarray(values)
+        se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0  # over contexts
+        out = {
+            "shape": shape.to_choices(),
+            "vllm": shape.to_vllm(),
+            "nodes": shape.size,
+            "children": args.children,
+            "verifier": args.verifier,
+            "accepted": float(v.mean()),
+            "std_err": se,
+            "by_context": values,
+            "method": "exact" if args.samples is None else f"Rao-Blackwellised, {args.samples} trees per context",
+            "source": source,
+        }
+        if args.json:
+            print(json.dumps(out, indent=2))
+        else:
+            print(f"shape ({shape.size} nodes): {shape.to_vllm()}")
+            print(f"children = {args.children}   verifier = {args.verifier}")
+            print(f"accepted tokens per step = {out['accepted']:.6f} ± {se:.2g} over {v.size} synthetic contexts")
+        return 0
+    try:
+        best = tree.best_tree(
+            pairs,
+            args.budget,
+            cost=cost,
+            strategy=args.strategy,
+            children=args.children,
+            verifier=args.verifier,
+            progress=None,
+        )
+    except InputError as e:
+        raise _rename(e) from None
+    shapes = best if isinstance(best, list) else [best]
+    meta = shapes[0].meta
+    out = {
+        "strategy": args.strategy,
+        "children": args.children,
+        "verifier": args.verifier,
+        "nodes": shapes[0].size,
+        "accepted": meta["value"],
+        "tokens_per_step": meta["tokens_per_step"],
+        "source": source,
+    }
+    if cost is not None:
+        out["cost"] = meta["cost"]
+        out["tokens_per_second"] = meta["tokens_per_second"]
+    if isinstance(best, list):
+        out["trees"] = [{"context": i, "choices": s.to_choices(), "vllm": s.to_vllm()} for i, s in enumerate(best)]
+    else:
+        out["choices"] = best.to_choices()
+        out["vllm"] = best.to_vllm()
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"best tree ({args.strategy}, {args.children} children, {args.verifier}): {out['nodes']} nodes")
+    if isinstance(best, list):
+        for i, s in enumerate(best):
+            print(f"context {i}: {s.to_vllm()}")
+    else:
+        print(f"vLLM speculative_token_tree: {best.to_vllm()}")
+    print(f"accepted tokens per step = {out['accepted']:.6f}   tokens per step = {out['tokens_per_step']:.6f}")
+    if cost is not None:
+        print(f"cost = {out['cost']:.6g} s per verify   tokens per second = {out['tokens_per_second']:.6g}")
+    return 0

@@ -1,0 +1,120 @@
+"""``optaccept tree``: accepted tokens of a shape, the best tree for a budget or a cost
+curve, as text and JSON, with one-line errors (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from optaccept import tree
+from optaccept.cli import main
+
+
+def _run(capsys, *argv):
+    rc = main(["tree", *argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_shape_json_is_the_library_value(capsys):
+    rc, out, err = _run(capsys, "--shape", "[(0,), (1,), (0, 0)]", "--vocab", "20", "--contexts", "3", "--json")
+    assert rc == 0 and err == ""
+    got = json.loads(out)
+    pairs = [tree.synthetic_pair(20, seed=s) for s in range(3)]
+    want = [
+        float(tree.accepted_tokens(P, Q, shape=[(0,), (1,), (0, 0)], children="topk", verifier="target_only").value)
+        for P, Q in pairs
+    ]
+    assert got["by_context"] == pytest.approx(want, abs=1e-12)
+    assert got["accepted"] == pytest.approx(np.mean(want), abs=1e-12)
+    assert got["vllm"] == "[(0,), (1,), (0, 0)]" and got["nodes"] == 3
+    assert tree.Shape.from_vllm(got["vllm"]) == tree.Shape.from_choices(got["shape"])
+
+
+def test_branching_shape_text(capsys):
+    rc, out, err = _run(capsys, "--shape", "3,2", "--vocab", "10", "--contexts", "2")
+    assert rc == 0 and err == ""
+    assert "9 nodes" in out and "accepted tokens per step" in out
+
+
+def test_budget_and_cost_match_best_tree(capsys):
+    pairs = [tree.synthetic_pair(30, seed=s) for s in range(4)]
+    rc, out, _ = _run(capsys, "--budget", "8", "--vocab", "30", "--contexts", "4", "--json")
+    assert rc == 0
+    got = json.loads(out)
+    want = tree.best_tree(pairs, budget=8, progress=False)
+    assert got["vllm"] == want.to_vllm() and got["accepted"] == pytest.approx(want.meta["value"], abs=1e-12)
+    rc, out, _ = _run(capsys, "--cost", "linear:1,0.05", "--budget", "16", "--vocab", "30", "--contexts", "4", "--json")
+    assert rc == 0
+    got = json.loads(out)
+    want = tree.best_tree(pairs, budget=16, cost=lambda n: 1 + 0.05 * n, progress=False)
+    assert got["nodes"] == want.size and got["tokens_per_second"] == pytest.approx(want.meta["tokens_per_second"])
+    rc, out, _ = _run(capsys, "--cost", "1.1,1.2,1.3", "--vocab", "30", "--contexts", "4")
+    assert rc == 0 and "tokens per second" in out
+
+
+def test_cost_from_a_json_table(tmp_path, capsys):
+    table = {str(n): 1.0 + 0.2 * n for n in range(1, 7)}
+    path = tmp_path / "costs.json"
+    path.write_text(json.dumps(table))
+    rc, out, _ = _run(capsys, "--cost", str(path), "--vocab", "12", "--contexts", "2", "--json")
+    assert rc == 0
+    pairs = [tree.synthetic_pair(12, seed=s) for s in range(2)]
+    want = tree.best_tree(pairs, cost={int(k): v for k, v in table.items()}, progress=False)
+    assert json.loads(out)["vllm"] == want.to_vllm()
+
+
+def test_dynamic_prints_one_tree_per_context(capsys):
+    rc, out, _ = _run(capsys, "--budget", "5", "--strategy", "dynamic", "--contexts", "3", "--json")
+    assert rc == 0
+    assert [t["context"] for t in json.loads(out)["trees"]] == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    ("argv", "word"),
+    [
+        ([], "--shape, --budget or --cost"),
+        (["--shape", "0"], "--shape"),
+        (["--shape", "[(1,)]"], "--shape"),
+        (["--shape", "x,y"], "--shape"),
+        (["--shape", "2", "--budget", "3"], "--budget"),
+        (["--shape", "2", "--cost", "1"], "not allowed with"),
+        (["--shape", "2", "--verifier", "token"], "--verifier"),
+        (["--shape", "3,3", "--children", "iid", "--verifier", "token"], "--samples"),
+        (["--budget", "0"], "--budget"),
+        (["--budget", "5000"], "--budget"),
+        (["--budget", "20", "--strategy", "ceiling"], "--strategy"),
+        (["--cost", "linear:1"], "--cost"),
+        (["--cost", "linear:1,-1"], "--cost"),
+        (["--cost", "missing.json"], "--cost"),
+        (["--cost", "1,x"], "--cost"),
+        (["--budget", "4", "--strategy", "dynamic", "--children", "swor", "--verifier", "token"], "children='topk'"),
+        (["--samples", "5", "--budget", "3"], "--samples"),
+        (["--vocab", "0"], "--vocab"),
+    ],
+)
+def test_errors_are_one_line_exit_2(capsys, argv, word):
+    rc, out, err = _run(capsys, *argv)
+    assert rc == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("optaccept: error: "), err
+    assert word in lines[0], lines[0]
+
+
+def test_in_a_real_process():
+    proc = subprocess.run(
+        [sys.executable, "-m", "optaccept", "tree", "--budget", "4", "--contexts", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert json.loads(proc.stdout)["nodes"] == 4
+    proc = subprocess.run(
+        [sys.executable, "-m", "optaccept", "tree", "--shape", "0"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 2 and proc.stderr.startswith("optaccept: error: --shape") and proc.stderr.count("\n") == 1
