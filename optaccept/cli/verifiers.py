@@ -1,4 +1,8 @@
-"""Command line: ``optaccept gap --target P --draft Q -k 2 3 4``."""
+"""Command line: ``optaccept gap --target P --draft Q -k 2 3 4``.
+
+Cells whose exact acceptance is refused at this size are printed as ``refused [i]`` with
+the one-line reasons below the table (``why`` in ``--json``); the command itself exits 0.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +27,13 @@ def _gap(args: argparse.Namespace) -> int:
     else:
         vs = ALL
     p, q = load_pair(args)
-    table = gap_table(p, q, args.k, verifiers=vs)
+    try:
+        table = gap_table(p, q, args.k, verifiers=vs, progress=None if not args.quiet else False)
+    except MemoryError:
+        raise InputError(
+            f"gap: out of memory on {p.size:,} tokens at -k {' '.join(map(str, args.k))}; "
+            "use fewer -k values or --verifiers without the costly ones"
+        ) from None
     if args.json:
         print(json.dumps(table.to_dict(), indent=2))
     elif args.markdown:
@@ -41,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_vector_options(g)
     g.add_argument("-k", type=positive_int, nargs="+", default=[2, 3, 4], help="numbers of drafts")
     g.add_argument("--verifiers", nargs="+", metavar="NAME", help="verifier names (default: all)")
+    g.add_argument("--quiet", action="store_true", help="no progress bar (default: a bar on a terminal)")
     fmt = g.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the table as JSON")
     fmt.add_argument("--markdown", action="store_true", help="print the table as Markdown")

@@ -244,7 +244,7 @@ def gap_table(
     batch_size: int | None = None,
     cross_check: int = 8,
     slow_verifiers: bool = True,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> PositionGapTable:
     """Mean α* per draft law and mean α per verifier, for each k.
 
@@ -264,9 +264,10 @@ def gap_table(
         raises :class:`~optaccept.SolverError`.
     slow_verifiers : bool
         Add the columns only ``optaccept.verifiers`` computes (RRS without
-        replacement and SpecHub, at k = 2), position by position.
-    progress : bool
-        Show a tqdm progress bar.
+        replacement and SpecHub, at k = 2), position by position (O(n log n) each).
+    progress : bool, optional
+        tqdm bars counting positions (the batched pass, then the k = 2 columns of
+        ``slow_verifiers``).  Default: on in a terminal and in Jupyter, off otherwise.
 
     Returns
     -------
@@ -276,6 +277,7 @@ def gap_table(
     from tqdm.auto import tqdm
 
     from .._errors import SolverError
+    from ..verifiers._gap import progress_default
 
     ks = check_data_and_ks(data, ks)
     dev = resolve_device(device)
@@ -285,14 +287,17 @@ def gap_table(
         raise InputError(f"batch_size: must be at least 1, got {batch_size}")
     temp = float(data.meta.get("draft_warp", {}).get("temperature", float("nan")))
     acc: dict[tuple[float, int, str], list[np.ndarray]] = {}
-    n_batches = (len(data) + batch_size - 1) // batch_size
-    for lo in tqdm(range(0, len(data), batch_size), total=n_batches, desc="gap table", disable=not progress):
+    show = progress_default(progress)
+    bar = tqdm(total=len(data), desc=f"gap table, k in {list(ks)}", unit="position", disable=not show)
+    for lo in range(0, len(data), batch_size):
         p, q = data.compact_rows(lo, lo + batch_size)
         pt, qt = torch.from_numpy(p).to(dev), torch.from_numpy(q).to(dev)
         with shared_sort():  # one sort by p/q per batch, shared by all k and solvers
             for k in ks:
                 for name, v in _all_values(pt, qt, k).items():
                     acc.setdefault((temp, k, name), []).append(np.asarray(v.cpu().numpy(), dtype=np.float64))
+        bar.update(p.shape[0])
+    bar.close()
     values = {key: np.concatenate(v) for key, v in acc.items()}
     notes = [
         "α* columns and the sd, nss, rrs, kseq, kseq_rule and greedy_verifier columns: "
@@ -321,7 +326,7 @@ def gap_table(
         notes.append(f"Cross-checked against optaccept.verifiers on {m} positions (largest difference {worst:.1e}).")
         if slow_verifiers and 2 in ks:
             rw, sh = [], []
-            for i in tqdm(range(len(data)), desc="rrs_wor, spechub", disable=not progress):
+            for i in tqdm(range(len(data)), desc="rrs_wor, spechub (k = 2)", unit="position", disable=not show):
                 p, q = data.compact_rows(i, i + 1)
                 rw.append(ver.RRSWithoutReplacement().acceptance(p[0], q[0], 2))
                 sh.append(ver.SpecHubVerifier().acceptance(p[0], q[0], 2))

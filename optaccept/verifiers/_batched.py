@@ -108,44 +108,82 @@ def rrs(p: Any, q: Any, k: int) -> Any:
 
 
 def _kseq_rho(p: Any, q: Any, k: int, iters: int = 120) -> Any:
-    """ρ* ∈ [1, k] with 1 − (1 − β(ρ))ᵏ = ρ β(ρ), β(ρ) = Σ min(q, p/ρ), from above (the
-    smallest float found with 1 − (1 − β)ᵏ < ρβ after 120 halvings, or 1 when h(1) ≤ 0).
+    """ρ* = the smallest ρ ∈ [1, k] with g(ρ) = D(ρ)ᵏ − Z(ρ) ≥ 0, per row, where
+    D(ρ) = Σ (q − p/ρ)₊ = 1 − β(ρ) and Z(ρ) = Σ (p − ρq)₊ = 1 − ρβ(ρ), so that
+    g(ρ) = ρβ(ρ) − p_acc(ρ): the feasibility condition of K-SEQ written as a difference of
+    two sums of non-negative terms (no 1 − (1 − β)ᵏ against ρβ, both ≈ 1 when Z is small).
+    Where Z ≥ 1/2 the form ρβ − p_acc (then two terms ≤ 1/2, p_acc by expm1/log1p) is used
+    instead: each sign comes from the form whose terms are small.
 
-    h(ρ) = 1 − (1 − β)ᵏ − ρβ decreases in ρ, h(1) ≥ 0 ≥ h(k).  With the tokens sorted by
-    r_i = p_i/q_i, β(ρ) = P_m/ρ + (1 − Q_m) on the segment where m tokens have r_i ≤ ρ;
-    m* = #{r_i < 1} + #{1 ≤ r_i ≤ k : h(r_i) ≥ 0}, and the root is found by bisection on
-    that segment's closed form.
+    g is non-decreasing (D grows, Z falls), g(1) = TVᵏ − TV ≤ 0 and g(k) ≥ 0.  With the
+    tokens sorted by r_i = p_i/q_i, D and Z at every breakpoint come from cumulative sums of
+    non-negative increments (tokens with p = 0 or q = 0 add a constant), which locate the
+    segment of the smallest root; on it D(ρ) = D(lo) + (1/lo − 1/ρ)·p(r ≤ lo) and
+    Z(ρ) = Z(hi) + (hi − ρ)·q(r ≥ hi), with D(lo) and Z(hi) summed directly, and bisection
+    ends at the smallest float with g ≥ 0 (so the returned ρ is on the feasible side:
+    γ = p_acc/β ≤ ρ).  ρ* = 1 when g(1) ≥ 0 (p = q, disjoint supports, k = 1).
     """
     xp = array_namespace(p)
     _, ps, qs = sorted_by_ratio(p, q)
-    P = _stable.prefix_sums(ps, axis=1)
-    lam = _clip(_stable.suffix_sums(qs, axis=1), 0.0, 1.0)  # 1 − Q_m
-    pos = qs > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = xp.where(pos, ps / xp.where(pos, qs, xp.ones_like(qs)), xp.full_like(qs, float("inf")))
+    posq, posp = qs > 0, ps > 0
+    inf = float("inf")
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (huge ratios: ∞)
+        r = xp.where(posq, ps / xp.where(posq, qs, xp.ones_like(qs)), xp.full_like(qs, inf))
+        s = xp.where(posp, qs / xp.where(posp, ps, xp.ones_like(ps)), xp.full_like(ps, inf))  # 1/r
+    P = _stable.prefix_sums(ps, axis=1)  # P[j] = p(first j tokens)
+    Qs = _stable.suffix_sums(qs, axis=1)  # Qs[j] = q(tokens j, j+1, …)
+    # r > 2^600 (q = 0, or q negligible next to p): p_i − ρq_i = p_i to 2^-590 for ρ ≤ k, so
+    # p_i enters Z as a constant and q_i leaves the increments below (a subnormal mass times
+    # a huge ratio would carry no precision); s = 1/r > 2^600 likewise for D
+    big = 2.0**600
+    zf, df = r > big, s > big
+    zero = xp.zeros_like(ps)
+    z_free = xp.where(zf, ps, zero).sum(1)[:, None]
+    d_free = xp.where(df, qs, zero).sum(1)[:, None]
+    Qz = _stable.suffix_sums(xp.where(zf, zero, qs), axis=1)
+    Pd = _stable.prefix_sums(xp.where(df, zero, ps), axis=1)
+    # Z(r_j) = Z(r_{j+1}) + (r_{j+1} − r_j)·q(tokens > j), summed from the top; D from the bottom
+    with np.errstate(invalid="ignore", over="ignore"):
+        z_inc = (r[:, 1:] - r[:, :-1]) * Qz[:, 1:-1]
+        z_inc = xp.where(xp.isfinite(z_inc), z_inc, xp.zeros_like(z_inc))
+        d_inc = (s[:, :-1] - s[:, 1:]) * Pd[:, 1:-1]
+        d_inc = xp.where(xp.isfinite(d_inc), d_inc, xp.zeros_like(d_inc))
+    z_at = _stable.suffix_sums(z_inc, axis=1) + z_free  # length n: Z at r_0 … r_{n−1}
+    d_at = _stable.prefix_sums(d_inc, axis=1) + d_free  # D at r_0 … r_{n−1}
     rc = _clip(r, 1.0, float(k))
-    beta_at = _clip(P[:, 1:] / rc + lam[:, 1:], 0.0, 1.0)
-    h_at = one_minus_pow1m(beta_at, k) - rc * beta_at
+    beta_at = _clip(P[:, 1:] / rc + Qs[:, 1:], 0.0, 1.0)  # β at the breakpoints, small terms
+    g_at = xp.where(z_at < 0.5, _clip(d_at, 0.0, 1.0) ** k - z_at, rc * beta_at - one_minus_pow1m(beta_at, k))
     inside = (r >= 1) & (r <= k)
-    m = (r < 1).sum(1) + (inside & (h_at >= 0)).sum(1)
-    Pm = take_rows(P, m[:, None])[:, 0]
-    Lm = take_rows(lam, m[:, None])[:, 0]
+    m = (r < 1).sum(1) + (inside & (g_at < 0)).sum(1)  # breakpoints below the root
     n = r.shape[1]
     if is_torch(r):
-        r_pad = xp.cat([xp.zeros_like(r[:, :1]), r, xp.full_like(r[:, :1], float("inf"))], 1)
+        r_pad = xp.cat([xp.zeros_like(r[:, :1]), r, xp.full_like(r[:, :1], inf)], 1)
         up = (m + 1).clamp(max=n + 1)
     else:
-        r_pad = np.concatenate([np.zeros_like(r[:, :1]), r, np.full_like(r[:, :1], np.inf)], 1)
+        r_pad = np.concatenate([np.zeros_like(r[:, :1]), r, np.full_like(r[:, :1], inf)], 1)
         up = np.minimum(m + 1, n + 1)
-    lo = _clip(take_rows(r_pad, m[:, None])[:, 0], 1.0, float(k))
-    hi = _clip(take_rows(r_pad, up[:, None])[:, 0], 1.0, float(k))
+    lo0 = _clip(take_rows(r_pad, m[:, None])[:, 0], 1.0, float(k))
+    hi0 = _clip(take_rows(r_pad, up[:, None])[:, 0], 1.0, float(k))
+    Pm = take_rows(P, m[:, None])[:, 0]  # p of the tokens with r ≤ lo
+    Qm = take_rows(Qs, m[:, None])[:, 0]  # q of the tokens with r ≥ hi
+    d_lo = _pos(qs - ps / lo0[:, None]).sum(1)
+    z_hi = _pos(ps - hi0[:, None] * qs).sum(1)
+
+    def feasible(rho: Any) -> Any:
+        d = _clip(d_lo + (1.0 / lo0 - 1.0 / rho) * Pm, 0.0, 1.0)
+        beta = _clip(Pm / rho + Qm, 0.0, 1.0)
+        z = z_hi + (hi0 - rho) * Qm
+        # the form whose two terms are small: Dᵏ and Z when Z < 1/2, else ρβ = 1 − Z and p_acc
+        g = xp.where(z < 0.5, d**k - z, Pm + rho * Qm - one_minus_pow1m(beta, k))
+        return g >= 0
+
+    lo, hi = lo0, hi0
     for _ in range(iters):
         mid = (lo + hi) / 2
-        beta = _clip(Pm / mid + Lm, 0.0, 1.0)
-        ok = one_minus_pow1m(beta, k) - mid * beta >= 0
-        lo = xp.where(ok, mid, lo)
-        hi = xp.where(ok, hi, mid)
-    return hi  # the feasible side: p_acc(ρ) ≤ ρ·β(ρ), i.e. γ ≤ ρ
+        ok = feasible(mid)
+        lo = xp.where(ok, lo, mid)
+        hi = xp.where(ok, mid, hi)
+    return xp.where(feasible(lo0), lo0, hi)
 
 
 def kseq_parts(p: Any, q: Any, k: int) -> tuple[Any, Any, Any, Any, Any]:

@@ -2,27 +2,81 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import InputError, MethodError
 from .._validation import as_distribution_pair, check_k
 from ._base import Verifier
 
-__all__ = ["GapTable", "gap_table"]
+__all__ = ["GapTable", "gap_table", "progress_default"]
+
+#: What a missing cell says when the verifier is not defined for that k.
+NOT_DEFINED = "not defined for this k"
+
+
+def progress_default(progress: bool | None) -> bool:
+    """Resolve a ``progress=`` argument: ``None`` means on in a terminal (stderr is a tty)
+    and in a Jupyter kernel, off otherwise (logs, pipes, CI)."""
+    if progress is not None:
+        return bool(progress)
+    shell = sys.modules.get("IPython")
+    if shell is not None:
+        try:
+            ip = shell.get_ipython()  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - any failure means "not in a kernel"
+            ip = None
+        if ip is not None and type(ip).__name__ == "ZMQInteractiveShell":
+            return True
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 @dataclass(frozen=True)
 class GapTable:
     """Rows = verifiers, columns = k.  ``alpha[name][k]`` is the verifier's acceptance
     ("output" notion), ``alpha_star[name][k]`` α* of its draft law; None where the
-    verifier is not defined for k or its exact acceptance is beyond its size limit."""
+    verifier is not defined for k or its exact acceptance is beyond its size limit, and
+    then ``missing[name][k]`` says why (the one-line refusal, or "not defined for this k").
+    Printed tables mark refused cells "refused [i]" with the reasons below them."""
 
     ks: tuple[int, ...]
     names: tuple[str, ...]
     alpha: dict[str, dict[int, float | None]]
     alpha_star: dict[str, dict[int, float | None]]
+    missing: dict[str, dict[int, str]] = field(default_factory=dict)
+
+    def why(self, name: str, k: int) -> str | None:
+        """Why a cell is empty (None when it has a value)."""
+        if self.alpha[name][k] is not None:
+            return None
+        return self.missing.get(name, {}).get(k, NOT_DEFINED)
+
+    def _refusals(self) -> list[tuple[str, int, str]]:
+        out = []
+        for n in self.names:
+            for k in self.ks:
+                w = self.why(n, k)
+                if w is not None and w != NOT_DEFINED:
+                    out.append((n, k, w))
+        return out
+
+    def _cell(self, name: str, k: int, empty: str, refs: dict[tuple[str, int], int]) -> str:
+        a, s = self.alpha[name][k], self.alpha_star[name][k]
+        if a is not None:
+            return f"{a:.4f} / {s:.4f}"
+        return f"refused [{refs[(name, k)]}]" if (name, k) in refs else empty
+
+    def _footnotes(self) -> tuple[dict[tuple[str, int], int], list[str]]:
+        refs, notes = {}, []
+        for i, (n, k, w) in enumerate(self._refusals(), start=1):
+            refs[(n, k)] = i
+            notes.append(f"[{i}] {n}, k={k}: {w}")
+        return refs, notes
 
     def gap(self, name: str, k: int) -> float | None:
         """α* − α for one cell (None where undefined)."""
@@ -30,12 +84,18 @@ class GapTable:
         return None if a is None or s is None else s - a
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain nested dict: {"ks": [...], "rows": {name: {k: {"alpha", "alpha_star", "gap"}}}}."""
+        """Plain nested dict: {"ks": [...], "rows": {name: {k: {"alpha", "alpha_star", "gap",
+        "why"}}}}; ``why`` is None where the cell has a value."""
         return {
             "ks": list(self.ks),
             "rows": {
                 n: {
-                    k: {"alpha": self.alpha[n][k], "alpha_star": self.alpha_star[n][k], "gap": self.gap(n, k)}
+                    k: {
+                        "alpha": self.alpha[n][k],
+                        "alpha_star": self.alpha_star[n][k],
+                        "gap": self.gap(n, k),
+                        "why": self.why(n, k),
+                    }
                     for k in self.ks
                 }
                 for n in self.names
@@ -44,31 +104,26 @@ class GapTable:
 
     def __str__(self) -> str:
         head = ["verifier"] + [f"k={k}: α / α*" for k in self.ks]
-        lines = []
-        for n in self.names:
-            cells = [n]
-            for k in self.ks:
-                a, s = self.alpha[n][k], self.alpha_star[n][k]
-                cells.append("—" if a is None else f"{a:.4f} / {s:.4f}")
-            lines.append(cells)
+        refs, notes = self._footnotes()
+        lines = [[n] + [self._cell(n, k, "—", refs) for k in self.ks] for n in self.names]
         widths = [max(len(r[i]) for r in [head, *lines]) for i in range(len(head))]
         fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-        out = [fmt.format(*head), fmt.format(*["-" * w for w in widths])]
-        out += [fmt.format(*r) for r in lines]
-        return "\n".join(out)
+        out = [fmt.format(*head).rstrip(), fmt.format(*["-" * w for w in widths]).rstrip()]
+        out += [fmt.format(*r).rstrip() for r in lines]
+        if any(self.why(n, k) == NOT_DEFINED for n in self.names for k in self.ks):
+            out.append("— : the verifier is not defined for this k")
+        return "\n".join(out + notes)
 
     def to_markdown(self) -> str:
-        """The table as Markdown (α / α* per cell)."""
+        """The table as Markdown (α / α* per cell; the reasons for refused cells below it)."""
         head = "| verifier | " + " | ".join(f"k={k}: α / α*" for k in self.ks) + " |"
         sep = "|---|" + "---|" * len(self.ks)
-        rows = []
-        for n in self.names:
-            cells = []
-            for k in self.ks:
-                a, s = self.alpha[n][k], self.alpha_star[n][k]
-                cells.append("—" if a is None else f"{a:.4f} / {s:.4f}")
-            rows.append(f"| {n} | " + " | ".join(cells) + " |")
-        return "\n".join([head, sep, *rows])
+        refs, notes = self._footnotes()
+        rows = [f"| {n} | " + " | ".join(self._cell(n, k, "—", refs) for k in self.ks) + " |" for n in self.names]
+        undefined = any(self.why(n, k) == NOT_DEFINED for n in self.names for k in self.ks)
+        tail = ["", *(["— : the verifier is not defined for this k"] if undefined else []), *notes]
+        tail = tail if len(tail) > 1 else []
+        return "\n".join([head, sep, *rows, *tail])
 
     def _long_rows(self) -> list[dict[str, Any]]:
         return [
@@ -78,13 +133,14 @@ class GapTable:
                 "alpha": self.alpha[n][k],
                 "alpha_star": self.alpha_star[n][k],
                 "gap": self.gap(n, k),
+                "why": self.why(n, k),
             }
             for n in self.names
             for k in self.ks
         ]
 
     def to_pandas(self) -> Any:
-        """A pandas DataFrame in long format (verifier, k, alpha, alpha_star, gap); needs pandas."""
+        """A pandas DataFrame in long format (verifier, k, alpha, alpha_star, gap, why); needs pandas."""
         try:
             import pandas as pd
         except ImportError:
@@ -113,24 +169,31 @@ class GapTable:
     def _repr_html_(self) -> str:
         from .._display import html_table
 
-        rows = [
-            [n]
-            + [
-                "—" if self.alpha[n][k] is None else f"{self.alpha[n][k]:.4f} / {self.alpha_star[n][k]:.4f}"
-                for k in self.ks
-            ]
-            for n in self.names
-        ]
+        refs, notes = self._footnotes()
+        rows = [[n] + [self._cell(n, k, "—", refs) for k in self.ks] for n in self.names]
+        caption = "α: the verifier's exact acceptance; α*: optimum of its own draft law; —: not defined for this k."
         return html_table(
             ["verifier"] + [f"k={k}: α / α*" for k in self.ks],
             rows,
             title="Gap table",
-            caption="α: the verifier's exact acceptance; α*: optimum of its own draft law.",
+            caption=" ".join([caption, *notes]),
         )
 
 
-def gap_table(p: Any, q: Any, ks: Iterable[int], verifiers: Sequence[Verifier] | None = None) -> GapTable:
+def gap_table(
+    p: Any,
+    q: Any,
+    ks: Iterable[int],
+    verifiers: Sequence[Verifier] | None = None,
+    *,
+    progress: bool | None = None,
+) -> GapTable:
     """Exact acceptance of each verifier and α* of its own draft law, for each k.
+
+    A cell whose exact acceptance (or α*) is refused at this size — e.g. RRS without
+    replacement at k ≥ 3 on a full vocabulary, Khisti et al.'s output notion beyond its
+    tuple limit — is left empty and :attr:`GapTable.missing` keeps the one-line refusal,
+    which the printed table shows below it.
 
     Parameters
     ----------
@@ -140,12 +203,24 @@ def gap_table(p: Any, q: Any, ks: Iterable[int], verifiers: Sequence[Verifier] |
         Numbers of drafts (columns).
     verifiers : sequence of Verifier, optional
         Rows (default: ``optaccept.verifiers.ALL``).
+    progress : bool, optional
+        A tqdm bar over the cells (one unit = one verifier at one k).  Default: on in a
+        terminal and in Jupyter, off otherwise.
 
     Returns
     -------
     GapTable
-        Printable (``str``), ``to_dict()``, ``to_markdown()``.
+        Printable (``str``), ``to_dict()``, ``to_markdown()``, ``to_pandas()``.
+
+    Examples
+    --------
+    >>> import optaccept as oa
+    >>> t = oa.gap_table([.5, .3, .2], [.2, .3, .5], ks=(2,), progress=False)
+    >>> round(t.alpha["rrs"][2], 6), t.why("sd", 2)
+    (0.76, 'not defined for this k')
     """
+    from tqdm.auto import tqdm
+
     from ..optimal import optimal_acceptance
     from . import ALL
 
@@ -161,16 +236,22 @@ def gap_table(p: Any, q: Any, ks: Iterable[int], verifiers: Sequence[Verifier] |
         raise InputError("verifiers: every entry must be a verifier from optaccept.verifiers")
     alpha: dict[str, dict[int, float | None]] = {}
     star: dict[str, dict[int, float | None]] = {}
-    for v in vs:
-        alpha[v.name], star[v.name] = {}, {}
-        for k in ks_t:
-            a = s = None
-            if v.supports(k):
-                try:
-                    law = v.drafts(qf, k)
-                    a = v.acceptance(pf, qf, k)
-                    s = float(optimal_acceptance(pf, law).value)
-                except (MethodError, InputError):
-                    a = s = None
-            alpha[v.name][k], star[v.name][k] = a, s
-    return GapTable(ks_t, tuple(v.name for v in vs), alpha, star)
+    missing: dict[str, dict[int, str]] = {}
+    cells = [(v, k) for v in vs for k in ks_t]
+    bar = tqdm(cells, desc="gap table", unit="cell", disable=not progress_default(progress))
+    for v, k in bar:
+        bar.set_postfix_str(f"{v.name}, k={k}", refresh=False)
+        alpha.setdefault(v.name, {})
+        star.setdefault(v.name, {})
+        a = s = None
+        if v.supports(k):
+            try:
+                law = v.drafts(qf, k)
+                a = v.acceptance(pf, qf, k)
+                s = float(optimal_acceptance(pf, law).value)
+            except (MethodError, InputError) as exc:
+                a = s = None
+                missing.setdefault(v.name, {})[k] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        alpha[v.name][k], star[v.name][k] = a, s
+    bar.close()
+    return GapTable(ks_t, tuple(v.name for v in vs), alpha, star, missing)

@@ -14,10 +14,39 @@ Without replacement (Jeon et al., *Recursive Speculative Decoding*, 2024): draft
 successive sampling without replacement; draft m's law is
 :math:`q_m = q\,1[\text{not yet drafted}] / (1 - q(\text{drafted}))`; accept with
 :math:`\min(1, r^m(x_m)/q_m(x_m))`, else :math:`r^{m+1} = (r^m - q_m)_+` normalised.
-The residual depends on the path through the masses :math:`q(x_1), q(x_1)+q(x_2), …`,
-so the exact acceptance enumerates the rejection paths; the last two levels are summed
-in one array pass over all parent states.  Cost O(n^{k-1} · n); size limit
-:data:`MAX_RRS_STATES` parent states (MethodError beyond).
+Its exact acceptance (derived here; tested against the algorithm run in exact
+Fractions on every draft path, tests/test_verifiers_rrs_wor.py) comes from one fact.
+
+**Lemma.** With :math:`Z(s) = \sum_y (p(y) - s\,q(y))_+`, along every rejection path
+:math:`r^m = (p - t_m q)_+ / Z(t_m)`, where :math:`t_1 = 0` and
+:math:`t_{m+1} = t_m + Z(t_m)/q(U_m)`, :math:`U_m` the tokens not drafted before step m.
+
+*Proof sketch* (induction on m).  On :math:`U_m`, :math:`q_m = q/q(U_m)`, so
+:math:`r^m - q_m = ((p - t_m q)_+ - (t_{m+1} - t_m) q)/Z(t_m)`, whose positive part is
+:math:`(p - t_{m+1} q)_+/Z(t_m)` (where :math:`p \le t_m q` both sides vanish).  A drafted
+token x_j was rejected, so :math:`r^j(x_j) < q_j(x_j)`, i.e. :math:`p(x_j) < t_{j+1} q(x_j)
+\le t_{m+1} q(x_j)`: there :math:`r^m = 0 = (p - t_{m+1}q)_+`.  Normalising gives
+:math:`r^{m+1}`.  ∎
+
+Hence, with :math:`\rho_x = p(x)/q(x)`, at step m of a path (since
+:math:`\min(a_+, c) = a_+ - (a - c)_+` for c ≥ 0, drafted tokens adding 0):
+
+* P(accept) :math:`= \sum_y \min(r^m, q_m) = 1 - Z(t_{m+1})/Z(t_m)`;
+* P(draft x ∈ U_m and reject it) :math:`= (q_m - r^m)_+(x)
+  = q(x)\,[(t_{m+1} - \rho_x)_+ - (t_m - \rho_x)_+]/Z(t_m)`.
+
+The path enters only through :math:`q(U_m)`, so P(all k rejected) is a sum over the
+rejection paths of length k − 1 of these weights times :math:`Z(t_{k+1})/Z(t_k)`.  At
+k = 2 (:math:`t_2 = 1`) it is one sum over the first draft:
+
+.. math:: \alpha = 1 - \sum_x (q(x) - p(x))_+\; Z\bigl(1 + Z(1)/(1 - q(x))\bigr) / Z(1).
+
+Z is piecewise linear in s with breakpoints at the ratios ρ: after one sort it is
+evaluated in O(log n) per point without cancellation (:class:`_Excess`), so k = 2 costs
+O(n log n); larger k expands the N_{k−2} ≤ n^{k−2} rejection paths of length k − 2 and
+sums the last two levels of each in one O(n log n) pass.  Beyond :data:`MAX_RRS_STATES`
+paths or :data:`MAX_RRS_WORK` token steps (a few seconds) the acceptance is refused with
+a MethodError as soon as the count is known, before the sum.
 """
 
 from __future__ import annotations
@@ -28,13 +57,10 @@ from .. import _stable
 from .._errors import MethodError
 from .._rows import sample_rows
 from ..drafts import IID, DraftLaw, WithoutReplacement
-from ._base import Verifier, normalised, sample_from
+from ._base import Verifier, sample_from
 from ._batched import rrs, rrs_chain
 
-__all__ = ["RRS", "RRSWithoutReplacement", "rrs_residuals", "MAX_RRS_STATES"]
-
-#: Largest number of explicitly expanded rejection states (each costs O(n)).
-MAX_RRS_STATES = 200_000
+__all__ = ["RRS", "RRSWithoutReplacement", "rrs_residuals", "MAX_RRS_STATES", "MAX_RRS_WORK"]
 
 
 def rrs_residuals(p: np.ndarray, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -75,52 +101,146 @@ class RRS(Verifier):
         return y, acc
 
 
-def _last_two_levels(states: list, q: np.ndarray) -> float:
-    """Acceptance contributed by levels k − 1 and k below the given level-(k − 1) states
-    (prob, r, Q, drafted mask), all states in one array pass.
+#: Largest number of rejection paths of length k − 2 that the exact acceptance of
+#: :class:`RRSWithoutReplacement` expands (each then costs O(n log n)); MethodError beyond.
+MAX_RRS_STATES = 200_000
+#: Largest (rejection paths of length k − 2) × n, the token steps of that sum (a few
+#: seconds); MethodError beyond, raised before the work.
+MAX_RRS_WORK = 50_000_000
 
-    At level k − 1 draft x is accepted with Σ min(r, q_m); after rejecting x (probability
-    (q_m − r)_+(x)) the last draft is accepted with f(c_x) = Σ_{z: q_z > 0} min(r'_z, c_x q_z),
-    r' the normalised residual and c_x = 1/(1 − Q − q_x) summed over the undrafted tokens
-    (no subtraction).  Row chunks keep the (pairs × n) block small.
+
+class _Excess:
+    """Z(s) = Σ_i (p_i − s·q_i)₊ for any s ≥ 0, from one sort by ratio: O(log n) per point.
+
+    With the ratios ρ_1 ≤ … ≤ ρ_M of the tokens with q > 0, Z at the breakpoints is
+    accumulated from the top as a sum of non-negative terms,
+    Z(ρ_{j−1}) = Z(ρ_j) + (ρ_j − ρ_{j−1})·q(ρ ≥ ρ_j), and between breakpoints
+    Z(s) = Z(ρ_j) + (ρ_j − s)·q(ρ ≥ ρ_j), ρ_j the first ratio above s: no difference of
+    two nearly equal sums.  Tokens with q = 0 add their p for every s.
     """
-    if not states:
-        return 0.0
-    probs = np.array([s[0] for s in states])
-    R = np.stack([s[1] for s in states])
-    M = np.stack([s[3] for s in states])
-    Qun = np.where(M, 0.0, q[None, :])
-    rest = Qun.sum(axis=1)
-    Qm = Qun / rest[:, None]
-    acc = np.minimum(R, Qm).sum(axis=1)
-    total = float(probs @ acc)
-    live = acc < 1.0
-    if not live.any():
-        return total
-    R, M, Qun, Qm, probs = R[live], M[live], Qun[live], Qm[live], probs[live]
-    rej = np.clip(Qm - R, 0.0, None)
-    rej[M] = 0.0
-    rnew = np.clip(R - Qm, 0.0, None)
-    s = rnew.sum(axis=1)
-    rnew = np.divide(rnew, s[:, None], out=np.zeros_like(rnew), where=s[:, None] > 0)
-    with np.errstate(divide="ignore", over="ignore"):  # (a subnormal rest: c = inf)
-        cs = 1.0 / _stable.others_sum(Qun, axis=1)
-    b, x = np.nonzero(rej > 0)
+
+    def __init__(self, p: np.ndarray, q: np.ndarray) -> None:
+        pos = q > 0
+        ratio = p[pos] / q[pos]
+        order = np.argsort(ratio, kind="stable")
+        self.rho = ratio[order]
+        self.qsuf = _stable.suffix_sums(q[pos][order])  # q(ρ ≥ ρ_j), length M + 1
+        m = self.rho.size
+        gaps = np.diff(self.rho) * self.qsuf[1:m]
+        self.zb = np.zeros(m)
+        self.zb[:-1] = np.cumsum(gaps[::-1])[::-1]
+        self.free = float(p[~pos].sum())
+
+    def __call__(self, s: np.ndarray | float) -> np.ndarray:
+        s = np.asarray(s, dtype=np.float64)
+        m = self.rho.size
+        j = np.searchsorted(self.rho, s, side="right")
+        jj = np.minimum(j, m - 1)
+        with np.errstate(invalid="ignore"):  # (s = inf: no token left above it)
+            z = np.where(j < m, self.zb[jj] + (self.rho[jj] - s) * self.qsuf[jj], 0.0)
+        return z + self.free
+
+
+def _refuse(count: int, n: int, k: int) -> None:
+    if count > MAX_RRS_STATES or count * n > MAX_RRS_WORK:
+        raise MethodError(
+            f"rrs_wor exact acceptance at k = {k} on {n:,} tokens needs at least {count:,} rejection paths "
+            f"× {n:,} tokens, above the limits of {MAX_RRS_STATES:,} paths and {MAX_RRS_WORK:,} token steps "
+            f"(the cost grows like n^(k−1)); use a smaller k (k ≤ 2 takes O(n log n)) or rows cut to their top tokens"
+        )
+
+
+def _rrs_wor_rejection(p: np.ndarray, q: np.ndarray, k: int) -> float:
+    r"""P(all k drafts rejected) of RRS without replacement (proof: the module docstring).
+
+    A state at level m is (probability of the path, t_m, Z(t_m), q(undrafted), drafted
+    tokens).  Levels 1 … k − 2 are expanded path by path; each level-(k − 1) state sums its
+    last two levels in one pass over the tokens (chunks of states at once).
+    """
+    n = p.size
+    ex = _Excess(p, q)
     pos = q > 0
-    qp = q[pos]
-    step = max(1, (1 << 20) // max(int(pos.sum()), 1))
-    for lo in range(0, b.size, step):
-        bb, xx = b[lo : lo + step], x[lo : lo + step]
-        c = cs[bb, xx]
-        with np.errstate(invalid="ignore", over="ignore"):
-            f = np.minimum(rnew[bb][:, pos], c[:, None] * qp[None, :]).sum(axis=1)
-        total += float((probs[bb] * rej[bb, xx]) @ f)
+    with np.errstate(divide="ignore"):
+        ratio = np.where(pos, p / np.where(pos, q, 1.0), np.inf)
+    # level 1: t = 0, Z(0) = Σ p, nothing drafted
+    states = [(1.0, 0.0, float(p.sum()), float(q.sum()), ())]
+    for _ in range(1, k - 1):  # levels 1 … k − 2: expand the rejection paths
+        nxt, count = [], 0
+        for prob, t, zt, rest, drafted in states:
+            c = zt / rest
+            t1 = t + c
+            z1 = float(ex(t1))
+            if z1 <= 0.0:
+                continue  # this draft is accepted for sure
+            w = _rejection_weights(q, ratio, t, t1, c)
+            w[list(drafted)] = 0.0
+            xs = np.flatnonzero(w > 0)
+            count += xs.size
+            _refuse(count, n, k)
+            q_un = q.copy()
+            q_un[list(drafted)] = 0.0
+            rest_x = _stable.others_sum(q_un)
+            for x in xs.tolist():
+                nxt.append((prob * w[x] / zt, t1, z1, float(rest_x[x]), (*drafted, x)))
+        states = nxt
+        if not states:
+            return 0.0
+    if k == 1:
+        _, t, zt, rest, _ = states[0]
+        return float(ex(t + zt / rest)) / zt
+    return _last_two_levels(states, p, q, ratio, ex)
+
+
+def _rejection_weights(q: np.ndarray, ratio: np.ndarray, t: np.ndarray | float, t1, c) -> np.ndarray:
+    """Z(t)·P(draft x is drafted and rejected) at a step t → t1 = t + c (drafted tokens
+    not yet zeroed): q_x·c where ρ_x ≤ t, q_x·(t1 − ρ_x) where t < ρ_x < t1, else 0.
+    Undrafted tokens have q_x ≤ q(undrafted), so their weight is at most Z(t) ≤ 1; only
+    drafted ones (zeroed by the caller) can overflow."""
+    t, t1, c = (np.asarray(v, dtype=np.float64)[..., None] for v in (t, t1, c))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.where(ratio <= t, q * c, q * np.clip(t1 - ratio, 0.0, None))
+
+
+def _last_two_levels(states: list, p: np.ndarray, q: np.ndarray, ratio: np.ndarray, ex: _Excess) -> float:
+    """Σ over level-(k − 1) states of prob · Σ_x [w(x)/Z(t)] · Z(t2(x))/Z(t1), with
+    t1 = t + Z(t)/rest, t2(x) = t1 + Z(t1)/(rest − q_x): chunks of states at once."""
+    n = p.size
+    total = 0.0
+    step = max(1, (1 << 21) // max(n, 1))
+    for lo in range(0, len(states), step):
+        chunk = states[lo : lo + step]
+        prob = np.array([s[0] for s in chunk])
+        t = np.array([s[1] for s in chunk])
+        zt = np.array([s[2] for s in chunk])
+        rest = np.array([s[3] for s in chunk])
+        c = zt / rest
+        t1 = t + c
+        z1 = ex(t1)
+        live = z1 > 0
+        if not live.any():
+            continue
+        rows = np.flatnonzero(live)
+        w = _rejection_weights(q, ratio, t[rows], t1[rows], c[rows])
+        q_un = np.broadcast_to(q, w.shape).copy()
+        for i, r in enumerate(rows.tolist()):
+            d = list(chunk[r][4])
+            w[i, d] = 0.0
+            q_un[i, d] = 0.0
+        rest_x = _stable.others_sum(q_un, axis=1)
+        b, x = np.nonzero(w > 0)
+        with np.errstate(divide="ignore", over="ignore"):
+            t2 = t1[rows][b] + z1[rows][b] / rest_x[b, x]
+        z2 = ex(t2)
+        scale = prob[rows] / (zt[rows] * z1[rows])
+        total += float(np.bincount(b, weights=w[b, x] * z2, minlength=rows.size) @ scale)
     return total
 
 
 class RRSWithoutReplacement(Verifier):
-    """RRS without replacement (Jeon et al.): exact acceptance by enumerating rejection
-    paths (at most :data:`MAX_RRS_STATES` expanded states), both notions equal."""
+    """RRS without replacement (Jeon et al.): exact acceptance from the residual lemma of
+    the module docstring, O(n log n) at k ≤ 2 and O(N_{k−2}·n log n) beyond (N_{k−2} rejection
+    paths of length k − 2, refused beyond :data:`MAX_RRS_STATES` / :data:`MAX_RRS_WORK`);
+    both notions equal."""
 
     name = "rrs_wor"
     title = "RRS without replacement (Jeon et al.)"
@@ -136,39 +256,7 @@ class RRSWithoutReplacement(Verifier):
         # Only ratios q/(1 − Q) and products c·q occur: an exact power-of-two rescaling keeps
         # subnormal masses (and 1/(their sum)) inside the float range.
         q, _ = _stable.rescale_tiny(q)
-        total = 0.0
-        # states: (prob, r, Q, drafted mask) at level m (1-based), all sharing nothing
-        states = [(1.0, p.copy(), 0.0, np.zeros(p.size, dtype=bool))]
-        expanded = 0
-        for m in range(1, k + 1):
-            if m + 1 == k:  # the last two levels, all parent states at once
-                return total + _last_two_levels(states, q)
-            nxt = []
-            for prob, r, Q, mask in states:
-                # 1 − Q(drafted) as the sum over the undrafted tokens: no cancellation
-                q_un = np.where(mask, 0.0, q)
-                rest = float(q_un.sum())
-                qm = q_un / rest
-                acc = float(np.minimum(r, qm).sum())
-                total += prob * acc
-                if m == k or acc >= 1.0:
-                    continue
-                rej = np.clip(qm - r, 0.0, None)
-                rej[mask] = 0.0
-                rnew = normalised(r - qm)
-                xs = np.flatnonzero(rej > 0)
-                expanded += xs.size
-                if expanded > MAX_RRS_STATES:
-                    raise MethodError(
-                        f"rrs_wor exact acceptance: more than {MAX_RRS_STATES} rejection states "
-                        f"(n = {p.size}, k = {k}); use a smaller vocabulary or k"
-                    )
-                for x in xs.tolist():
-                    m2 = mask.copy()
-                    m2[x] = True
-                    nxt.append((prob * rej[x], rnew, Q + q[x], m2))
-            states = nxt
-        return total
+        return min(1.0, max(0.0, 1.0 - _rrs_wor_rejection(p, q, k)))
 
     def _simulate(self, p, q, k, law, drafts, rng):
         size, n = drafts.shape[0], p.size
