@@ -39,7 +39,8 @@ both free of cancellation.
 Cost: O(n · k · G) for G quadrature nodes (G ≈ 21 × #panels; #panels grows like
 log(1/λ_min) + O(√k) bisections near the step), memory O(k · 21 + n).  Measured accuracy:
 1e-13 or better for k up to the support size (uniform q against C(|S|, k)/C(n, k)).
-With numba the recursion is one compiled pass per node (:func:`_dp_loop_py`).
+With numba the recursion is one compiled pass over the tokens, the nodes of a panel as vector
+lanes (:func:`_dp_lanes_py`).
 
 α* itself needs only the prefixes that can attain the minimum: :func:`best_prefix`
 integrates a window of them (:func:`window_complements`, docs/theory.md §2.2), with the
@@ -259,7 +260,7 @@ def _panel_dp(q: np.ndarray, lam: np.ndarray, k: int, t: np.ndarray, a: float) -
 
     Returns an array of shape (len(q) + 1, len(t)).  With numba: the recursion of the
     module docstring in its convex form, π_m ← e·π_m + (1 − e)·π_{m−1} with
-    e = e^{−q_j t} (:func:`_dp_loop_py`), one pass per node with nothing allocated but
+    e = e^{−q_j t} (:func:`_dp_lanes_py`), one pass over the tokens with nothing allocated but
     the answer; without numba :func:`_panel_dp_numpy`.
     """
     kernel = _dp_kernel()
@@ -267,60 +268,133 @@ def _panel_dp(q: np.ndarray, lam: np.ndarray, k: int, t: np.ndarray, a: float) -
         return _panel_dp_numpy(q, lam, k, t, a)
     start = np.zeros((t.size, k))
     start[:, 0] = 1.0
-    out = np.empty((t.size, q.size + 1))
+    out = np.empty((q.size + 1, t.size))
     kernel[0](np.ascontiguousarray(q), np.ascontiguousarray(lam), start, np.ascontiguousarray(t), out)
-    return out.T
+    return out
 
 
-#: Below this x, 1 − e^{−x} and e^{x} by their Taylor polynomials of degree 6 (remainders
-#: < x⁷/7! · e^x < 5e-17·x).
-_SMALL_RATE = 2.0**-7
+#: Up to this x, 1 − e^{−x} and e^{x} from the Taylor series of sinh and cosh − 1
+#: (S = Σ x^{2i+1}/(2i+1)!, C = Σ_{i≥1} x^{2i}/(2i)!; 1 − e^{−x} = S − C, e^{x} = 1 + S + C)
+#: cut after x^{2h+1} and x^{2h+2}, h the least with x^{2h+1}/(2h+2)! ≤ 2^-56 at the token's largest x
+#: (_POLY_X[h]): the remainder is below 2^-56·x (times e^x ≤ e for e^{x}); S − C loses at
+#: most one bit (S ≤ 1.18·x, S − C ≥ 0.63·x for x ≤ 1).
+_POLY_RATE = 1.0
+_POLY_H = 9
+_ODD = np.array([1.0 / math.factorial(2 * i + 1) for i in range(_POLY_H + 1)])
+_EVEN = np.array([1.0 / math.factorial(2 * i + 2) for i in range(_POLY_H + 1)])
+_POLY_X = np.array([(2.0**-56 * math.factorial(2 * h + 2)) ** (1.0 / (2 * h + 1)) for h in range(_POLY_H + 1)])
 #: e^{−λ_j t} is recomputed every this many tokens and carried by e^{q_j t} in between
-#: (relative error ≤ 2·_REFRESH units in the last place: 3.6e-15).
+#: (its Taylor polynomial, or 1/e^{−q_j t} from the ring probability: relative error
+#: ≤ 3·_REFRESH units in the last place, 1.1e-14).
 _REFRESH = 16
+#: Above this q_j·t the factor e^{q_j t} is not carried (e^{−λ_j t} is recomputed).
+_CARRY_MAX = 30.0
 
 
-def _dp_loop_py(q: np.ndarray, lam: np.ndarray, start: np.ndarray, t: np.ndarray, out: np.ndarray) -> None:
-    """out[g, j] = e^{-λ_j t_g} P(N_{S_j}(t_g) <= k-1), by the convex recursion over tokens,
-    from the law ``start[g]`` (counts 0..k−1) of the count before the first token.
+def _dp_lanes_py(q: np.ndarray, lam: np.ndarray, start: np.ndarray, t: np.ndarray, out: np.ndarray) -> None:
+    """out[j, g] = e^{-λ_j t_g} P(N_{S_j}(t_g) <= k-1), by the convex recursion over tokens,
+    from the law ``start[g]`` (counts 0..k−1) of the count before the first token; the
+    nodes of a panel are the inner loop (vector lanes), the prefixes the rows of ``out``.
 
     Each update is a convex combination of probabilities, so rounding errors add up
     (≤ one unit in the last place per token and count) and never grow; a token that has
-    surely rung (ring probability 1) shifts the count by one, with no special case.
+    surely rung (ring probability 1) shifts the count by one, with no special case.  A token
+    with q_j·t ≤ _POLY_RATE at every node takes its ring probability and e^{q_j t} from the
+    series of sinh and cosh − 1, cut where the token's largest q_j·t allows (arithmetic
+    only: one vector pass over the nodes); the others take them node by node (the series,
+    expm1 or exp, and 1/e^{−q_j t}).
     """
     n = q.size
+    G = t.size
     k = start.shape[1]
-    pi = np.empty(k)
-    for g in range(t.size):
-        tg = t[g]
-        s = 0.0
+    pi = np.empty((k, G))
+    sv = np.empty(G)
+    s = np.empty(G)
+    r = np.empty(G)
+    acc_r = np.empty(G)
+    acc_g = np.empty(G)
+    x = np.empty(G)
+    y = np.empty(G)
+    t_max = 0.0
+    for g in range(G):
+        t_max = max(t_max, t[g])
+    for g in range(G):
+        acc = 0.0
         for m in range(k):
-            pi[m] = start[g, m]
-            s += pi[m]
-        sv = math.exp(-lam[0] * tg)  # e^{-λ_j t}: exact every _REFRESH tokens, else × e^{q_j t}
-        out[g, 0] = sv * s
-        for j in range(n):
-            x = q[j] * tg
-            if x < _SMALL_RATE:  # 1 − e^{−x} and e^{x} by their Taylor polynomials of degree 6
-                r = x * (1.0 - 0.5 * x * (1.0 - x / 3.0 * (1.0 - 0.25 * x * (1.0 - 0.2 * x * (1.0 - x / 6.0)))))
-                grow = 1.0 + x * (1.0 + 0.5 * x * (1.0 + x / 3.0 * (1.0 + 0.25 * x * (1.0 + 0.2 * x * (1.0 + x / 6.0)))))
-            else:
-                r = -math.expm1(-x)
-                grow = 0.0  # not used: refreshed below
-            e = 1.0 - r
-            s = 0.0
-            for m in range(k - 1, 0, -1):
-                v = e * pi[m] + r * pi[m - 1]
-                pi[m] = v
-                s += v
-            v = e * pi[0]
-            pi[0] = v
-            s += v
-            if grow == 0.0 or (j + 1) % _REFRESH == 0:
-                sv = math.exp(-lam[j + 1] * tg)
-            else:
-                sv *= grow
-            out[g, j + 1] = sv * s
+            pi[m, g] = start[g, m]
+            acc += start[g, m]
+        sv[g] = math.exp(-lam[0] * t[g])
+        out[0, g] = sv[g] * acc
+    for j in range(n):
+        qj = q[j]
+        refresh = (j + 1) % _REFRESH == 0
+        xm = qj * t_max
+        if xm <= _POLY_RATE:  # every node by the series: arithmetic only, one vector pass
+            h = 0
+            while _POLY_X[h] < xm:
+                h += 1
+            for g in range(G):
+                xg = qj * t[g]
+                x[g] = xg
+                y[g] = xg * xg
+                acc_r[g] = _ODD[h]
+                acc_g[g] = _EVEN[h]
+            for i in range(h - 1, -1, -1):
+                co = _ODD[i]
+                ce = _EVEN[i]
+                for g in range(G):
+                    acc_r[g] = co + y[g] * acc_r[g]
+                    acc_g[g] = ce + y[g] * acc_g[g]
+            for g in range(G):
+                sh = x[g] * acc_r[g]  # sinh x
+                ch = y[g] * acc_g[g]  # cosh x − 1
+                r[g] = sh - ch
+                acc_g[g] = 1.0 + (sh + ch)  # e^{x}
+        else:
+            for g in range(G):
+                xg = qj * t[g]
+                if xg <= _POLY_RATE:
+                    yg = xg * xg
+                    ar = _ODD[_POLY_H]
+                    ag = _EVEN[_POLY_H]
+                    for i in range(_POLY_H - 1, -1, -1):
+                        ar = _ODD[i] + yg * ar
+                        ag = _EVEN[i] + yg * ag
+                    sh = xg * ar
+                    ch = yg * ag
+                    r[g] = sh - ch
+                    acc_g[g] = 1.0 + (sh + ch)
+                elif xg < 1.0:  # e ≥ 1/e: 1 − r loses no bits, and 1/e carries e^{−λ_j t}
+                    r[g] = -math.expm1(-xg)
+                    acc_g[g] = 1.0 / (1.0 - r[g])
+                elif xg < _CARRY_MAX:
+                    e_ = math.exp(-xg)
+                    r[g] = 1.0 - e_
+                    acc_g[g] = 1.0 / e_
+                else:
+                    r[g] = -math.expm1(-xg)
+                    acc_g[g] = 1.0
+                    refresh = True
+        for g in range(G):
+            s[g] = 0.0
+        for m in range(k - 1, 0, -1):
+            for g in range(G):
+                v = (1.0 - r[g]) * pi[m, g] + r[g] * pi[m - 1, g]
+                pi[m, g] = v
+                s[g] += v
+        for g in range(G):
+            v = (1.0 - r[g]) * pi[0, g]
+            pi[0, g] = v
+            s[g] += v
+        if refresh:
+            lj = lam[j + 1]
+            for g in range(G):
+                sv[g] = math.exp(-lj * t[g])
+        else:
+            for g in range(G):
+                sv[g] *= acc_g[g]
+        for g in range(G):
+            out[j + 1, g] = sv[g] * s[g]
 
 
 _DP = None
@@ -328,7 +402,7 @@ _DP_LOCK = threading.Lock()
 
 
 def _dp_kernel():
-    """The compiled (:func:`_dp_loop_py`, :func:`_aggregate_py`), or None (numba missing,
+    """The compiled (:func:`_dp_lanes_py`, :func:`_aggregate_py`, :func:`_tables_py`), or None (numba missing,
     or ``OPTACCEPT_NO_JIT=1``)."""
     global _DP
     if _jit.disabled():
@@ -337,7 +411,7 @@ def _dp_kernel():
         with _DP_LOCK:
             if _DP is None:
                 jit = _jit.njit()
-                _DP = False if jit is None else (jit(_dp_loop_py), jit(_aggregate_py), jit(_tables_py))
+                _DP = False if jit is None else (jit(_dp_lanes_py), jit(_aggregate_py), jit(_tables_py))
     return _DP or None
 
 
@@ -467,6 +541,11 @@ def _aggregate_tables(q_before: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
     return heavy, rest, scale, sums
 
 
+#: A light token leaves the power sums once its power is below this (each sum is ≥ 1, the
+#: largest light mass contributing 1: what is dropped is below 2^-99 per token, relative).
+_TABLE_DROP = 2.0**-100
+
+
 def _tables_py(heavy, rest, scale, sums) -> None:
     """Fill ``scale`` and ``sums`` of :func:`_aggregate_tables` (sums of positive terms, a
     backward recurrence over the cuts: sums[h] = 1 + (scale[h+1]/scale[h])^r · sums[h+1])."""
@@ -475,12 +554,21 @@ def _tables_py(heavy, rest, scale, sums) -> None:
     if rest.size:
         top = rest.max()
         scale[H] = top
-        for i in range(rest.size):
-            x = rest[i] / top
-            pw = 1.0
-            for r in range(1, terms + 1):
-                pw *= x
-                sums[H, r] += pw
+        x = rest / top
+        pw = x.copy()
+        live = x.size
+        for r in range(1, terms + 1):  # power by power, over the tokens whose powers still count
+            acc = 0.0
+            kept = 0
+            for i in range(live):
+                v = pw[i]
+                acc += v
+                if v >= _TABLE_DROP:  # else x ≤ 1/2 (x^36 ≥ 2^-36 otherwise): the rest < 2·v
+                    pw[kept] = v * x[i]
+                    x[kept] = x[i]
+                    kept += 1
+            sums[H, r] = acc
+            live = kept
     for h in range(H - 1, -1, -1):
         scale[h] = heavy[h]
         x = scale[h + 1] / scale[h]
@@ -552,6 +640,13 @@ def window_complements(q_ordered: np.ndarray, k: int, j_lo: int, j_hi: int, *, t
     if not 0 <= j_lo <= j_hi <= n:
         raise ValueError("window out of range")
     lam = _stable.suffix_sums(q, accurate=True).astype(np.float64)
+    return _window(q, lam, k, j_lo, j_hi, tail_tol)
+
+
+def _window(q: np.ndarray, lam: np.ndarray, k: int, j_lo: int, j_hi: int, tail_tol: float) -> np.ndarray:
+    """:func:`window_complements` for a rescaled order ``q`` (no subnormal mass) and its
+    suffix sums ``lam``, computed once by the caller."""
+    n = q.size
     kernels = _dp_kernel()
     if kernels is None or k < 3 or k > _AGG_MAX_K:
         tail = float(lam[j_hi])
@@ -569,14 +664,14 @@ def window_complements(q_ordered: np.ndarray, k: int, j_lo: int, j_hi: int, *, t
         heavy, rest, scale, sums = _aggregate_tables(before)
         win = np.ascontiguousarray(q[j_lo:j_hi])
         rl_c = np.ascontiguousarray(rl)
-        loop, aggregate, _ = kernels
+        lanes, aggregate, _ = kernels
 
         def panel(t, lo):
             start = np.empty((t.size, k))
             aggregate(heavy, rest, scale, sums, _COEF, t, start)
-            out = np.empty((t.size, win.size + 1))
-            loop(win, rl_c, start, np.ascontiguousarray(t), out)
-            return out.T
+            out = np.empty((win.size + 1, t.size))
+            lanes(win, rl_c, start, np.ascontiguousarray(t), out)
+            return out
 
         rates_q = q[:j_hi]
         rl_live = rl[live]
@@ -605,6 +700,9 @@ def best_prefix(P: np.ndarray, q_ordered: np.ndarray, k: int) -> tuple[float, in
         h[0] = 1.0
         j = int(np.argmin(h))
         return float(h[j]), j
+    # One rescaling and one accurate suffix sum serve the bound and both windows (the
+    # rescaling is by an exact power of two: the bound's λ/q(Ω) is unchanged by it).
+    q, _ = _stable.rescale_tiny(q)
     suffix = _stable.suffix_sums(q, accurate=True).astype(np.float64)
     supp = np.concatenate([[0], np.cumsum(q > 0)])
     # Prefixes whose h is known without an integral: S_0 (h = 1), fewer than k support
@@ -623,11 +721,11 @@ def best_prefix(P: np.ndarray, q_ordered: np.ndarray, k: int) -> tuple[float, in
     j0 = int(np.argmin(lower))
     if lower[j0] > u + 1e-12:
         return u, best_known
-    h0 = float(P[j0] + window_complements(q, k, j0, j0)[0])
+    h0 = float(P[j0] + _window(q, suffix, k, j0, j0, 1e-15)[0])
     u = min(u, h0)
     cand = np.flatnonzero(lower <= u + 1e-12)
     lo, hi = int(cand[0]), int(cand[-1])
-    h = P[lo : hi + 1] + window_complements(q, k, lo, hi)
+    h = P[lo : hi + 1] + _window(q, suffix, k, lo, hi, 1e-15)
     h[~live[lo : hi + 1]] = known[lo : hi + 1][~live[lo : hi + 1]]
     j = int(np.argmin(h))
     if known[best_known] <= h[j]:

@@ -49,8 +49,38 @@ def ratio_order(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     would turn distinct ratios into ties at inf or 0; the order is therefore taken on
     :func:`ratio_parts` (exponent, mantissa ratio).
     """
-    e, m = ratio_parts(p, q)
-    return np.lexsort((np.arange(e.size), m, e))
+    p = np.asarray(p, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    pos = q > 0
+    if not pos.all():  # q = 0 last, by index
+        ids = np.flatnonzero(pos)
+        return np.concatenate([ids[ratio_order(p[ids], q[ids])], np.flatnonzero(~pos)])
+    with np.errstate(over="ignore", under="ignore"):
+        r = p / q
+    tiny = np.finfo(np.float64).tiny
+    if r.size == 0 or r.max() == np.inf or (r.min() < tiny and ((r < tiny) & (p != 0)).any()):
+        # p/q overflows or leaves the normal range: the exact key
+        e, m = ratio_parts(p, q)
+        return np.lexsort((np.arange(e.size), m, e))
+    # Normal or zero ratios: p/q is correctly rounded and equals the (exponent, mantissa)
+    # key of :func:`ratio_parts`, and its bit pattern is monotone in it, so one value sort
+    # of the pattern with the index packed into its low bits gives the order (as in
+    # :func:`line_order`); runs equal in the top bits are re-sorted by (pattern, id).
+    r[r == 0] = 0.0  # −0.0
+    key = r.view(np.uint64)
+    b = max(int(r.size - 1).bit_length(), 1)
+    packed = np.sort((key >> np.uint64(b)) << np.uint64(b) | np.arange(r.size, dtype=np.uint64))
+    o = (packed & np.uint64((1 << b) - 1)).astype(np.int64)
+    top = packed >> np.uint64(b)
+    eq = top[1:] == top[:-1]
+    if eq.any():
+        mark = np.zeros(top.size, dtype=bool)
+        mark[1:] |= eq
+        mark[:-1] |= eq
+        pos_ = np.flatnonzero(mark)
+        sub = o[pos_]
+        o[pos_] = sub[np.lexsort((sub, key[sub]))]
+    return o
 
 
 def line_order(p: np.ndarray, q: np.ndarray, first: np.ndarray) -> np.ndarray:
