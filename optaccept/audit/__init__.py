@@ -11,6 +11,16 @@ what does it accept, and how far is it from the optimum α* of its draft law (do
 
 from ._chain import ChainAuditReport, audit_chain, audit_chain_log
 from ._core import FALSE_ALARM, ORDERS, AuditReport, audit_log, audit_verifier, pit_values, torch_adapter
+from ._formats import (
+    chain_outputs,
+    paths_from_sglang,
+    paths_from_vllm,
+    paths_to_sglang,
+    paths_to_vllm,
+    split_flat_drafts,
+)
+from ._gate import RegressionGate, SampleSize, regression_gate, sample_size, step_values, synthetic_chain_log
+from ._generation import GenerationAuditReport, audit_generation, serial_values, torch_lm
 from ._tree import audit_tree
 from ._truncated import audit_topm_log
 
@@ -21,7 +31,18 @@ __all__ = [
     "audit_chain_log",
     "audit_topm_log",
     "audit_tree",
+    "regression_gate", "sample_size", "RegressionGate", "SampleSize", "step_values", "synthetic_chain_log",
     "torch_adapter",
+    "audit_generation",
+    "torch_lm",
+    "GenerationAuditReport",
+    "serial_values",
+    "paths_from_vllm",
+    "paths_to_vllm",
+    "paths_from_sglang",
+    "paths_to_sglang",
+    "split_flat_drafts",
+    "chain_outputs",
     "AuditReport",
     "ChainAuditReport",
     "FALSE_ALARM",

@@ -31,7 +31,18 @@ import numpy as np
 
 from .._errors import InputError
 from .._stable import ratio_key
-from .._validation import as_distribution_pair, check_k, check_rng, check_size
+from .._validation import (
+    SUM_TOL,
+    _low_precision,
+    _sum_message,
+    _warn,
+    as_distribution_pair,
+    check_k,
+    check_rng,
+    check_size,
+    plain,
+    sum_tolerance,
+)
 from ..drafts import DraftLaw, law_from_name
 from ..optimal import optimal_acceptance
 from ..optimal._batched import batched_optimal_acceptance
@@ -45,8 +56,14 @@ FALSE_ALARM = 1e-6
 ORDERS = ("p", "q", "p/q", "id")
 #: Draft laws the audit draws from by name (a subset of :data:`optaccept.drafts.LAWS`).
 _DRAFT_LAWS = ("iid", "swor", "greedy")
-#: Declared rules with an exact per-step acceptance (batched verifiers, and target-only).
-DECLARED = ("sd", "rrs", "kseq", "greedy", "nss", "target_only")
+#: Declared rules with an exact per-step acceptance (batched verifiers, target-only, and exact
+#: match — accept iff the target's own sample is among the drafts: P(Y ∈ drafts) = E p(set of
+#: drafts), target-only's value).
+DECLARED = ("sd", "rrs", "kseq", "greedy", "nss", "target_only", "exact_match")
+#: Rules whose acceptance holds for any draft law (the others assume drafts sampled from q).
+_ANY_LAW = ("target_only", "exact_match")
+#: The draft law each other rule's exact acceptance assumes.
+_RULE_LAW = {"sd": "iid", "rrs": "iid", "kseq": "iid", "nss": "iid", "greedy": "greedy"}
 
 
 @dataclass
@@ -102,6 +119,23 @@ class AuditReport:
             return None
         return (self.acceptance - self.expected) / max(self.acceptance_se, 1e-300)
 
+    @property
+    def detectable(self) -> float:
+        """The resolution of this run: a departure whose transforms sit at Kolmogorov distance
+        ≥ this value along a tested order (hence a total variation at least this large between
+        the output law and p) is flagged with probability ≥ 1 − ``false_alarm``."""
+        return 2.0 * self.ks_threshold
+
+    @property
+    def above_optimum(self) -> bool:
+        """True when the measured acceptance exceeds α* (or the top of its guaranteed
+        interval) by more than four standard errors: no lossless verifier of this draft law
+        accepts that often, so this alone shows the implementation is not lossless."""
+        top = self.details.get("alpha_star_interval", (None, self.alpha_star))[1]
+        if top is None or math.isnan(top) or self.details.get("no_q"):
+            return False
+        return self.acceptance - top > 4 * self.acceptance_se
+
     def _rows(self) -> list[tuple[str, str]]:
         rows = [
             (
@@ -111,10 +145,15 @@ class AuditReport:
                 f"order '{max(self.ks_distance, key=self.ks_distance.get)}')",
             ),
             (
+                "resolution",
+                f"departures of total variation ≥ {self.detectable:.3g} along a tested order are flagged with "
+                f"probability ≥ {1 - self.false_alarm:g}",
+            ),
+            (
                 "TV(output, p) ≤",
                 "—" if self.tv_upper is None else f"{self.tv_upper:.4f} (confidence {1 - self.false_alarm:g})",
             ),
-            ("acceptance", f"{self.acceptance:.5f} ± {self.acceptance_se:.5f} ({self.steps:,} steps)"),
+            ("acceptance", f"{self.acceptance:.5f} ± {self.acceptance_se:.5f} (measured, {self.steps:,} steps)"),
             (
                 "declared rule",
                 "—"
@@ -130,6 +169,14 @@ class AuditReport:
             rows[-1] = ("α* of the draft law", f"in [{iv[0]:.5f}, {iv[1]:.5f}] (truncated log)")
             if ev is not None:
                 rows[-2] = ("declared rule", f"{self.declared}: exact value in [{ev[0]:.5f}, {ev[1]:.5f}]")
+        if self.above_optimum:
+            rows.append(
+                (
+                    "above the optimum",
+                    "the measured acceptance exceeds the best lossless value by more than 4 standard errors: "
+                    "the implementation is not lossless",
+                )
+            )
         if self.alpha_by_law:
             laws = ", ".join(f"{k} {v:.5f}" for k, v in self.alpha_by_law.items())
             rows.append(
@@ -167,6 +214,8 @@ class AuditReport:
         d["verifier_gap"] = self.verifier_gap
         d["draft_gap"] = self.draft_gap
         d["best_law"] = self.best_law
+        d["detectable"] = self.detectable
+        d["above_optimum"] = self.above_optimum
         return json.dumps(d, indent=2, default=float)
 
 
@@ -212,11 +261,94 @@ def _pit_one(p: np.ndarray, q: np.ndarray, Y: np.ndarray, order: str, rng: np.ra
     return np.clip(before[Y] + rng.random(Y.size) * p[Y], 0.0, 1.0)
 
 
+class _Rows:
+    """The library's one sum rule (:mod:`optaccept._validation`) applied to a log read chunk by
+    chunk: errors name the argument as the caller wrote it and the row as the caller numbers
+    it, and report the row's sum before any rescale; rows rescaled beyond float64 rounding
+    (float64 input only, as the rule says) raise one :class:`~optaccept.RenormalizedWarning`
+    per call, from :meth:`finish`, however many rows and chunks."""
+
+    def __init__(self, name: str, n: int, dtype: Any) -> None:
+        self.name, self.n = name, n
+        if type(dtype).__module__ == "torch":
+            self.src = dtype if dtype.is_floating_point else None
+        else:
+            try:
+                self.src = np.dtype(dtype) if dtype is not None and np.dtype(dtype).kind == "f" else None
+            except TypeError:
+                self.src = None
+        self.tol = sum_tolerance(n, self.src)
+        self.quiet = _low_precision(self.src)
+        self.rescaled = self.rows = 0
+        self.worst = 0.0
+
+    def clean(self, raw: Any, lo: int) -> np.ndarray:
+        """Rows ``lo, lo + 1, …`` of the argument as float64 rows summing to 1."""
+        if hasattr(raw, "detach"):  # a torch tensor
+            raw = raw.detach().cpu().numpy()
+        a = np.asarray(raw)
+        if a.dtype.kind not in "fiu":
+            raise InputError(f"{self.name}: entries must be real numbers, got dtype {a.dtype}")
+        a = a.astype(np.float64)  # a copy: the caller's data is never modified
+        if a.ndim != 2 or a.shape[1] != self.n:
+            raise InputError(f"{self.name}: rows must have {self.n} entries, got shape {a.shape} at row {lo}")
+        sums = a.sum(axis=1)
+        if not np.all(np.isfinite(sums)):
+            r, i = np.argwhere(~np.isfinite(a))[0]
+            raise InputError(
+                f"{self.name}: {'NaN' if np.isnan(a[r, i]) else 'infinite'} entry at row {lo + r}, index {i}"
+            )
+        if a.size and a.min() < 0:
+            r, i = np.argwhere(a < 0)[0]
+            raise InputError(f"{self.name}: negative entry at row {lo + r}, index {i} ({plain(a[r, i])})")
+        off = np.abs(sums - 1.0)
+        if off.size:
+            w = int(np.argmax(off))
+            if sums[w] <= 0:
+                raise InputError(f"{self.name}: row {lo + w} is all zeros")
+            if off[w] > self.tol:
+                raise InputError(_sum_message(self.name, f"row {lo + w}", float(sums[w]), self.tol, self.n, True))
+            self.rescaled += int(np.count_nonzero(off > SUM_TOL))
+            self.worst = max(self.worst, float(off[w]))
+        self.rows += a.shape[0]
+        a /= sums[:, None]
+        return a
+
+    def finish(self) -> None:
+        if self.rescaled and not self.quiet:
+            _warn(
+                f"{self.name}: {self.rescaled} of {self.rows} rows sum to 1 only within {self.worst:.2g} "
+                f"(within the {self.tol:.2g} allowed for {self.n} entries); rescaled"
+            )
+
+
+def _dtype_of(x: Any) -> Any:
+    """The float dtype a log's rows came in (that of the array, or of its first row)."""
+    dt = getattr(x, "dtype", None)
+    if dt is None and len(x):
+        dt = getattr(x[0], "dtype", None)
+    return dt
+
+
+def topk_law(q: np.ndarray, k: int) -> DraftLaw:
+    """The deterministic draft law most engines use: the k most likely tokens of q (ties by
+    lower index), in that order, with probability 1.  Needs k ≤ |supp q|."""
+    from ..drafts import Joint
+
+    support = int(np.count_nonzero(q))
+    if k > support:
+        raise InputError(f"k: top-k drafts with k = {k} need at least {k} tokens with q > 0, but q has {support}")
+    top = np.lexsort((np.arange(q.size), -q))[:k]
+    return Joint(top[None, :], [1.0], n=q.size)
+
+
 def _law_of(drafts: Any, q: np.ndarray, k: int) -> DraftLaw:
     if isinstance(drafts, DraftLaw):
         return drafts
+    if drafts == "topk":
+        return topk_law(q, k)
     if not isinstance(drafts, str) or drafts not in _DRAFT_LAWS:
-        raise InputError(f"drafts: must be one of {_DRAFT_LAWS} or a draft-law object, got {drafts!r}")
+        raise InputError(f"drafts: must be one of {_DRAFT_LAWS + ('topk',)} or a draft-law object, got {drafts!r}")
     return law_from_name(drafts, q, k, allowed=_DRAFT_LAWS)
 
 
@@ -237,7 +369,7 @@ def _expected(declared: str | None, p: np.ndarray, q: np.ndarray, k: int, law: D
         return None
     if declared not in DECLARED:
         raise InputError(f"declared: must be one of {DECLARED} or None, got {declared!r}")
-    if declared == "target_only":
+    if declared in _ANY_LAW:
         return float(target_only_acceptance(p, law))
     return float(batched_acceptance(p[None, :], q[None, :], k, declared)[0])
 
@@ -253,7 +385,7 @@ def audit_verifier(
     declared: str | None = None,
     *,
     false_alarm: float = FALSE_ALARM,
-    batch: int = 50_000,
+    batch: int | None = None,
 ) -> AuditReport:
     """Audit ``fn(P, Q, X, rng) -> Y`` on ``samples`` steps of one (p, q).
 
@@ -266,17 +398,25 @@ def audit_verifier(
     p, q : array_like, shape (n,)
         Target and draft distributions (the library's sum rule).
     k : int
-        Number of drafts; ``drafts`` is "iid", "swor", "greedy" or a draft-law object, from
-        which the audit draws X.
+        Number of drafts; ``drafts`` is "iid", "swor", "greedy", "topk" (the k most likely
+        tokens of q, deterministic: :func:`topk_law`) or a draft-law object, from which the
+        audit draws X.
     samples : int
         Steps to run (in batches of ``batch``).
     rng : numpy.random.Generator
         All randomness: the drafts, ``fn``'s own, and the transforms' tie-breaking.
     declared : str, optional
         The rule ``fn`` claims to implement ("sd", "rrs", "kseq", "greedy", "nss",
-        "target_only"): its exact acceptance is reported as ``expected``.
+        "target_only", "exact_match"): its exact acceptance is reported as ``expected``.
+        Each other rule's value assumes its own draft law ("greedy" greedy drafts, the
+        rest i.i.d. drafts); with another law only the rules valid for any draft law
+        ("target_only", "exact_match") are accepted, and the refusal comes before any call.
     false_alarm : float
         The rate at which a correct implementation is declared not lossless (default 1e-6).
+    batch : int, optional
+        Rows per call of ``fn`` (default: 50,000, at most 2²³ / n so that each of P and Q
+        stays within 64 MB: 64 rows at n = 131,072).  The batch's P and Q are read-only
+        views of one row each (no copy per row); ``fn`` must not write to them.
     """
     rng = check_rng(rng)
     pf, qf = as_distribution_pair(p, q)
@@ -287,20 +427,31 @@ def audit_verifier(
     if not 0 < false_alarm < 1:
         raise InputError(f"false_alarm: must lie in (0, 1), got {false_alarm!r}")
     law = _law_of(drafts, qf, k)
+    if declared is not None and declared not in DECLARED:
+        raise InputError(f"declared: must be one of {DECLARED} or None, got {declared!r}")
+    if declared is not None and declared not in _ANY_LAW:
+        need = _RULE_LAW[declared]
+        if getattr(law, "name", None) != need:
+            raise InputError(
+                f"declared: {declared!r} has an exact value for drafts={need!r} only, got "
+                f"drafts={drafts if isinstance(drafts, str) else type(drafts).__name__!r}; declare one of {_ANY_LAW} "
+                "for any draft law"
+            )
     n = pf.size
-    Ys, Xs = [], []
+    batch = min(50_000, max(1, (1 << 23) // n)) if batch is None else max(1, check_size(batch, "batch"))
+    # one read-only row of p and of q, seen B times: no copy per row (a strided view)
+    P_rows = np.broadcast_to(pf, (batch, n))
+    Q_rows = np.broadcast_to(qf, (batch, n))
+    Y = np.empty(samples, dtype=np.int64)
+    acc = np.empty(samples, dtype=bool)
     for lo in range(0, samples, batch):
         B = min(batch, samples - lo)
         X = np.asarray(law.sample(rng, B), dtype=np.int64).reshape(B, -1)
-        P = np.broadcast_to(pf, (B, n))
-        Qm = np.broadcast_to(qf, (B, n))
-        Y = np.asarray(fn(np.array(P), np.array(Qm), X, rng), dtype=np.int64).reshape(-1)
-        if Y.shape != (B,) or (Y.size and (Y.min() < 0 or Y.max() >= n)):
-            raise InputError(f"fn: must return {B} token ids in [0, {n}), got shape {Y.shape}")
-        Ys.append(Y)
-        Xs.append(X)
-    Y = np.concatenate(Ys)
-    X = np.concatenate(Xs)
+        Yb = np.asarray(fn(P_rows[:B], Q_rows[:B], X, rng), dtype=np.int64).reshape(-1)
+        if Yb.shape != (B,) or (Yb.size and (Yb.min() < 0 or Yb.max() >= n)):
+            raise InputError(f"fn: must return {B} token ids in [0, {n}), got shape {Yb.shape}")
+        Y[lo : lo + B] = Yb
+        acc[lo : lo + B] = (X == Yb[:, None]).any(axis=1)
     N = Y.size
     eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * N))
     dist = {o: _ks_uniform(_pit_one(pf, qf, Y, o, rng)) for o in ORDERS}
@@ -309,7 +460,6 @@ def audit_verifier(
     emp = np.bincount(Y, minlength=n) / N
     lam = math.sqrt(2 * (n * math.log(2) + math.log(1 / false_alarm)) / N)
     tv_upper = min(1.0, 0.5 * float(np.abs(emp - pf).sum()) + lam / 2)
-    acc = (X == Y[:, None]).any(axis=1)
     a = float(acc.mean())
     se = math.sqrt(max(a * (1 - a), 1e-300) / N)
     alpha = float(optimal_acceptance(pf, law).value)
@@ -370,18 +520,20 @@ def audit_log(
         raise InputError(f"drafts: must be one of {_DRAFT_LAWS}, got {drafts!r}")
     if declared is not None and declared not in DECLARED:
         raise InputError(f"declared: must be one of {DECLARED} or None, got {declared!r}")
-    n_cols = int(np.shape(P[0])[-1]) if T else 1
+    if T == 0:
+        raise InputError("Y: the log has no steps")
+    n_cols = int(np.shape(P[0])[-1])
     chunk = max(1, (1 << 22) // max(n_cols, 1) if chunk is None else check_size(chunk, "chunk"))
+    rows_p = _Rows("P", n_cols, _dtype_of(P))
+    rows_q = _Rows("Q", n_cols, _dtype_of(Q))
     us = {o: [] for o in ORDERS}
     acc_sum = exp_sum = alpha_sum = 0.0
     acc_sq = 0.0
     law_sums = dict.fromkeys(_DRAFT_LAWS, 0.0) if compare_laws else None
     for lo in range(0, T, chunk):
         hi = min(T, lo + chunk)
-        Pc = np.asarray(P[lo:hi], dtype=np.float64)
-        Qc = np.asarray(Q[lo:hi], dtype=np.float64)
-        Pc = Pc / Pc.sum(axis=1, keepdims=True)
-        Qc = Qc / Qc.sum(axis=1, keepdims=True)
+        Pc = rows_p.clean(P[lo:hi], lo)
+        Qc = rows_q.clean(Q[lo:hi], lo)
         Yc, Xc = Y[lo:hi], X[lo:hi]
         n = Pc.shape[1]
         if Yc.min() < 0 or Yc.max() >= n or Xc.min() < 0 or Xc.max() >= n:
@@ -395,10 +547,14 @@ def audit_log(
         if law_sums is not None:
             for name in law_sums:
                 law_sums[name] += float(np.sum(batched_optimal_acceptance(Pc, Qc, k, name)))
-        if declared == "target_only":
-            exp_sum += float(sum(target_only_acceptance(Pc[i], law_from_name(drafts, Qc[i], k)) for i in range(hi - lo)))
+        if declared in _ANY_LAW:
+            exp_sum += float(
+                sum(target_only_acceptance(Pc[i], law_from_name(drafts, Qc[i], k)) for i in range(hi - lo))
+            )
         elif declared is not None:
             exp_sum += float(np.sum(batched_acceptance(Pc, Qc, k, declared)))
+    rows_p.finish()
+    rows_q.finish()
     eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * T))
     dist = {o: _ks_uniform(np.concatenate(v)) for o, v in us.items()}
     mean = acc_sum / T

@@ -48,20 +48,65 @@ def audit_tree(
     samples_for_expected: int | None = None,
 ) -> ChainAuditReport:
     """Audit a tree verifier ``fn`` (module docstring) on ``steps`` trees of ``shape`` whose
-    children are filled by ``children`` ("topk", "swor" or "iid") from ``draft``.
+    children are filled by ``children`` ("topk", "swor" or "iid") from ``draft``.  ``shape``
+    as in :func:`optaccept.tree.accepted_tokens` (index paths, the EAGLE/Medusa "tree
+    choices") or a vLLM ``speculative_token_tree`` string (:func:`paths_from_vllm`); SGLang's
+    arrays convert with :func:`paths_from_sglang`.
+
+    ``declared``: a rule of :func:`optaccept.tree.accepted_tokens` ("token", "traversal",
+    "target_only", …) or "exact_match" (accept the child equal to the target's own sample:
+    target-only's law when siblings are distinct, so "topk" or "swor" children only).  The
+    exact values are computed before ``fn`` is called, so a refusal costs nothing.
 
     Returns a :class:`ChainAuditReport` (``gamma`` is the shape's depth; ``optimum`` the LP
-    value, or the §4b bound when the LP is too large: ``details["optimum_method"]``)."""
+    value, or the §4b *upper bound* when the LP is too large, printed as a bound:
+    ``details["optimum_method"]``)."""
     from ..tree import accepted_tokens, as_model, as_shape, sample_shaped, upper_bound
 
     rng = check_rng(rng)
     steps = check_size(steps, "steps")
+    if isinstance(shape, str):  # vLLM's speculative_token_tree string
+        from ._formats import paths_from_vllm
+
+        shape = paths_from_vllm(shape)
     shp = as_shape(shape)
     paths = list(shp.paths)
     index = {(): 0} | {p: i + 1 for i, p in enumerate(paths)}
     parents = np.array([-1] + [index[p[:-1]] for p in paths], dtype=np.int64)
     depth = np.array([0] + [len(p) for p in paths], dtype=np.int64)
     L, N = shp.depth, len(paths)
+    if declared == "exact_match" and children == "iid":
+        raise InputError(
+            "declared: 'exact_match' is defined here for distinct siblings (children 'topk' or 'swor'); "
+            "with 'iid' children equal siblings may carry different subtrees"
+        )
+    # the exact values first: a refusal comes before any call of fn
+    kw: dict[str, Any] = {}
+    if samples_for_expected is not None:
+        kw = dict(samples=samples_for_expected, rng=np.random.default_rng(0))
+    expected = None
+    exp_how = "exact"
+    if declared is not None:
+        rule = "target_only" if declared == "exact_match" else declared
+        res = accepted_tokens(target, draft, shape=shape, children=children, verifier=rule, **kw)
+        expected = float(res.value)
+        if samples_for_expected is not None:
+            exp_how = f"estimate ± {res.std_err or 0.0:.4f} from {samples_for_expected:,} sampled trees"
+    try:
+        optimum = float(accepted_tokens(target, draft, shape=shape, children=children, verifier="optimal").value)
+        how = "sequence LP" if children != "topk" else "exact (deterministic tree)"
+    except MethodError:
+        optimum = float(
+            upper_bound(
+                target,
+                draft,
+                shape=shape,
+                children=children,
+                samples=samples_for_expected or 500,
+                rng=np.random.default_rng(0),
+            ).value
+        )
+        how = "upper bound (docs/trees.md §4b)"
     Pm, Qm = as_model(target, "target").cached(), as_model(draft, "draft").cached()
     n = Pm(()).size
     us: dict[str, list[np.ndarray]] = {o: [] for o in ORDERS}
@@ -113,27 +158,6 @@ def audit_tree(
     total = sum(u.size for u in us["id"])
     eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * total))
     dist = {o: _ks_uniform(np.concatenate(u)) for o, u in us.items()}
-    kw: dict[str, Any] = {}
-    if samples_for_expected is not None:
-        kw = dict(samples=samples_for_expected, rng=np.random.default_rng(0))
-    expected = None
-    if declared is not None:
-        expected = float(accepted_tokens(target, draft, shape=shape, children=children, verifier=declared, **kw).value)
-    try:
-        optimum = float(accepted_tokens(target, draft, shape=shape, children=children, verifier="optimal").value)
-        how = "sequence LP" if children != "topk" else "exact (deterministic tree)"
-    except MethodError:
-        optimum = float(
-            upper_bound(
-                target,
-                draft,
-                shape=shape,
-                children=children,
-                samples=samples_for_expected or 500,
-                rng=np.random.default_rng(0),
-            ).value
-        )
-        how = "upper bound (docs/trees.md §4b)"
     law = np.bincount(acc.astype(np.int64), minlength=L + 1) / acc.size
     return ChainAuditReport(
         lossless=all(d <= eps for d in dist.values()),
@@ -148,5 +172,10 @@ def audit_tree(
         ks_threshold=eps,
         accepted_law=[float(x) for x in law],
         declared=declared,
-        details={"shape": [list(p) for p in paths], "children": children, "optimum_method": how},
+        details={
+            "shape": [list(p) for p in paths],
+            "children": children,
+            "optimum_method": how,
+            "expected_method": exp_how,
+        },
     )

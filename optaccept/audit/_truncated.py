@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._validation import check_rng
+from .._validation import SUM_TOL, _low_precision, _warn, check_rng, plain, sum_tolerance
 from ..drafts import law_from_name
 from ..optimal._batched import batched_optimal_acceptance
-from ._core import _DRAFT_LAWS, FALSE_ALARM, ORDERS, AuditReport, _ks_uniform, pit_values
+from ._core import _DRAFT_LAWS, FALSE_ALARM, ORDERS, AuditReport, _dtype_of, _ks_uniform, _Rows, pit_values
 
 __all__ = ["audit_topm_log"]
 
@@ -71,10 +71,12 @@ def audit_topm_log(
 
     rng = np.random.default_rng(0) if rng is None else check_rng(rng)
     ids = np.asarray(ids, dtype=np.int64)
+    probs_dtype = _dtype_of(probs)
     probs = np.asarray(probs, dtype=np.float64)
     X = np.asarray(X, dtype=np.int64)
     if Q is None:
-        return _audit_without_q(ids, probs, X, Y, declared, n, rng, false_alarm)
+        return _audit_without_q(ids, probs, X, Y, declared, n, rng, false_alarm, probs_dtype)
+    q_rows = _Rows("Q", int(np.shape(Q)[-1]), _dtype_of(Q)) if np.ndim(Q) == 2 else None
     Q = np.asarray(Q, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.int64).reshape(-1)
     T = Y.size
@@ -85,13 +87,14 @@ def audit_topm_log(
     n, m, k = Q.shape[1], ids.shape[1], X.shape[1]
     if ids.min() < 0 or ids.max() >= n or Y.min() < 0 or Y.max() >= n or X.min() < 0 or X.max() >= n:
         raise InputError(f"ids, X, Y: token ids must lie in [0, {n})")
-    if np.any(probs < 0) or np.any(probs.sum(1) > 1 + 1e-6):
-        raise InputError("probs: must be non-negative with row sums at most 1")
     if not isinstance(drafts, str) or drafts not in _DRAFT_LAWS:
         raise InputError(f"drafts: must be one of {_DRAFT_LAWS}, got {drafts!r}")
     if declared is not None and declared not in DECLARED_TOPM:
         raise InputError(f"declared: must be one of {DECLARED_TOPM} or None with a truncated log, got {declared!r}")
-    Q = Q / Q.sum(1, keepdims=True)
+    probs = _check_partial_rows(probs, n, probs_dtype)
+    assert q_rows is not None
+    Q = q_rows.clean(Q, 0)
+    q_rows.finish()
     rest = np.clip(1.0 - probs.sum(1), 0.0, 1.0)
     # merged alphabet: the m logged tokens, then "rest"
     Pm = np.concatenate([probs, rest[:, None]], axis=1)
@@ -156,6 +159,39 @@ def audit_topm_log(
     )
 
 
+def _check_partial_rows(probs: np.ndarray, n: int, dtype: Any) -> np.ndarray:
+    """``probs`` rows of a top-m log under the library's sum rule: non-negative, finite, each
+    row's sum at most 1 (the unlogged mass is the rest) up to the rule's tolerance for ``n``
+    entries.  A row over 1 within the tolerance is rescaled to 1 (one warning per call for
+    float64 input); the message reports the sum as logged."""
+    if not np.all(np.isfinite(probs)):
+        r, i = np.argwhere(~np.isfinite(probs))[0]
+        raise InputError(f"probs: {'NaN' if np.isnan(probs[r, i]) else 'infinite'} entry at row {r}, index {i}")
+    if probs.size and probs.min() < 0:
+        r, i = np.argwhere(probs < 0)[0]
+        raise InputError(f"probs: negative entry at row {r}, index {i} ({plain(probs[r, i])})")
+    sums = probs.sum(1)
+    if not sums.size:
+        return probs
+    tol = sum_tolerance(n, dtype if dtype is not None and np.dtype(dtype).kind == "f" else None)
+    w = int(np.argmax(sums))
+    if sums[w] - 1.0 > tol:
+        raise InputError(
+            f"probs: row {w} sums to {plain(float(sums[w]))}, above 1 by {float(sums[w]) - 1.0:.3g}, more than float32 "
+            f"rounding explains for {n} entries ({tol:.2g}); a row of logged probabilities sums to at most 1"
+        )
+    over = sums > 1.0
+    if np.any(over):
+        if float(sums[w]) - 1.0 > SUM_TOL and not _low_precision(dtype):
+            _warn(
+                f"probs: {int(np.count_nonzero(sums - 1.0 > SUM_TOL))} of {sums.size} rows sum to more than 1 "
+                f"by up to {float(sums[w]) - 1.0:.2g} (within the {tol:.2g} allowed for {n} entries); rescaled"
+            )
+        probs = probs.copy()
+        probs[over] /= sums[over, None]
+    return probs
+
+
 def _audit_without_q(
     ids: np.ndarray,
     probs: np.ndarray,
@@ -165,6 +201,7 @@ def _audit_without_q(
     n: int | None,
     rng: np.random.Generator,
     false_alarm: float,
+    probs_dtype: Any = None,
 ) -> AuditReport:
     """The audit of a top-m log with no draft laws (see :func:`audit_topm_log`)."""
     Y = np.asarray(Y, dtype=np.int64).reshape(-1)
@@ -176,8 +213,7 @@ def _audit_without_q(
     m = ids.shape[1]
     if ids.min() < 0 or ids.max() >= n or Y.min() < 0 or Y.max() >= n or X.min() < 0 or X.max() >= n:
         raise InputError(f"ids, X, Y: token ids must lie in [0, {n})")
-    if np.any(probs < 0) or np.any(probs.sum(1) > 1 + 1e-6):
-        raise InputError("probs: must be non-negative with row sums at most 1")
+    probs = _check_partial_rows(probs, n, probs_dtype)
     if declared not in (None, "target_only"):
         raise InputError(f"declared: without Q only 'target_only' can be bracketed, got {declared!r}")
     rest = np.clip(1.0 - probs.sum(1), 0.0, 1.0)

@@ -1,11 +1,14 @@
-"""Command line: ``optaccept audit LOG.npz [--declared RULE] [--drafts iid|swor|greedy] [--json]``,
-and ``optaccept audit-assisted`` (Hugging Face assisted generation on the built-in pair, logged
-through hooks and audited).
+"""Command line: ``optaccept audit LOG.npz [--declared RULE] [--drafts iid|swor|greedy]
+[--compare-laws] [--json]``, and ``optaccept audit-assisted`` (Hugging Face assisted generation
+on the built-in pair, logged through hooks and audited).
 
-The log holds arrays ``P`` and ``Q`` (steps × vocabulary, float; float32 is fine), ``X``
-(steps × k, int: the drafted tokens in draw order) and ``Y`` (steps, int: the emitted
-tokens).  Exit status, as a test tool: 0 when the audit finds the implementation lossless,
-1 when it does not, 2 on bad input.
+The log's arrays say which kind it is.  One step per row: ``P`` and ``Q`` (steps × vocabulary,
+float; float32 is fine), ``X`` (steps × k, int: the drafted tokens in draw order) and ``Y``
+(steps, int: the emitted tokens).  A chain per call: ``P`` (calls × (γ + 1) × vocabulary),
+``Q`` (calls × γ × vocabulary), ``X`` (calls × γ), ``m`` (calls: accepted drafted tokens) and
+``Y``.  The target's top-m probabilities only: ``ids`` and ``probs`` (steps × m), ``X``, ``Y``
+and ``Q`` — or, without ``Q``, ``n`` (the vocabulary size).  Exit status, as a test tool: 0
+when the audit finds the implementation lossless, 1 when it does not, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ def register(subparsers: Any) -> None:
         help="audit a logged verifier: lossless? acceptance against its rule and against alpha*",
         description=__doc__.split("\n\n", 1)[1].strip(),
     )
-    parser.add_argument("log", help="a .npz file with arrays P, Q, X, Y")
+    parser.add_argument(
+        "log", help="a .npz file: P, Q, X, Y (steps); P, Q, X, m, Y (chains); ids, probs, X, Y[, Q | n]"
+    )
     parser.add_argument("--declared", choices=DECLARED, default=None, help="the rule the implementation claims")
     parser.add_argument(
         "--drafts", choices=("iid", "swor", "greedy"), default="iid", help="the draft law X came from (for alpha*)"
@@ -35,6 +40,11 @@ def register(subparsers: Any) -> None:
         type=float,
         default=FALSE_ALARM,
         help="false-alarm rate of the losslessness test (default: %(default)g)",
+    )
+    parser.add_argument(
+        "--compare-laws",
+        action="store_true",
+        help="also alpha* of every draft law with the same rows and k (the gap's draft-law part; steps logs)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=_handler)
@@ -65,24 +75,70 @@ def _handler(args: argparse.Namespace) -> int:
     import numpy as np
 
     from .._errors import InputError
-    from ..audit import audit_log
+    from ..audit import audit_chain_log, audit_log, audit_topm_log
 
+    names = ("P", "Q", "X", "Y", "m", "ids", "probs", "n")
     try:
         with np.load(args.log, allow_pickle=False) as f:
-            arrays = {a: f[a] for a in ("P", "Q", "X", "Y") if a in f.files}
+            arrays = {a: f[a] for a in names if a in f.files}
     except (zipfile.BadZipFile, ValueError, EOFError):
         raise InputError(f"{args.log}: not a .npz file of arrays (np.savez with P, Q, X, Y)") from None
-    missing = [a for a in ("P", "Q", "X", "Y") if a not in arrays]
-    if missing:
-        raise InputError(f"{args.log}: missing array(s) {', '.join(missing)} (a log holds P, Q, X, Y)")
-    P, Q, X, Y = (arrays[a] for a in ("P", "Q", "X", "Y"))
-    if P.ndim != 2 or Q.shape != P.shape:
-        raise InputError(f"{args.log}: P and Q must be 2-D arrays of one shape, got {P.shape} and {Q.shape}")
-    if not (np.issubdtype(X.dtype, np.integer) and np.issubdtype(Y.dtype, np.integer)):
-        raise InputError(f"{args.log}: X and Y must hold integer token ids")
     if not 0 < args.false_alarm < 1:
         raise InputError(f"--false-alarm: must lie in (0, 1), got {args.false_alarm}")
-    rep = audit_log(P, Q, X, Y, declared=args.declared, drafts=args.drafts, false_alarm=args.false_alarm)
+
+    def need(*wanted: str, kind: str) -> None:
+        missing = [a for a in wanted if a not in arrays]
+        if missing:
+            raise InputError(
+                f"{args.log}: missing array(s) {', '.join(missing)} (a {kind} log holds {', '.join(wanted)})"
+            )
+
+    if "ids" in arrays or "probs" in arrays:  # the target's top-m probabilities only
+        need("ids", "probs", "X", "Y", kind="top-m")
+        if args.declared not in (None, "sd", "target_only"):
+            raise InputError(f"--declared: a top-m log brackets 'sd' and 'target_only' only, got {args.declared!r}")
+        n = int(arrays["n"]) if "n" in arrays else None
+        rep = audit_topm_log(
+            arrays["ids"],
+            arrays["probs"],
+            arrays.get("Q"),
+            arrays["X"],
+            arrays["Y"],
+            args.declared,
+            drafts=args.drafts,
+            n=n,
+            false_alarm=args.false_alarm,
+        )
+    elif "m" in arrays:  # one chain per call
+        need("P", "Q", "X", "m", "Y", kind="chain")
+        P, Q, X = arrays["P"], arrays["Q"], arrays["X"]
+        if P.ndim != 3 or Q.ndim != 3 or X.ndim != 2:
+            raise InputError(
+                f"{args.log}: a chain log has P (calls, γ + 1, n), Q (calls, γ, n), X (calls, γ); got "
+                f"{P.shape}, {Q.shape}, {X.shape}"
+            )
+        if args.declared not in (None, "sd"):
+            raise InputError(
+                f"--declared: a chain log is compared with speculative sampling ('sd'), got {args.declared!r}"
+            )
+        rep = audit_chain_log(list(P), list(Q), list(X), arrays["m"], arrays["Y"], false_alarm=args.false_alarm)
+    else:
+        need("P", "Q", "X", "Y", kind="steps")
+        P, Q, X, Y = (arrays[a] for a in ("P", "Q", "X", "Y"))
+        if P.ndim != 2 or Q.shape != P.shape:
+            raise InputError(f"{args.log}: P and Q must be 2-D arrays of one shape, got {P.shape} and {Q.shape}")
+        if not (np.issubdtype(X.dtype, np.integer) and np.issubdtype(Y.dtype, np.integer)):
+            raise InputError(f"{args.log}: X and Y must hold integer token ids")
+        rep = audit_log(
+            P,
+            Q,
+            X,
+            Y,
+            declared=args.declared,
+            drafts=args.drafts,
+            false_alarm=args.false_alarm,
+            compare_laws=args.compare_laws,
+        )
     print(rep.to_json() if args.json else str(rep))
     return 0 if rep.lossless else 1
 

@@ -1,0 +1,524 @@
+r"""Audit a whole decoding loop as it is: it drafts, verifies and samples for itself; the audit
+sees only the text it generates (docs/audit.md §11).
+
+**The test.**  Let t₁, t₂, … be the tokens a loop appends to a prompt, and p(· | prefix) the
+target's law.  For a token order σ, the randomised probability integral transform
+
+    U_i = F_σ(t_i⁻ | prompt, t_<i) + V_i · p(t_i | prompt, t_<i),   V_i ~ Uniform(0, 1),
+
+is Uniform(0, 1) given everything before it when t_i ~ p(· | prompt, t_<i); so, when the loop
+is lossless, U₁, U₂, … along one text are **independent** Uniform(0, 1) (Rosenblatt's
+transform, Ann. Math. Statist. 23, 1952), and so are the texts of independent runs.  The audit
+reads the first ``new_tokens`` tokens of each text; a text that stops earlier (end of text, a
+length limit: a stopping rule that reads only the past) is padded with fresh uniforms, so
+every text gives exactly ``new_tokens`` values and the count is fixed in advance — the
+fixed-count bounds below hold for variable-length output.
+
+Two families of tests run on these values, each along the token orders by p and by id (and
+by q and p/q when the draft is known):
+
+* **pooled law:** the Kolmogorov distance of all the U's from Uniform(0, 1);
+* **dependence along the text:** for the pairs (U_i, U_{i+1}) with i even (one family) and i
+  odd (another), and for the pairs (U_i, U_{i+ℓ}), ⌊i/ℓ⌋ even, at each lag ℓ = 2, …,
+  ``max_lag``, W = ⌊b·U_i⌋/b + U_{i+ℓ}/b is exactly Uniform(0, 1) when U_i, U_{i+1} are
+  independent uniforms, and the pairs of one family are disjoint, hence independent; the
+  Kolmogorov distance of W from uniform is b⁻¹·max over the b bins of U_i of the distance of
+  U_{i+ℓ}'s conditional law from uniform.  A loop that reuses its random numbers from step to
+  step moves U_{i+1} with U_i even when each step's law looks right.
+
+Each of the m tests rejects when its distance exceeds ε = √(ln(2m/δ)/(2N)) for its N values
+(Dvoretzky–Kiefer–Wolfowitz with Massart's constant, exact for every N); by Bonferroni the
+probability that a lossless loop is declared lossy is at most δ = ``false_alarm``.  A
+departure whose distance along one tested statistic is at least 2ε is flagged with probability
+at least 1 − δ: the report states that resolution.
+
+**Tokens per call** (with ``draft`` and ``gamma``): ``generate`` also returns the number of
+drafted tokens each verifier call accepted, m_c; the call emits m_c + 1 tokens.  The measured
+mean of m_c + 1 is a ratio over texts (its standard error clusters the calls of one text).  The
+declared rule's value and the best lossless rule's (block verification, optimal for one
+drafted chain: Sun et al., arXiv 2403.10444, among rules that read the chain's probabilities;
+over every lossless rule: Thomas & Pal, arXiv 2602.16961) are computed at each call's own
+prefix from one chain the audit drafts there, with the verifier's coins summed out
+(Rao–Blackwell): unbiased estimates of the mean over the calls made, reported with their
+standard errors, never as exact values.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError, MissingDependencyError
+from .._validation import check_rng, check_size
+from ._core import FALSE_ALARM, _ks_uniform, pit_values
+
+__all__ = ["GenerationAuditReport", "audit_generation", "torch_lm", "serial_values"]
+
+#: Rules a chain loop may declare: their expected tokens per call are estimated at the calls' prefixes.
+DECLARED_GENERATION = ("sd", "token", "block", "exact_match", "target_only")
+#: Probabilities kept in the cache of laws read (about 128 MB of float64).
+_CACHE_ENTRIES = 1 << 24
+
+
+@dataclass
+class GenerationAuditReport:
+    """What :func:`audit_generation` found.
+
+    ``lossless`` is the decision of the joint test (pooled law and dependence along the text)
+    at false-alarm rate ``false_alarm``; ``ks_distance`` / ``ks_threshold`` hold each test's
+    Kolmogorov distance and rejection threshold, keyed ``"pooled/p"``, ``"lag1-even/id"``, ….
+    With a draft: ``tokens_per_call`` ± ``tokens_per_call_se`` measured over ``calls`` verifier
+    calls; ``expected`` ± ``expected_se`` the declared rule's estimated value at the same
+    prefixes; ``optimum`` ± ``optimum_se`` the best lossless rule's (block verification)."""
+
+    lossless: bool
+    false_alarm: float
+    texts: int
+    new_tokens: int
+    transforms: int
+    padded: int
+    ks_distance: dict[str, float]
+    ks_threshold: dict[str, float]
+    tokens_per_call: float | None = None
+    tokens_per_call_se: float | None = None
+    calls: int = 0
+    expected: float | None = None
+    expected_se: float | None = None
+    optimum: float | None = None
+    optimum_se: float | None = None
+    declared: str | None = None
+    gamma: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def detectable(self) -> float:
+        """The resolution of this run: a departure at Kolmogorov distance ≥ this value along
+        the pooled test (hence a total variation at least this large between the text's law
+        and the target's) is flagged with probability ≥ 1 − ``false_alarm``."""
+        return 2.0 * self.ks_threshold[min(self.ks_threshold, key=self.ks_threshold.get)]
+
+    @property
+    def worst(self) -> str:
+        """The test closest to (or furthest beyond) its threshold."""
+        return max(self.ks_distance, key=lambda k: self.ks_distance[k] / self.ks_threshold[k])
+
+    @property
+    def above_optimum(self) -> bool:
+        """True when the measured tokens per call exceed the best lossless rule's by more than
+        four combined standard errors: that alone shows the loop is not lossless."""
+        if self.tokens_per_call is None or self.optimum is None:
+            return False
+        se = math.hypot(self.tokens_per_call_se or 0.0, self.optimum_se or 0.0)
+        return self.tokens_per_call - self.optimum > 4 * se
+
+    def _rows(self) -> list[tuple[str, str]]:
+        w = self.worst
+        rows = [
+            (
+                "lossless",
+                f"{'yes' if self.lossless else 'NO'} (false-alarm rate ≤ {self.false_alarm:g} over "
+                f"{len(self.ks_distance)} tests; worst '{w}': distance {self.ks_distance[w]:.2e} vs threshold "
+                f"{self.ks_threshold[w]:.2e})",
+            ),
+            (
+                "resolution",
+                f"departures of total variation ≥ {self.detectable:.3g} along a tested order are flagged "
+                f"with probability ≥ {1 - self.false_alarm:g}",
+            ),
+            (
+                "text",
+                f"{self.texts:,} texts × {self.new_tokens} tokens = {self.transforms:,} transforms "
+                f"({self.padded:,} padded after early stops)",
+            ),
+        ]
+        if self.tokens_per_call is not None:
+            rows.append(
+                (
+                    "tokens / call",
+                    f"{self.tokens_per_call:.4f} ± {self.tokens_per_call_se:.4f} (measured, γ = {self.gamma}, "
+                    f"{self.calls:,} calls)",
+                )
+            )
+            n_est = self.details.get("chains_drafted", 0)
+            if self.expected is not None:
+                z = (self.tokens_per_call - self.expected) / max(
+                    math.hypot(self.tokens_per_call_se or 0.0, self.expected_se or 0.0), 1e-300
+                )
+                rows.append(
+                    (
+                        "declared rule",
+                        f"{self.declared}: {self.expected:.4f} ± {self.expected_se:.4f} (estimate from {n_est:,} "
+                        f"chains at the calls' prefixes; z = {z:+.2f})",
+                    )
+                )
+            opt = f"{self.optimum:.4f} ± {self.optimum_se:.4f} (block verification, estimate from {n_est:,} chains)"
+            if self.above_optimum:
+                opt += "; measured ABOVE the lossless optimum: the loop is not lossless"
+            rows.append(("best lossless rule", opt))
+        return rows
+
+    def __str__(self) -> str:
+        w = max(len(k) for k, _ in self._rows())
+        return "Generation audit report\n" + "\n".join(f"  {k:<{w}}  {v}" for k, v in self._rows())
+
+    def _repr_html_(self) -> str:
+        body = "".join(
+            f"<tr><td style='padding:2px 8px'><b>{html.escape(k)}</b></td>"
+            f"<td style='padding:2px 8px'>{html.escape(v)}</td></tr>"
+            for k, v in self._rows()
+        )
+        return f"<div><b>Generation audit report</b><table>{body}</table></div>"
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["detectable"] = self.detectable
+        d["above_optimum"] = self.above_optimum
+        return json.dumps(d, indent=2, default=float)
+
+
+def serial_values(U: np.ndarray, bins: int = 4, lag: int = 1, phase: int = 0) -> np.ndarray:
+    """W = ⌊b·U_i⌋/b + U_{i+lag}/b for the disjoint pairs (i, i + lag) with ⌊i / lag⌋ ≡ phase
+    (mod 2) of each row of ``U`` (texts × positions): exactly Uniform(0, 1) and independent when
+    the U's are independent uniforms (module docstring).  With lag 1, phase 0 pairs positions
+    (0, 1), (2, 3), … and phase 1 pairs (1, 2), (3, 4), …"""
+    U = np.asarray(U, dtype=np.float64)
+    L = U.shape[1]
+    i = np.arange(max(L - lag, 0))
+    i = i[(i // lag) % 2 == phase]
+    a, b = U[:, i], U[:, i + lag]
+    return ((np.minimum(np.floor(bins * a), bins - 1) + b) / bins).reshape(-1)
+
+
+def _as_tokens(x: Any, what: str) -> tuple[int, ...]:
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    arr = np.asarray(x)
+    if arr.ndim == 2 and arr.shape[0] == 1:
+        arr = arr[0]
+    if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        raise InputError(f"{what}: must be a 1-D sequence of integer token ids, got {arr.dtype} of shape {arr.shape}")
+    return tuple(int(t) for t in arr)
+
+
+def _draw(law: np.ndarray, rng: np.random.Generator) -> int:
+    c = np.cumsum(law)
+    return min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), law.size - 1)
+
+
+def _chain_values(P: Any, Q: Any, start: tuple[int, ...], gamma: int, declared: str | None, rng: np.random.Generator):
+    """(declared rule's E[m | chain], block verification's E[m | chain]) for one chain of
+    ``gamma`` tokens drafted from Q at ``start``."""
+    from ..tree import DraftTree, tree_value
+
+    chain: list[int] = []
+    rows_p, rows_q = {}, {}
+    for _ in range(gamma):
+        u = tuple(chain)
+        rows_q[u] = np.asarray(Q(start + u), dtype=np.float64)
+        rows_p[u] = np.asarray(P(start + u), dtype=np.float64)
+        chain.append(_draw(rows_q[u], rng))
+    rows_p[tuple(chain)] = np.asarray(P(start + tuple(chain)), dtype=np.float64)
+    pr = np.array([rows_p[tuple(chain[:i])][chain[i]] for i in range(gamma)])
+    qr = np.array([rows_q[tuple(chain[:i])][chain[i]] for i in range(gamma)])
+    block = float(
+        tree_value(
+            DraftTree((tuple(chain),), gamma, "iid"), lambda u: rows_p[tuple(u)], lambda u: rows_q[tuple(u)], "block"
+        )
+    )
+    if declared in ("sd", "token"):
+        dec = float(np.cumprod(np.minimum(1.0, pr / np.maximum(qr, 1e-300))).sum())
+    elif declared in ("exact_match", "target_only"):  # one child per node: accepted with probability p(x)
+        dec = float(np.cumprod(pr).sum())
+    elif declared == "block":
+        dec = block
+    else:
+        dec = float("nan")
+    return dec, block
+
+
+def _ratio_se(num: np.ndarray, den: np.ndarray) -> tuple[float, float]:
+    """Σnum/Σden over clusters and its delta-method standard error (clusters independent)."""
+    N, D = float(num.sum()), float(den.sum())
+    r = N / D
+    c = num.size
+    if c < 2:
+        return r, 0.0
+    resid = num - r * den
+    return r, float(math.sqrt(c / (c - 1) * np.sum(resid**2)) / D)
+
+
+def audit_generation(
+    generate: Callable[..., Any],
+    target: Any,
+    *,
+    prompts: Sequence[Sequence[int]],
+    runs: int,
+    new_tokens: int = 8,
+    rng: Any = 0,
+    draft: Any = None,
+    gamma: int | None = None,
+    declared: str | None = None,
+    false_alarm: float = FALSE_ALARM,
+    bins: int = 4,
+    max_lag: int = 8,
+    seed_torch: bool = True,
+    progress: bool | None = None,
+) -> GenerationAuditReport:
+    """Audit a decoding loop from the text it generates (module docstring).
+
+    Parameters
+    ----------
+    generate : callable
+        ``generate(prompt, rng)`` runs the loop under audit once: ``prompt`` a tuple of token
+        ids, ``rng`` a fresh ``numpy.random.Generator`` for this run (seed a torch generator
+        from it, e.g. ``torch.manual_seed(int(rng.integers(2**63)))``).  Returns the token ids
+        generated after the prompt — or, with ``draft``, ``(tokens, accepted_per_call)``, the
+        second the number of drafted tokens each verifier call accepted, in order.
+    target : sequence model
+        ``prefix -> next-token probabilities``, the prefix being the whole text (prompt
+        included), as :func:`optaccept.tree.synthetic_pair` returns; the law the loop claims
+        to sample.  :func:`torch_lm` wraps one as a Hugging Face-style module.
+    prompts : sequence of token-id sequences
+        The prompts; each is run ``runs`` times.
+    runs : int
+        Runs per prompt.
+    new_tokens : int
+        Tokens read per text (a shorter text is padded with fresh uniforms).
+    rng : numpy.random.Generator or int
+        All randomness: the runs' generators, the transforms' tie-breaking, the pads, the
+        chains drafted for the estimates.
+    draft, gamma, declared : optional
+        The draft model, chain length and declared rule ("sd", "block", "exact_match",
+        "target_only") of a loop that returns accepted counts.
+    false_alarm : float
+        Probability that a lossless loop is declared lossy (all tests together).
+    bins : int
+        Bins of U_i in the dependence tests.
+    max_lag : int
+        Dependence is tested between tokens up to this far apart (lag 1: both families of
+        disjoint pairs; lag ℓ ≥ 2: the pairs (i, i + ℓ) with ⌊i/ℓ⌋ even).  A loop that reuses
+        its random numbers at every verifier call repeats them at the lag of a call's length.
+    seed_torch : bool
+        When torch is imported, seed its global generator from ``rng`` before each run, so
+        that loops drawing from it are reproducible and runs independent.
+    progress : bool, optional
+        Show a progress bar (unit: run); default: in a terminal or notebook.
+
+    Returns
+    -------
+    GenerationAuditReport
+    """
+    from ..tree import as_model
+
+    rng = check_rng(rng)
+    runs = check_size(runs, "runs")
+    new_tokens = check_size(new_tokens, "new_tokens")
+    bins = check_size(bins, "bins")
+    max_lag = check_size(max_lag, "max_lag")
+    if runs < 1 or new_tokens < 1 or bins < 2:
+        raise InputError("runs, new_tokens: must be at least 1, bins at least 2")
+    if not 0 < false_alarm < 1:
+        raise InputError(f"false_alarm: must lie in (0, 1), got {false_alarm!r}")
+    if not callable(generate):
+        raise InputError(f"generate: must be a callable generate(prompt, rng), got {type(generate).__name__}")
+    if isinstance(prompts, (str, bytes)) or not len(prompts):
+        raise InputError("prompts: must be a non-empty list of token-id sequences")
+    prompts_t = [_as_tokens(pr, f"prompts[{i}]") for i, pr in enumerate(prompts)]
+    with_counts = draft is not None
+    if with_counts:
+        if gamma is None:
+            raise InputError("gamma: the chain length is needed with draft")
+        gamma = check_size(gamma, "gamma")
+        if gamma < 1:
+            raise InputError("gamma: must be at least 1")
+    elif gamma is not None or declared is not None:
+        raise InputError("draft: gamma and declared need the draft model (draft=...)")
+    if declared is not None and declared not in DECLARED_GENERATION:
+        raise InputError(f"declared: must be one of {DECLARED_GENERATION} or None, got {declared!r}")
+    P = as_model(target, "target").cached()
+    Q = as_model(draft, "draft").cached() if with_counts else None
+    n = np.asarray(P(prompts_t[0])).size
+    for i, pr in enumerate(prompts_t):
+        if any(t < 0 or t >= n for t in pr):
+            raise InputError(f"prompts[{i}]: token ids must lie in [0, {n})")
+    orders = ("p", "id") + (("q", "p/q") if with_counts else ())
+    torch = sys.modules.get("torch") if seed_torch else None
+    from tqdm.auto import tqdm
+
+    texts = runs * len(prompts_t)
+    U = {o: np.empty((texts, new_tokens)) for o in orders}
+    padded = 0
+    per_text_tokens = np.zeros(texts)
+    per_text_calls = np.zeros(texts)
+    dec_vals: list[float] = []
+    opt_vals: list[float] = []
+    dec_text, opt_text = np.zeros(texts), np.zeros(texts)
+    est_rng = np.random.default_rng(rng.integers(2**63))
+    bar = tqdm(
+        total=texts,
+        desc="audit_generation: runs of the loop",
+        unit="run",
+        disable=None if progress is None else not progress,
+        leave=False,
+    )
+    j = 0
+    for _ in range(runs):
+        for pr in prompts_t:
+            child = np.random.default_rng(rng.integers(2**63))
+            if torch is not None:
+                torch.manual_seed(int(rng.integers(2**63)))
+            out = generate(pr, child)
+            counts = None
+            if with_counts:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise InputError("generate: with draft it must return (tokens, accepted_per_call)")
+                out, counts = out
+            toks = _as_tokens(out, "generate")
+            if any(t < 0 or t >= n for t in toks):
+                raise InputError(f"generate: returned token ids outside [0, {n})")
+            L = min(len(toks), new_tokens)
+            rowsP = np.empty((L, n))
+            rowsQ = np.empty((L, n))
+            for i in range(L):
+                rowsP[i] = np.asarray(P(pr + toks[:i]), dtype=np.float64)
+                rowsQ[i] = np.asarray(Q(pr + toks[:i]), dtype=np.float64) if Q is not None else rowsP[i]
+            y = np.asarray(toks[:L], dtype=np.int64)
+            for o in orders:
+                if L:
+                    U[o][j, :L] = pit_values(rowsP, rowsQ, y, o, rng)
+                U[o][j, L:] = rng.random(new_tokens - L)
+            padded += new_tokens - L
+            if counts is not None:
+                ms = [int(c) for c in np.asarray(counts).reshape(-1)]
+                if any(c < 0 or c > gamma for c in ms):
+                    raise InputError(f"generate: accepted counts must lie in [0, {gamma}]")
+                start = 0
+                for m_c in ms:
+                    if start > len(toks):
+                        raise InputError("generate: the accepted counts describe more tokens than were returned")
+                    d, b = _chain_values(P, Q, pr + toks[:start], gamma, declared, est_rng)
+                    dec_vals.append(d + 1.0)
+                    opt_vals.append(b + 1.0)
+                    dec_text[j] += d + 1.0
+                    opt_text[j] += b + 1.0
+                    start += m_c + 1
+                per_text_tokens[j] = sum(m + 1 for m in ms)
+                per_text_calls[j] = len(ms)
+            if (len(P.memo) + (len(Q.memo) if Q is not None else 0)) * n > _CACHE_ENTRIES:
+                P.memo.clear()  # the laws read are cached up to a bounded size
+                if Q is not None:
+                    Q.memo.clear()
+            j += 1
+            bar.update(1)
+    bar.close()
+    N = texts * new_tokens
+    tests: dict[str, np.ndarray] = {}
+    for o in orders:
+        tests[f"pooled/{o}"] = U[o].reshape(-1)
+        for lag in range(1, min(max_lag, new_tokens - 1) + 1):
+            for phase in (0, 1) if lag == 1 else (0,):
+                w = serial_values(U[o], bins, lag, phase)
+                if w.size:
+                    tests[f"lag{lag}{('-even', '-odd')[phase] if lag == 1 else ''}/{o}"] = w
+    m_tests = len(tests)
+    dist = {k: _ks_uniform(v) for k, v in tests.items()}
+    thr = {k: math.sqrt(math.log(2 * m_tests / false_alarm) / (2 * v.size)) for k, v in tests.items()}
+    rep = GenerationAuditReport(
+        lossless=all(dist[k] <= thr[k] for k in dist),
+        false_alarm=false_alarm,
+        texts=texts,
+        new_tokens=new_tokens,
+        transforms=N,
+        padded=padded,
+        ks_distance=dist,
+        ks_threshold=thr,
+        declared=declared,
+        gamma=gamma,
+        details={"orders": orders, "bins": bins, "vocabulary": n},
+    )
+    if with_counts:
+        calls = int(per_text_calls.sum())
+        if calls == 0:
+            raise InputError("generate: no verifier calls were reported")
+        rep.calls = calls
+        rep.tokens_per_call, rep.tokens_per_call_se = _ratio_se(per_text_tokens, per_text_calls)
+        rep.optimum, rep.optimum_se = _ratio_se(opt_text, per_text_calls)
+        if declared is not None:
+            rep.expected, rep.expected_se = _ratio_se(dec_text, per_text_calls)
+        rep.details["chains_drafted"] = calls
+    return rep
+
+
+def torch_lm(model: Any, vocab: int) -> Any:
+    """A sequence model ``prefix -> probabilities`` as a ``torch.nn.Module`` laid out like a
+    Hugging Face causal language model, so that decoding loops written for those run on laws
+    known exactly.
+
+    ``forward(input_ids)`` (int tensor, batch × length; other keyword arguments accepted and
+    ignored) returns an object with ``.logits`` (also ``[0]``), float32 batch × length ×
+    ``vocab``: position t holds the log-probabilities of the next token after
+    ``input_ids[b, :t + 1]`` (−inf where the probability is 0).  The module has
+    ``config.vocab_size``, one empty parameter (so ``next(m.parameters()).device`` works) and
+    no state; every row is read from ``model`` (cache it for speed).
+
+    Parameters
+    ----------
+    model : sequence model
+        ``prefix -> next-token probabilities`` over ``vocab`` tokens, prefix = the whole text.
+    vocab : int
+        The vocabulary size.
+    """
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - torch is in the llm extra
+        raise MissingDependencyError("torch_lm needs torch (pip install 'optaccept[llm]')") from exc
+    from types import SimpleNamespace
+
+    from ..tree import as_model
+
+    vocab = check_size(vocab, "vocab")
+    if vocab < 1:
+        raise InputError("vocab: must be at least 1")
+    law = as_model(model, "model")
+
+    class _Output(SimpleNamespace):
+        def __getitem__(self, i: int) -> Any:
+            return (self.logits,)[i]
+
+    class _ExactLM(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.config = SimpleNamespace(vocab_size=vocab, is_encoder_decoder=False)
+            self._anchor = torch.nn.Parameter(torch.zeros(0), requires_grad=False)
+
+        @property
+        def device(self) -> Any:
+            return self._anchor.device
+
+        def forward(self, input_ids: Any = None, *args: Any, **kwargs: Any) -> Any:
+            if input_ids is None:
+                raise InputError("input_ids: the module reads token ids only")
+            ids = torch.as_tensor(input_ids)
+            if ids.ndim == 1:
+                ids = ids[None, :]
+            rows = ids.detach().cpu().numpy()
+            B, L = rows.shape
+            out = np.empty((B, L, vocab))
+            for b in range(B):
+                for t in range(L):
+                    p = np.asarray(law(tuple(int(x) for x in rows[b, : t + 1])), dtype=np.float64)
+                    if p.size != vocab:
+                        raise InputError(f"model: returned {p.size} probabilities, vocab is {vocab}")
+                    with np.errstate(divide="ignore"):
+                        out[b, t] = np.log(p)
+            logits = torch.as_tensor(out, dtype=torch.float32, device=self._anchor.device)
+            return _Output(logits=logits, past_key_values=None)
+
+    return _ExactLM()

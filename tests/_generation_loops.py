@@ -1,0 +1,109 @@
+"""Decoding loops for the tests of optaccept.audit.audit_generation, written here from the rules'
+definitions (a plain sampler and speculative sampling with one drafted chain, as loops in
+public repositories write them), each with switches for the defects the audit must flag."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _draw(law, u):
+    """Inverse CDF along token ids: the way torch.multinomial and most samplers draw."""
+    c = np.cumsum(law)
+    return min(int(np.searchsorted(c, u * c[-1], side="right")), law.size - 1)
+
+
+def plain_loop(target, new_tokens, *, reuse=False):
+    """Sample each token from the target; ``reuse``: the generator is re-seeded with the same
+    seed at every step (each step's law is right, the text is not)."""
+
+    def generate(prompt, rng):
+        seed = int(rng.integers(2**32))
+        toks = []
+        for _ in range(new_tokens):
+            step = np.random.default_rng(seed) if reuse else rng
+            toks.append(_draw(np.asarray(target(tuple(prompt) + tuple(toks))), step.random()))
+        return toks
+
+    return generate
+
+
+def sd_loop(target, draft, gamma, new_tokens, *, bug=None, top=4):
+    """Speculative sampling with one chain of ``gamma`` drafts per call; returns (tokens,
+    accepted per call).  ``bug``: "reuse" (the same random stream at every call), "stale"
+    (the residual of every position taken from the chain's first position), "truncated" (drafts
+    from the ``top`` most likely tokens of q, the ratio against the full q)."""
+
+    def generate(prompt, rng):
+        seed = int(rng.integers(2**32))
+        toks, counts = [], []
+        while len(toks) < new_tokens:
+            r = np.random.default_rng(seed) if bug == "reuse" else rng
+            ctx = tuple(prompt) + tuple(toks)
+            xs, qs = [], []
+            for _ in range(gamma):
+                q = np.asarray(draft(ctx + tuple(xs)), dtype=np.float64)
+                qd = q
+                if bug == "truncated":
+                    keep = np.argsort(-q, kind="stable")[:top]
+                    qd = np.zeros_like(q)
+                    qd[keep] = q[keep]
+                xs.append(_draw(qd, r.random()))
+                qs.append(q)
+            ps = [np.asarray(target(ctx + tuple(xs[:i])), dtype=np.float64) for i in range(gamma + 1)]
+            m = 0
+            while m < gamma and r.random() * qs[m][xs[m]] < ps[m][xs[m]]:
+                m += 1
+            if m == gamma:
+                y = _draw(ps[gamma], r.random())
+            else:
+                j = 0 if bug == "stale" else m
+                res = np.maximum(ps[j] - qs[j], 0.0)
+                y = _draw(res if res.sum() > 0 else ps[m], r.random())
+            toks.extend(xs[:m] + [y])
+            counts.append(m)
+        return toks, counts
+
+    return generate
+
+
+def hf_style_sd(approx_model, target_model, gamma, max_len, *, random_seed=None):
+    """Speculative sampling written against Hugging Face-style models (``model(ids).logits``),
+    one request, the target scoring the drafted chain in one forward pass, torch's global
+    generator for every draw; ``random_seed``: re-seed torch before every acceptance coin, a
+    pattern found in public loops (the coins are then one fixed number)."""
+    import torch
+
+    def sample(probs):
+        return torch.multinomial(probs, 1)
+
+    @torch.no_grad()
+    def generate(prefix):
+        T = prefix.shape[1] + max_len
+        counts = []
+        while prefix.shape[1] < T:
+            x, start = prefix, prefix.shape[1]
+            for _ in range(gamma):
+                q_logits = approx_model(x).logits
+                x = torch.cat((x, sample(torch.softmax(q_logits[:, -1, :], -1))), dim=1)
+            q = torch.softmax(approx_model(x).logits, -1)
+            p = torch.softmax(target_model(x).logits, -1)
+            n = start - 1
+            t = None
+            for i in range(gamma):
+                if random_seed:
+                    torch.manual_seed(random_seed)
+                r = torch.rand(1)
+                j = x[0, start + i]
+                if r < torch.clamp(p[0, n, j] / q[0, n, j], max=1.0):
+                    n += 1
+                else:
+                    t = sample(torch.clamp(p[:, n, :] - q[:, n, :], min=0.0))
+                    break
+            if t is None:
+                t = sample(p[:, -1, :])
+            counts.append(n - start + 1)
+            prefix = torch.cat((x[:, : n + 1], t), dim=1)
+        return prefix, counts
+
+    return generate
