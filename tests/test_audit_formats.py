@@ -65,8 +65,8 @@ def test_vllm_string_is_sorted_breadth_first_and_used_by_audit_tree():
     for bad, match in (
         ("[(0, 1)]", "no parent"),
         ("[(0,), (0,)]", "twice"),
-        ("(", "not a Python list"),
-        ("[(-1,)]", "non-negative"),
+        ("(", "not a Python literal list"),
+        ("[(-1,)]", ">= 0"),
     ):
         with pytest.raises(oa.InputError, match=match):
             audit.paths_from_vllm(bad)

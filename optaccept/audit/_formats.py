@@ -18,12 +18,12 @@ engine's own code, cited in each function with project, file and commit.
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 import numpy as np
 
 from .._errors import InputError
+from ..tree._shape import Shape
 
 __all__ = [
     "as_paths",
@@ -58,22 +58,22 @@ def as_paths(choices: Any, name: str = "choices") -> list[tuple[int, ...]]:
 
 def paths_from_vllm(tree: str) -> list[tuple[int, ...]]:
     """The index paths of a vLLM ``speculative_token_tree`` string, in vLLM's breadth-first
-    order.  vLLM parses the option with ``ast.literal_eval`` and sorts it by (length, path):
+    order (read by :meth:`optaccept.tree.Shape.from_vllm`, the one parser of the format:
+    vLLM parses the option with ``ast.literal_eval`` and sorts it by (length, path),
     vllm-project/vllm, ``vllm/config/speculative.py`` (``SpeculativeConfig``), commit
-    f19b16d95e4395790661f4835e4436bc3dd5d9c7."""
+    f19b16d95e4395790661f4835e4436bc3dd5d9c7)."""
     if not isinstance(tree, str):
         raise InputError(f"tree: must be a string such as '[(0,), (1,), (0, 0)]', got {type(tree).__name__}")
     try:
-        parsed = ast.literal_eval(tree)
-    except (ValueError, SyntaxError):
-        raise InputError(f"tree: not a Python list of tuples: {tree!r}") from None
-    return sorted(as_paths(parsed, "tree"), key=lambda t: (len(t), t))
+        return list(Shape.from_vllm(tree).paths)
+    except InputError as e:
+        raise InputError("tree" + str(e)[len("s") :]) from None
 
 
 def paths_to_vllm(choices: Any) -> str:
     """The vLLM ``speculative_token_tree`` string of index paths (breadth-first, as vLLM
-    stores it; same source as :func:`paths_from_vllm`)."""
-    return str(sorted(as_paths(choices), key=lambda t: (len(t), t)))
+    stores it; :meth:`optaccept.tree.Shape.to_vllm`)."""
+    return Shape(tuple(as_paths(choices))).to_vllm()
 
 
 def paths_from_sglang(next_token: Any, next_sibling: Any) -> list[tuple[int, ...]]:
