@@ -3,6 +3,12 @@
 A subset S is encoded as the integer mask Σ_{i∈S} 2^i when all 2^n subsets
 are enumerated; functions here build, for every mask at once, additive set
 functions (q(S)) and the zeta transform F(S) = Σ_{A⊆S} f(A).
+
+Those arrays have 2ⁿ entries: the functions refuse, before allocating anything, a
+vocabulary above :data:`MAX_SUBSET_TOKENS` (floats: 2²⁴ entries, 134 MB per array, built
+in about 0.3 s) or :data:`MAX_SUBSET_TOKENS_EXACT` (Fractions: 2²⁰ Python objects,
+about 100 MB) with one :class:`~optaccept.MethodError` line.  The solvers that use them
+have smaller limits of their own (``method="subsets"``: n ≤ 20, exact n ≤ 14).
 """
 
 from __future__ import annotations
@@ -14,8 +20,12 @@ from typing import Any
 import numpy as np
 
 from ._errors import InputError
+from ._limits import count, refuse, subsets_bytes
 
 __all__ = [
+    "MAX_SUBSET_TOKENS",
+    "MAX_SUBSET_TOKENS_EXACT",
+    "check_subset_count",
     "as_mask",
     "subset_sums",
     "subset_sums_exact",
@@ -23,6 +33,27 @@ __all__ = [
     "mask_to_tuple",
     "colex_rank",
 ]
+
+
+#: Largest vocabulary whose 2ⁿ subsets are enumerated in float64 arrays.
+MAX_SUBSET_TOKENS = 24
+#: Largest vocabulary whose 2ⁿ subsets are enumerated as lists of Fractions.
+MAX_SUBSET_TOKENS_EXACT = 20
+
+
+def check_subset_count(n: int, *, exact: bool = False, name: str = "n") -> None:
+    """Refuse (:class:`~optaccept.MethodError`) to enumerate all 2ⁿ subsets of ``n`` tokens
+    above :data:`MAX_SUBSET_TOKENS` (:data:`MAX_SUBSET_TOKENS_EXACT` in Fractions)."""
+    limit = MAX_SUBSET_TOKENS_EXACT if exact else MAX_SUBSET_TOKENS
+    if n > limit:
+        kind = "Fractions" if exact else "float64"
+        raise refuse(
+            f"{name} = {n}",
+            f"enumerating all 2^{n} = {count(1 << n)} subsets needs about {count(subsets_bytes(n, 100 if exact else 8))} bytes of {kind} "
+            "per array",
+            f"2^{limit} subsets (n <= {limit})",
+            "use method='sorted' (prefixes of the tokens sorted by p/q) or a smaller vocabulary",
+        )
 
 
 def as_mask(S: Any, n: int, name: str = "S") -> np.ndarray:
@@ -53,6 +84,7 @@ def as_mask(S: Any, n: int, name: str = "S") -> np.ndarray:
 
 def subset_sums(v: np.ndarray) -> np.ndarray:
     """Return s with s[mask] = Σ_{i ∈ mask} v[i] for all 2^n masks (float64)."""
+    check_subset_count(len(v))
     out = np.zeros(1)
     for x in v:
         out = np.concatenate([out, out + x])
@@ -61,6 +93,7 @@ def subset_sums(v: np.ndarray) -> np.ndarray:
 
 def subset_sums_exact(v: Sequence[Fraction]) -> list[Fraction]:
     """Exact version of :func:`subset_sums` on Fractions."""
+    check_subset_count(len(v), exact=True)
     out = [Fraction(0)]
     for x in v:
         out = out + [s + x for s in out]
@@ -69,6 +102,7 @@ def subset_sums_exact(v: Sequence[Fraction]) -> list[Fraction]:
 
 def zeta_transform(f: np.ndarray, n: int) -> np.ndarray:
     """Return F with F[S] = Σ_{A ⊆ S} f[A] over all 2^n masks (sum over subsets)."""
+    check_subset_count(n)
     F = np.array(f, dtype=np.float64, copy=True)
     for i in range(n):
         view = F.reshape(-1, 2, 1 << i)

@@ -1,4 +1,9 @@
-"""Command line: ``optaccept conjecture -n 3 -k 3 [--drafts iid|swor|independent] [--json]``."""
+"""Command line: ``optaccept conjecture -n 3 -k 3 [--drafts iid|swor|independent] [--json]``.
+
+An instance beyond the size limits of :func:`optaccept.polyhedra.check_k_draft_condition`
+is refused at once with one ``optaccept: error:`` line (exit 2) naming the limit and the
+largest accepted n and k; an accepted one shows progress bars on stderr (``--quiet``: none).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ def register(subparsers: Any) -> None:
             "p(S) >= D(set of drafts in S), one per nonempty proper S (Khisti et al., Remark 2)."
         ),
     )
-    from ._main import positive_int
+    from ._main import positive_float, positive_int
 
     parser.add_argument("-n", type=positive_int, default=3, help="vocabulary size")
     parser.add_argument("-k", type=positive_int, default=3, help="number of drafts")
@@ -39,6 +44,16 @@ def register(subparsers: Any) -> None:
         action="store_false",
         help="use the full cone over ordered draft tuples (default: chosen by size)",
     )
+    from ..polyhedra._cone import MAX_DD_SECONDS
+
+    parser.add_argument(
+        "--max-seconds",
+        type=positive_float,
+        default=MAX_DD_SECONDS,
+        metavar="S",
+        help="largest estimated CPU time of the double description; larger instances are refused",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--json", action="store_true", help="print the certificate as JSON")
     parser.add_argument("--no-rays", action="store_true", help="leave the rays out of the JSON")
     parser.set_defaults(func=_handler)
@@ -47,9 +62,21 @@ def register(subparsers: Any) -> None:
 def _handler(args: argparse.Namespace) -> int:
     import json
 
+    from .._errors import MethodError
     from ..polyhedra._report import check_k_draft_condition
 
-    rep = check_k_draft_condition(args.n, args.k, args.drafts, reduce=args.reduce)
+    try:
+        rep = check_k_draft_condition(
+            args.n,
+            args.k,
+            args.drafts,
+            reduce=args.reduce,
+            max_seconds=args.max_seconds,
+            progress=False if args.quiet else None,
+        )
+    except MethodError as exc:  # the Python keywords of the advice, as this command's flags
+        text = str(exc).replace("(max_seconds)", "(--max-seconds)").replace("(reduce=True)", "(--reduced)")
+        raise MethodError(text) from None
     if args.json:
         print(json.dumps(rep.to_json(include_rays=not args.no_rays), indent=1))
     else:

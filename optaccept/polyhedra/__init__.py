@@ -3,7 +3,10 @@
 ``check_k_draft_condition(n, k, drafts)`` builds the Farkas cone of the "α* = 1"
 transport system (Khisti et al., ICLR 2025, Appendix D), computes its extreme rays
 exactly with cddlib (``cdd.gmp``), reads every ray symbolically with sympy and says
-whether the cone gives exactly ``{p(S) >= D(set ⊆ S)}``.
+whether the cone gives exactly ``{p(S) >= D(set ⊆ S)}``.  The size of every instance is
+estimated first (:func:`cone_size`, :func:`symbolic_terms`) and refused beyond the limits
+:data:`MAX_DD_SECONDS` and :data:`MAX_SYMBOLIC_TERMS` with one
+:class:`~optaccept.MethodError` line; accepted instances show progress bars.
 
 pycddlib is optional: this package imports without it, and its functions raise
 :class:`~optaccept.MissingDependencyError` naming the install step
@@ -12,28 +15,36 @@ pycddlib is optional: this package imports without it, and its functions raise
 
 from ._cone import (
     CDD_INSTALL_HINT,
+    MAX_DD_SECONDS,
     ConeRays,
+    ConeSize,
     FarkasCone,
+    cone_size,
     extreme_rays,
     farkas_cone,
     token_orbits,
     verify_rays,
 )
-from ._report import KDraftReport, check_k_draft_condition
+from ._report import MAX_SYMBOLIC_TERMS, KDraftReport, check_k_draft_condition, symbolic_terms
 from ._symbolic import DRAFT_LAWS, RayReading, SymbolicLaw, symbolic_law
 
 __all__ = [
     "CDD_INSTALL_HINT",
     "DRAFT_LAWS",
+    "MAX_DD_SECONDS",
+    "MAX_SYMBOLIC_TERMS",
     "ConeRays",
+    "ConeSize",
     "FarkasCone",
     "KDraftReport",
     "RayReading",
     "SymbolicLaw",
     "check_k_draft_condition",
+    "cone_size",
     "extreme_rays",
     "farkas_cone",
     "symbolic_law",
+    "symbolic_terms",
     "token_orbits",
     "verify_rays",
 ]

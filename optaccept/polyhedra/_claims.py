@@ -2,7 +2,9 @@
 
 Every claim function returns a certificate dict with ``holds`` (bool), ``range``
 (what was covered), ``seconds`` and the software versions; the proof scripts write
-it to ``proofs/certificates/<claim>.json`` and exit 1 when ``holds`` is False.
+it to ``proofs/certificates/<claim>.json`` and exit 1 when ``holds`` is False.  A claim
+prints one line per case as it goes (its progress); every case lies within the size
+limits of :func:`~optaccept.polyhedra.check_k_draft_condition` (tested).
 """
 
 from __future__ import annotations
@@ -36,12 +38,12 @@ def _cone_claim(drafts: str, pairs: list[tuple[int, int]], compare_full: list[tu
     cases, ok = [], True
     for n, k in pairs:
         t0 = time.perf_counter()
-        rep = check_k_draft_condition(n, k, drafts, reduce=True)
+        rep = check_k_draft_condition(n, k, drafts, reduce=True, progress=False)
         case = rep.to_json(include_rays=True)
         case["wall_seconds"] = round(time.perf_counter() - t0, 3)
         if (n, k) in compare_full:
             t0 = time.perf_counter()
-            full = check_k_draft_condition(n, k, drafts, reduce=False)
+            full = check_k_draft_condition(n, k, drafts, reduce=False, progress=False)
             same = full.holds == rep.holds and [str(e) for e in full.inequalities] == [str(e) for e in rep.inequalities]
             case["full_cone"] = {
                 "n_rays": len(full.rays),
@@ -102,7 +104,7 @@ def _prefixes(quick: bool) -> dict[str, Any]:
     for law in ("iid", "swor"):
         for n, m in grids:
             t0 = time.perf_counter()
-            res = check_prefixes(n, m, (2, 3, 4), law)
+            res = check_prefixes(n, m, (2, 3, 4), law, progress=False)
             res["seconds"] = round(time.perf_counter() - t0, 2)
             print(
                 f"  {law} n={n} grid 1/{m}: holds={res['holds']} all orderings={res['all_orderings']}"
@@ -112,7 +114,7 @@ def _prefixes(quick: bool) -> dict[str, Any]:
             parts.append(res)
         for n in range(3, n_orders + 1):
             t0 = time.perf_counter()
-            res = check_orderings(n, (2, 3, 4), law, reps=3, seed=n)
+            res = check_orderings(n, (2, 3, 4), law, reps=3, seed=n, progress=False)
             res["seconds"] = round(time.perf_counter() - t0, 2)
             print(f"  {law} n={n} every ordering x 3: holds={res['holds']} ({res['seconds']} s)", flush=True)
             order_parts.append(res)

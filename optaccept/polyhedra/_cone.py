@@ -27,6 +27,39 @@ gives the *set cone* with one ``u_A`` per nonempty ``A ⊆ Ω`` with ``|A| ≤ k
 (weight ``D(set = A)``).  Tokens are exchangeable: a permutation of Ω maps
 ``C`` onto itself, so rays fall into token orbits (:func:`token_orbits`).
 
+Size limits.  The double description is one call into cddlib that reports nothing while
+it runs, and its time grows steeply: at (n, k) = (30, 3) its answer alone would hold over 10⁹
+rays of dimension 4,555.  :func:`cone_size` therefore estimates, from formulas and before anything is built,
+the number of constraints e (cone rows), the dimension, a count of extreme rays R and the
+CPU time, and :func:`extreme_rays` refuses a cone whose estimate exceeds
+:data:`MAX_DD_SECONDS` (10 s; the ``max_seconds`` argument raises it).  R = 2ⁿ − 2 + (cells)
+counts one subset ray per nonempty proper S and one trivial ray per cell (one less for the set
+cone of n = 2, whose cell {0, 1} alone joins the two tokens); it is a lower bound
+(each of those vectors is a ray by the graph description of the rays that
+``tests/test_polyhedra.py`` checks) and the exact count for every cone in
+``proofs/certificates`` (tested in ``tests/test_size_limits.py``).  The time model 0.6 µs·e³ + 0.15 µs·e²·R was fitted to
+the cones below, measured on a 2-core machine (CPU seconds; each within a factor 2.1 of the model):
+
+========================  =====  ====  =====  ========  ==========
+cone                        e     dim    R     model s  measured s
+========================  =====  ====  =====  ========  ==========
+set, n = 6, k = 6          192    69    125      4.9       2.4
+set, n = 7, k = 3          154    70    189      2.9       2.0
+set, n = 10, k = 2         100    65   1077      2.2       2.0
+set, n = 11, k = 2         121    77   2112      5.7       7.3
+full, n = 3, k = 4         195    84     87      4.9       3.3
+full, n = 9, k = 2         153    90    591      4.2       5.6
+full, n = 4, k = 3         148    68     78      2.2       1.3
+full, n = 8, k = 2         120    72    318      1.7       1.7
+full, n = 2, k = 6         126    66     66      1.4       0.9
+set, n = 8, k = 3 (*)      232   100    346     10.3       9.6
+full, n = 2, k = 7 (*)     254   130    130     11.1      13.0
+full, n = 10, k = 2 (*)    190   110   1122     10.2      20.3
+full, n = 5, k = 3 (*)     305   130    155     19.2      18.9
+========================  =====  ====  =====  ========  ==========
+
+(*) refused at the default limit.  Peak memory of each measured run: at most 83 MB.
+
 pycddlib is imported lazily; without it these functions raise
 :class:`~optaccept.MissingDependencyError` naming the install step.
 """
@@ -34,6 +67,7 @@ pycddlib is imported lazily; without it these functions raise
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -43,9 +77,15 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MissingDependencyError, SolverError
+from .._limits import count, refuse
 
 __all__ = [
     "CDD_INSTALL_HINT",
+    "MAX_DD_SECONDS",
+    "MAX_CONE_CELLS",
+    "ConeSize",
+    "cone_size",
+    "check_cone_size",
     "FarkasCone",
     "ConeRays",
     "farkas_cone",
@@ -62,6 +102,129 @@ CDD_INSTALL_HINT = (
 )
 
 Cell = tuple[int, ...] | frozenset[int]
+
+#: Largest estimated CPU time (seconds) of a double description accepted by default.
+MAX_DD_SECONDS = 10.0
+#: Largest number of cells :func:`farkas_cone` lists (about 1 s to build).
+MAX_CONE_CELLS = 200_000
+_MAX_FORMULA_N = 64
+_MAX_FORMULA_K = 1000
+
+
+@dataclass(frozen=True)
+class ConeSize:
+    """The size of a Farkas cone, from formulas (nothing is built).
+
+    Attributes
+    ----------
+    n, k, reduced
+        The cone (``reduced``: the set cone).
+    cells : int
+        Ordered tuples ``n**k`` (full cone) or nonempty sets of at most ``k`` tokens.
+    dim : int
+        ``cells + n``.
+    constraints : int
+        Cone rows ``u_cell + v_y >= 0``, one per cell and token ``y`` in it.
+    rays : int
+        ``2**n - 2 + cells``: the number of extreme rays when the condition holds, a lower
+        bound in general (module docstring).
+    seconds : float
+        The model 0.6 µs·e³ + 0.15 µs·e²·R of the double description's CPU time.
+    """
+
+    n: int
+    k: int
+    reduced: bool
+    cells: int
+    dim: int
+    constraints: int
+    rays: int
+    seconds: float
+
+    def describe(self) -> str:
+        """One phrase: the cone and its size."""
+        cone = "set cone" if self.reduced else "full tuple cone"
+        return (
+            f"the {cone} has {count(self.constraints)} rows, dimension {count(self.dim)} and at least "
+            f"{count(self.rays)} extreme rays, estimated at {self.seconds:.3g} s of double description"
+        )
+
+
+def cone_size(n: int, k: int, *, reduced: bool) -> ConeSize:
+    """The size of ``farkas_cone(n, k, reduced=reduced)`` and the estimated CPU time of its
+    double description, from closed formulas (Python integers; nothing is built).
+
+    Full cone: ``n**k`` cells; each token lies in ``n**k - (n-1)**k`` tuples, so there are
+    ``n·(n**k - (n-1)**k)`` rows.  Set cone: ``Σ_{r ≤ k} C(n, r)`` cells and
+    ``Σ_{r ≤ k} r·C(n, r)`` rows.
+    """
+    n, k = int(n), int(k)
+    if n > _MAX_FORMULA_N or k > _MAX_FORMULA_K:  # far beyond any limit: no big-number formulas
+        raise refuse(
+            f"n = {n}, k = {k}",
+            f"the cone has at least 2^{n} - 2 extreme rays" if n > _MAX_FORMULA_N else "so many drafts",
+            f"n <= {_MAX_FORMULA_N} and k <= {_MAX_FORMULA_K} for any estimate (about n <= 11 to compute)",
+            "use a smaller n or k",
+        )
+    if reduced:
+        rs = range(1, min(n, k) + 1)
+        cells = sum(math.comb(n, r) for r in rs)
+        rows = sum(r * math.comb(n, r) for r in rs)
+    else:
+        cells = n**k
+        rows = n * (n**k - (n - 1) ** k)
+    rays = 2**n - 2 + cells
+    if reduced and n == 2:
+        rays -= 1  # without the cell {0, 1} the tokens are disconnected: it gives no trivial ray
+    # floats overflow for astronomically large cones: cap the estimate
+    e, R = min(rows, 10**100), min(rays, 10**100)
+    seconds = 0.6e-6 * float(e) ** 3 + 0.15e-6 * float(e) ** 2 * float(R)
+    return ConeSize(n, k, bool(reduced), cells, cells + n, rows, rays, seconds)
+
+
+def _auto_reduced(n: int, k: int) -> bool:
+    from ._report import AUTO_FULL_CELLS
+
+    return n**k > AUTO_FULL_CELLS
+
+
+def _largest_accepted(size: ConeSize, max_seconds: float, auto: bool) -> str:
+    """Way out of a refusal: the largest n at this k, and the largest k at this n, that the
+    limit admits (same cone, or the automatic choice when ``auto``)."""
+
+    def ok(n: int, k: int) -> bool:
+        red = _auto_reduced(n, k) if auto else size.reduced
+        return cone_size(n, k, reduced=red).seconds <= max_seconds
+
+    tips = []
+    n_ok = next((m for m in range(min(size.n - 1, _MAX_FORMULA_N), 1, -1) if ok(m, size.k)), None)
+    if n_ok is not None:
+        tips.append(f"n <= {n_ok} at k = {size.k}")
+    if size.k > 2:
+        k_ok = next((j for j in range(min(size.k - 1, 64), 1, -1) if ok(size.n, j)), None)
+        if k_ok is not None:
+            tips.append(f"k <= {k_ok} at n = {size.n}")
+    if not size.reduced and not auto and ok(size.n, size.k) is False:
+        if cone_size(size.n, size.k, reduced=True).seconds <= max_seconds:
+            tips.insert(0, "the set cone (reduce=True)")
+    return " or ".join(tips) if tips else "a smaller n or k"
+
+
+def check_cone_size(
+    n: int, k: int, *, reduced: bool, max_seconds: float = MAX_DD_SECONDS, auto: bool = False
+) -> ConeSize:
+    """Return :func:`cone_size`, or refuse (:class:`~optaccept.MethodError`, one line: the
+    size, the limit and the largest accepted n and k) when its estimated double description
+    takes more than ``max_seconds``."""
+    size = cone_size(n, k, reduced=reduced)
+    if size.seconds > max_seconds:
+        raise refuse(
+            f"n = {size.n}, k = {size.k}",
+            size.describe(),
+            f"{max_seconds:g} s (max_seconds)",
+            f"use {_largest_accepted(size, max_seconds, auto)}",
+        )
+    return size
 
 
 def require_cdd() -> Any:
@@ -140,6 +303,14 @@ def farkas_cone(n: int, k: int, *, reduced: bool = False) -> FarkasCone:
         tokens) — the symmetry-reduced cone.
     """
     n, k = _check_nk(n, k)
+    size = cone_size(n, k, reduced=reduced)
+    if size.cells > MAX_CONE_CELLS:
+        raise refuse(
+            f"n = {n}, k = {k}",
+            f"the {'set' if reduced else 'full tuple'} cone has {count(size.cells)} cells",
+            f"{count(MAX_CONE_CELLS)} cells",
+            "use a smaller n or k" + ("" if reduced else ", or the set cone (reduced=True)"),
+        )
     if reduced:
         cells: list[Cell] = [frozenset(c) for r in range(1, min(n, k) + 1) for c in itertools.combinations(range(n), r)]
     else:
@@ -162,16 +333,27 @@ class ConeRays:
 _CACHE: dict[tuple[int, int, bool], ConeRays] = {}
 
 
-def extreme_rays(cone: FarkasCone, *, cache: bool = True) -> ConeRays:
+def extreme_rays(cone: FarkasCone, *, cache: bool = True, max_seconds: float = MAX_DD_SECONDS) -> ConeRays:
     """Extreme rays and lineality space of ``cone`` by exact double description.
 
     Runs cddlib's double-description method on rationals (``cdd.gmp``).  Every
     returned generator is re-checked by :func:`verify_rays` (membership; lineality
     tight everywhere); a failure raises :class:`~optaccept.SolverError`.
+
+    Parameters
+    ----------
+    cone : FarkasCone
+    cache : bool
+        Keep the answer for the next call with the same (n, k, reduced).
+    max_seconds : float
+        Refuse (:class:`~optaccept.MethodError`, before cddlib runs) a cone whose estimated
+        double description (:func:`cone_size`) takes longer: default
+        :data:`MAX_DD_SECONDS`.
     """
     key = (cone.n, cone.k, cone.reduced)
     if cache and key in _CACHE:
         return _CACHE[key]
+    check_cone_size(cone.n, cone.k, reduced=cone.reduced, max_seconds=max_seconds)
     cdd_gmp = require_cdd()
     t0 = time.perf_counter()
     mat = cdd_gmp.matrix_from_array(cone.constraint_rows(), rep_type=cdd_gmp.RepType.INEQUALITY)

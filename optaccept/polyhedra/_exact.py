@@ -13,8 +13,15 @@ from fractions import Fraction
 from math import prod
 
 from .._errors import InputError
+from .._limits import count, refuse
 
-__all__ = ["ExactLaw", "alpha_star_subsets", "cell_probs"]
+__all__ = ["ExactLaw", "alpha_star_subsets", "cell_probs", "MAX_TUPLES", "MAX_N"]
+
+#: Largest number of ordered tuples :meth:`ExactLaw.set_law` enumerates; above it the set law
+#: comes from the law's subset formula by inclusion–exclusion.
+MAX_TUPLES = 1_000_000
+#: Largest vocabulary of :func:`alpha_star_subsets` (2ⁿ subsets in Fractions, about 1 s at n = 16).
+MAX_N = 16
 
 
 class ExactLaw:
@@ -56,13 +63,39 @@ class ExactLaw:
         return out
 
     def set_law(self) -> dict[frozenset[int], Fraction]:
-        """Law of set(x̄), by enumerating all ordered tuples (n**k of them)."""
+        """Law of set(x̄), by enumerating all ordered tuples (n**k of them) when there are
+        at most :data:`MAX_TUPLES`; otherwise D(set = A) = Σ_{B ⊆ A} (−1)^{|A∖B|} D(set ⊆ B)
+        over the sets A of at most k tokens (i.i.d. and independent drafts, whose
+        D(set ⊆ B) is a product formula), or Σ of D(x̄) over the orderings of A (|A| = k,
+        without replacement)."""
+        if self.n**self.k > MAX_TUPLES:
+            return self._set_law_by_sets()
         out: dict[frozenset[int], Fraction] = {}
         for x in itertools.product(range(self.n), repeat=self.k):
             w = self.tuple_prob(x)
             if w:
                 A = frozenset(x)
                 out[A] = out.get(A, Fraction(0)) + w
+        return out
+
+    def _set_law_by_sets(self) -> dict[frozenset[int], Fraction]:
+        out: dict[frozenset[int], Fraction] = {}
+        sizes = [self.k] if self.name == "swor" else range(1, min(self.n, self.k) + 1)
+        for r in sizes:
+            for A in itertools.combinations(range(self.n), r):
+                if self.name == "swor":
+                    w = sum((self.tuple_prob(x) for x in itertools.permutations(A)), Fraction(0))
+                else:
+                    w = sum(
+                        (
+                            (-1) ** (r - m) * self.subset_prob(B)
+                            for m in range(r + 1)
+                            for B in itertools.combinations(A, m)
+                        ),
+                        Fraction(0),
+                    )
+                if w:
+                    out[frozenset(A)] = w
         return out
 
     def subset_prob(self, S: Sequence[int]) -> Fraction:
@@ -79,8 +112,16 @@ class ExactLaw:
 
 
 def alpha_star_subsets(p: Sequence[Fraction], law: ExactLaw) -> tuple[Fraction, tuple[int, ...]]:
-    """α* = min over all 2ⁿ subsets S of p(S) + 1 − D(set ⊆ S), exactly; with a minimiser."""
+    """α* = min over all 2ⁿ subsets S of p(S) + 1 − D(set ⊆ S), exactly; with a minimiser
+    (n ≤ :data:`MAX_N`, else a :class:`~optaccept.MethodError` before any work)."""
     n = len(p)
+    if n > MAX_N:
+        raise refuse(
+            f"p: n = {n}",
+            f"all 2^{n} = {count(2**n)} subsets in Fractions",
+            f"n <= {MAX_N}",
+            "use a smaller vocabulary",
+        )
     best, arg = Fraction(1), ()
     for r in range(1, n):
         for S in itertools.combinations(range(n), r):

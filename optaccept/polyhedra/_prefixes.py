@@ -17,9 +17,23 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from fractions import Fraction
-from math import factorial
+from math import comb, factorial
+from typing import Any
 
-__all__ = ["compositions", "prefix_order", "check_prefixes", "check_orderings"]
+from .._limits import count, refuse, show_progress
+
+__all__ = ["compositions", "prefix_order", "check_prefixes", "check_orderings", "MAX_PREFIX_WORK"]
+
+#: Largest number of (instance, subset) pairs a check enumerates: about 20 s (measured: the grid
+#: n = 4, step 1/7, k = 2, 3, 4 — 691,200 pairs — takes 6 s).
+MAX_PREFIX_WORK = 2_000_000
+
+
+def _check_work(where: str, work: int) -> None:
+    if work > MAX_PREFIX_WORK:
+        raise refuse(
+            where, f"{count(work)} (instance, subset) pairs", f"{count(MAX_PREFIX_WORK)}", "use a smaller n or grid"
+        )
 
 
 def compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
@@ -68,20 +82,31 @@ def _subset_probs_swor(b: tuple[int, ...], m: int, k: int) -> dict[int, Fraction
     return out
 
 
-def check_prefixes(n: int, m: int, ks: tuple[int, ...], law: str = "iid") -> dict:
+def check_prefixes(n: int, m: int, ks: tuple[int, ...], law: str = "iid", *, progress: Any = None) -> dict:
     """Compare prefix minimum and subset minimum of (★) over the whole grid.
 
     Returns a dict with the number of instances, the orderings covered, and the
-    counterexamples found (at most 5 kept), per k.
+    counterexamples found (at most 5 kept), per k.  Refuses (before any work) more than
+    :data:`MAX_PREFIX_WORK` (instance, subset) pairs, C(m + n − 1, n − 1)² · 2ⁿ per k;
+    ``progress`` shows a ``tqdm`` bar over the draft vectors q of the grid (``None``: where
+    someone watches).
     """
+    size = comb(m + n - 1, n - 1)
+    _check_work(f"n = {n}, m = {m}", len(ks) * size * size * 2**n)
+    from tqdm.auto import tqdm
+
     grid = list(compositions(m, n))
     full = (1 << n) - 1
     out: dict = {"n": n, "m": m, "law": law, "per_k": {}}
+    bar = tqdm(
+        total=len(ks) * len(grid), desc=f"prefix check n = {n}, 1/{m}", unit="q", disable=not show_progress(progress)
+    )
     for k in ks:
         if law == "swor" and k > n:
             continue
         instances, bad, orders = 0, [], set()
         for b in grid:
+            bar.update(1)
             if law == "swor" and sum(1 for x in b if x) < k:
                 continue
             D = _subset_probs_iid(b, m, k) if law == "iid" else _subset_probs_swor(b, m, k)
@@ -123,24 +148,35 @@ def check_prefixes(n: int, m: int, ks: tuple[int, ...], law: str = "iid") -> dic
             "failures": sum(1 for _ in bad),
             "counterexamples": [x for x in bad if x is not None],
         }
+    bar.close()
     out["holds"] = all(v["failures"] == 0 for v in out["per_k"].values())
     out["all_orderings"] = all(v["strict_orderings_covered"] == v["orderings_total"] for v in out["per_k"].values())
     return out
 
 
-def check_orderings(n: int, ks: tuple[int, ...], law: str = "iid", reps: int = 3, seed: int = 0) -> dict:
+def check_orderings(
+    n: int, ks: tuple[int, ...], law: str = "iid", reps: int = 3, seed: int = 0, *, progress: Any = None
+) -> dict:
     """For every ordering π of the n tokens, ``reps`` exact instances whose ratios p/q are
-    strictly increasing along π (q random on a 1/60 grid with full support, ratios random
-    distinct integers, p ∝ ratio·q); compare prefix and subset minima exactly."""
+    strictly increasing along π (q random with full support, ratios random distinct
+    integers, p ∝ ratio·q); compare prefix and subset minima exactly.  Refuses (before any
+    work) more than :data:`MAX_PREFIX_WORK` (instance, subset) pairs, n!·reps·2ⁿ per k;
+    ``progress``: a ``tqdm`` bar over the orderings (``None``: where someone watches)."""
     import numpy as np
+    from tqdm.auto import tqdm
 
+    _check_work(f"n = {n}", len(ks) * factorial(n) * reps * 2**n)
     rng = np.random.default_rng(seed)
+    bar = tqdm(
+        total=len(ks) * factorial(n), desc=f"orderings n = {n}", unit="ordering", disable=not show_progress(progress)
+    )
     out: dict = {"n": n, "law": law, "reps": reps, "seed": seed, "per_k": {}}
     for k in ks:
         if law == "swor" and k > n:
             continue
         failures, cex, count = 0, [], 0
         for perm in itertools.permutations(range(n)):
+            bar.update(1)
             for _ in range(reps):
                 b = [int(x) for x in rng.integers(1, 20, size=n)]
                 r = sorted(int(x) for x in rng.choice(np.arange(0, 50), size=n, replace=False))
@@ -180,5 +216,6 @@ def check_orderings(n: int, ks: tuple[int, ...], law: str = "iid", reps: int = 3
             "failures": failures,
             "counterexamples": cex,
         }
+    bar.close()
     out["holds"] = all(v["failures"] == 0 for v in out["per_k"].values())
     return out
