@@ -37,7 +37,6 @@ from . import _exhaustive, _sorted
 from ._advice import (
     MAX_LP_VARIABLES,
     MAX_TRANSPORT_VARIABLES,
-    _zeta_ok,
     lp_variables,
     refusal_advice,
     transport_variables,
@@ -97,6 +96,7 @@ def optimal_acceptance(
     *,
     normalize: bool = False,
     max_sets: int = MAX_ENUMERATION,
+    progress: bool | None = None,
 ) -> AcceptanceResult:
     r"""Optimal acceptance probability α*(p, D) of a lossless verifier, with certificate.
 
@@ -122,6 +122,9 @@ def optimal_acceptance(
         explains (n·2⁻²³; the rule of ``optaccept._validation``).
     max_sets : int
         Largest number of draft sets the LP enumerates.
+    progress : bool or None
+        A progress bar for the methods that can run long (``"transport"`` from 20,000
+        variables); None: on in a terminal or a Jupyter kernel.
 
     Returns
     -------
@@ -188,12 +191,7 @@ def optimal_acceptance(
             return _sorted.iid_sorted_exact(px, law.q_exact, 2, law, method="closed_form", two_draft_form=True)
         return _sorted.iid_prefix_float(pf, law.q, 2, law, "closed_form", two_draft_form=True)
     if method == "subsets":
-        limit = _exhaustive.MAX_N_EXACT if exact else _exhaustive.MAX_N_FLOAT
-        if law.n > limit or not _zeta_ok(law, exact):
-            raise MethodError(
-                f"method 'subsets': n = {law.n} exceeds the limit {limit} for {'exact' if exact else 'float'} "
-                f"enumeration of all 2^n subsets; {refusal_advice(law, exact, 'subsets')}"
-            )
+        _exhaustive.check_size(law, exact)  # refuses, naming the limit, before any work
         return _exhaustive.exhaustive(px if exact else pf, law, exact)
     if exact:
         raise MethodError(
@@ -217,7 +215,7 @@ def optimal_acceptance(
             f"method 'transport': {law!r} needs more variables than the limit {MAX_TRANSPORT_VARIABLES} "
             f"(ordered tuples × tokens); {refusal_advice(law, False, 'transport')}"
         )
-    return transport_lp(pf, law)
+    return transport_lp(pf, law, progress=progress)
 
 
 def verify(

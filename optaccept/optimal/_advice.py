@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, Independent, Joint, WithoutReplacement, capped_sum
+from ._exhaustive import MAX_EXACT_ZETA_WORK, exact_zeta_work
 
 __all__ = ["MAX_LP_VARIABLES", "lp_variables", "transport_variables", "working_method", "refusal_advice"]
 
@@ -93,9 +94,9 @@ def _zeta_ok(law: DraftLaw, exact: bool) -> bool:
     """The exhaustive dual needs D(set ⊆ S) for all 2^n S: by formula, or from the set law."""
     if isinstance(law, (IID, Greedy, Independent)):
         return True
-    if isinstance(law, WithoutReplacement):
-        return lp_variables(law, MAX_ENUMERATION) <= MAX_ENUMERATION
-    return True
+    if isinstance(law, WithoutReplacement) and lp_variables(law, MAX_ENUMERATION) > MAX_ENUMERATION:
+        return False
+    return not exact or exact_zeta_work(law) <= MAX_EXACT_ZETA_WORK
 
 
 def refusal_advice(law: DraftLaw, exact: bool, method: str) -> str:

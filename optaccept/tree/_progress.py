@@ -1,27 +1,8 @@
-"""The default of ``progress=`` for the tree functions that can run long: a bar where
-someone watches (a terminal or a Jupyter kernel), none in scripts whose output is
-redirected or in tests."""
+"""The default of ``progress=`` for the tree functions that can run long (the package's one
+rule, :func:`optaccept._limits.show_progress`, re-exported for the tree modules)."""
 
 from __future__ import annotations
 
-import sys
-from typing import Any
+from .._limits import show_progress
 
 __all__ = ["show_progress"]
-
-
-def show_progress(progress: Any) -> bool:
-    """``progress`` as given, or (None) whether stderr is a terminal or the code runs in
-    a Jupyter kernel."""
-    if progress is not None:
-        return bool(progress)
-    try:
-        if sys.stderr is not None and sys.stderr.isatty():
-            return True
-    except (AttributeError, ValueError):
-        pass
-    shell = sys.modules.get("IPython")
-    if shell is not None:
-        ip = getattr(shell, "get_ipython", lambda: None)()
-        return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
-    return False

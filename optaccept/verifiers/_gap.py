@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import InputError, MethodError
+from .._limits import show_progress
 from .._validation import as_distribution_pair, check_k
 from ._base import Verifier
 
@@ -17,23 +17,8 @@ __all__ = ["GapTable", "gap_table", "progress_default"]
 NOT_DEFINED = "not defined for this k"
 
 
-def progress_default(progress: bool | None) -> bool:
-    """Resolve a ``progress=`` argument: ``None`` means on in a terminal (stderr is a tty)
-    and in a Jupyter kernel, off otherwise (logs, pipes, CI)."""
-    if progress is not None:
-        return bool(progress)
-    shell = sys.modules.get("IPython")
-    if shell is not None:
-        try:
-            ip = shell.get_ipython()  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - any failure means "not in a kernel"
-            ip = None
-        if ip is not None and type(ip).__name__ == "ZMQInteractiveShell":
-            return True
-    try:
-        return bool(sys.stderr.isatty())
-    except (AttributeError, ValueError):
-        return False
+#: the package's one rule for ``progress=None`` (a bar in a terminal or a Jupyter kernel)
+progress_default = show_progress
 
 
 @dataclass(frozen=True)
