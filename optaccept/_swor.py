@@ -692,7 +692,7 @@ def best_prefix(P: np.ndarray, q_ordered: np.ndarray, k: int) -> tuple[float, in
     h_j ≥ P_j + 1 − (1 − λ_j)^k.  With u the least of the h known without an integral
     (S_0; prefixes with fewer than k support tokens, D = 0; no mass outside, D = 1) and of
     h at the minimiser j₀ of that bound (one window of width 1), the minimum lies among the
-    j whose bound is ≤ u + 1e-12 (the margin covers the quadrature's error).  Without numba,
+    j whose bound is ≤ u + 1e-12 (the margin is meant to cover the quadrature's error, whose size rests on the adaptive rule's error estimate, not on a proved bound).  Without numba,
     or for k ≤ 2 or k > 16, every prefix is evaluated."""
     q = np.asarray(q_ordered, dtype=np.float64)
     if k < 3 or k > _AGG_MAX_K or _dp_kernel() is None:  # closed forms, or no window to gain

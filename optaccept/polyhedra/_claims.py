@@ -162,7 +162,7 @@ CLAIMS: dict[str, Claim] = {
             "sorted_prefixes_suffice",
             "min over S of p(S) + 1 - D(set in S) is attained at one of the n + 1 prefixes of "
             "the tokens sorted by p/q (so n + 1 checks decide alpha* = 1)",
-            "docs/theory.md §2.1 (reviewer question to Khisti et al.); Hu et al., ICLR 2025 (without replacement)",
+            "Hu et al., ICLR 2025, §4 (i.i.d.; docs/theory.md §2.1); without replacement: docs/theory.md Theorem 2.7 (stated by Hu et al.)",
             _prefixes,
         ),
     )

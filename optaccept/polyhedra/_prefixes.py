@@ -1,7 +1,7 @@
 r"""Exhaustive exact check that the n + 1 sorted prefixes suffice (docs/theory.md §2.1, §2.2).
 
-Claim (docs/theory.md §2.1, answering a reviewer of Khisti et al.; Hu et al., ICLR 2025, for
-without replacement): the minimum over all S ⊆ Ω of
+Claim (Hu et al., ICLR 2025, §4, for i.i.d. drafts, docs/theory.md §2.1; without replacement
+proved in docs/theory.md Theorem 2.7, stated by Hu et al.): the minimum over all S ⊆ Ω of
 
 .. math::  p(S) + 1 - D(\mathrm{set} \subseteq S)
 
