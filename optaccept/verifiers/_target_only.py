@@ -63,7 +63,10 @@ def target_only_acceptance(p: Any, drafts: DraftLaw) -> Any:
 def _inclusion(law: DraftLaw) -> np.ndarray:
     """P(y ∈ set(x̄)) for every token y (float)."""
     if isinstance(law, IID):
-        return -np.expm1(law.k * np.log1p(-np.minimum(law.q, 1.0))) if law.k > 1 else law.q.copy()
+        if law.k == 1:
+            return law.q.copy()
+        with np.errstate(divide="ignore"):  # q = 1: log1p(-1) = -inf, and 1 - e^{-inf} = 1 exactly
+            return -np.expm1(law.k * np.log1p(-np.minimum(law.q, 1.0)))
     if isinstance(law, Greedy):  # SpecHub included: T always drafted, the last draft ~ q_rest
         inc = np.asarray(law.q_rest, dtype=np.float64).copy()
         inc[list(law.top)] = 1.0
