@@ -1,6 +1,8 @@
 """Every public plot renders at a paper's size in the one style, with what a machine can
-check: TrueType fonts embedded (no Type 3), width ≤ the text width, no font below 7 pt,
-no text outside the figure, y-limits that contain the data, and the committed PDFs too."""
+check: TrueType fonts embedded (no Type 3), width ≤ the text width, no glyph below 7 pt
+(mathtext scripts included), legends never over data (legend and data boxes compared in
+display coordinates), no text outside the figure, y-limits that contain the data, the
+colour-blind-safe palette, and the committed PDFs too."""
 
 from __future__ import annotations
 
@@ -68,6 +70,9 @@ def _cases():
         "plot_position_gaps": lambda: plots.plot_position_gaps(_gap_table(), 2),
         "plot_accepted_tokens": lambda: plots.plot_accepted_tokens(_tree_table(), 1),
         "plot_budget_curve": lambda: plots.plot_budget_curve(_budget_curve()),
+        "plot_speed_of_light": lambda: plots.plot_speed_of_light(
+            _budget_curve(), np.log2([2, 4, 8, 16]), title="synthetic pairs"
+        ),
     }
 
 
@@ -94,6 +99,51 @@ def _check_pdf(path: Path):
     assert m and float(m.group(3)) <= MAX_WIDTH_PT, f"{path.name}: {float(m.group(3)) / 72:.2f} in wide"
 
 
+def _smallest_glyph(text) -> float:
+    """Size (pt) of the smallest glyph of a Text: mathtext super- and subscripts print at 70 %."""
+    s = text.get_text()
+    size = text.get_fontsize()
+    scripts = [m for m in re.findall(r"(?<!\\)\$([^$]*)(?<!\\)\$", s) if re.search(r"[\^_]", m)]
+    return size * 0.7 if scripts else size
+
+
+def _data_points(ax) -> np.ndarray:
+    """Display coordinates of the data drawn in ``ax``: line vertices, scatter and error-bar
+    points, bar corners."""
+    pts = []
+    for line in ax.get_lines():
+        if line.get_visible() and len(line.get_xdata()):
+            xy = np.column_stack([np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)])
+            pts.append(line.get_transform().transform(xy))
+    for coll in ax.collections:
+        if coll.get_visible() and len(coll.get_offsets()):
+            pts.append(coll.get_offset_transform().transform(np.asarray(coll.get_offsets(), float)))
+    for patch in ax.patches:
+        if patch.get_visible():
+            bb = patch.get_window_extent()
+            pts.append(np.array([[bb.x0, bb.y0], [bb.x1, bb.y1], [bb.x0, bb.y1], [bb.x1, bb.y0]]))
+    pts = [p[np.all(np.isfinite(p), axis=1)] for p in pts]
+    return np.vstack(pts) if pts else np.zeros((0, 2))
+
+
+def _check_legends(fig, renderer):
+    """Legends never over data: no legend box meets the plot area of any axes (so no data
+    point lies under it either, which is checked too, in display coordinates)."""
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    for leg in legends:
+        if not leg.get_visible():
+            continue
+        lb = leg.get_window_extent(renderer).padded(-1)  # a pixel of tolerance at the edges
+        for ax in fig.axes:
+            if not ax.get_visible():
+                continue
+            ab = ax.get_window_extent(renderer)
+            assert not lb.overlaps(ab), ("legend over the axes", ax.get_title(), lb.bounds, ab.bounds)
+            pts = _data_points(ax)
+            inside = (pts[:, 0] > lb.x0) & (pts[:, 0] < lb.x1) & (pts[:, 1] > lb.y0) & (pts[:, 1] < lb.y1)
+            assert not inside.any(), ("data under the legend", ax.get_title(), pts[inside][:3])
+
+
 def _check_figure(fig):
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
@@ -102,6 +152,8 @@ def _check_figure(fig):
         if not text.get_visible() or not text.get_text().strip():
             continue
         assert text.get_fontsize() >= plots.MIN_FONT_PT - 1e-9, (text.get_text(), text.get_fontsize())
+        assert _smallest_glyph(text) >= plots.MIN_FONT_PT - 1e-9, ("glyph below 7 pt", text.get_text())
+    _check_legends(fig, renderer)
     # everything drawn (labels, titles, legends, annotations) lies inside the figure
     bb = fig.get_tightbbox(renderer)  # inches
     w, h = fig.get_size_inches()
@@ -147,3 +199,37 @@ def test_every_public_plot_is_covered():
 @pytest.mark.parametrize("pdf", sorted((ROOT / "figures").glob("*.pdf")), ids=lambda p: p.name)
 def test_committed_figures_are_paper_ready(pdf):
     _check_pdf(pdf)
+
+
+def test_palette_is_colour_blind_safe_and_used():
+    """The colour cycle is Okabe and Ito's palette (then grey, yellow, wine): what "C0", "C1", …
+    mean in every figure drawn in the paper style."""
+    okabe_ito = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"}
+    assert okabe_ito <= set(plots.PALETTE)
+    ax = plots.plot_alpha_vs_k(*_pairs(), ks=(1, 2, 3))
+    colours = [matplotlib.colors.to_hex(line.get_color()).upper() for line in ax.get_lines() if line.get_label()[:1] != "_"]
+    assert colours and all(c in plots.PALETTE for c in colours), colours
+    markers = {line.get_marker() for line in ax.get_lines() if line.get_label()[:1] != "_"}
+    styles = {line.get_linestyle() for line in ax.get_lines() if line.get_label()[:1] != "_"}
+    assert len(markers) == len(colours) and len(styles) == len(colours)  # not by colour alone
+    plt.close(ax.figure)
+
+
+def test_legend_check_catches_a_legend_over_data():
+    """The legend check fails on a legend drawn over the data (it can fail)."""
+    with plots.paper_style():
+        fig, ax = plt.subplots(figsize=(3.3, 2.5))
+        ax.plot([0, 1], [0, 1], label="a line through the middle")
+        ax.legend(loc="center")
+    with pytest.raises(AssertionError):
+        _check_figure(fig)
+    plt.close(fig)
+
+
+def test_glyph_check_catches_superscripts():
+    with plots.paper_style():
+        fig, ax = plt.subplots(figsize=(3.3, 2.5))
+        ax.set_xlabel(r"$\alpha^*$")  # 8 pt: its star prints at 5.6 pt
+    with pytest.raises(AssertionError, match="glyph below 7 pt"):
+        _check_figure(fig)
+    plt.close(fig)

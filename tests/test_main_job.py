@@ -48,7 +48,7 @@ def test_core_rerun_byte_identical(tmp_path, capsys):
     assert "== core ==" in log and "total" in log and " ms" in log  # timings live in the log only
     assert " ms" not in (a / "alpha_example.md").read_text(encoding="utf-8")
     tex = (a / "alpha_example.tex").read_text(encoding="utf-8")
-    assert tex.startswith("\\begin{table}") and "\\toprule" in tex and "α" not in tex
+    assert "\\begin{table" in tex and "\\toprule" in tex and "α" not in tex
 
 
 def test_polyhedra_certificates_have_no_timings(tmp_path):
@@ -80,3 +80,35 @@ def test_quick_run_defaults_to_an_ignored_folder(tmp_path, monkeypatch):
     root = Path(__file__).resolve().parents[1]
     ignored = subprocess.run(["git", "check-ignore", "-q", "figures/local/quick/alpha_vs_k.pdf"], cwd=root)
     assert ignored.returncode == 0
+
+
+def _run_in_subprocess(code: str, threads: int, cwd: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        env[var] = str(threads)
+    run = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_outputs_do_not_depend_on_the_thread_count(tmp_path):
+    """The parts whose committed outputs once moved from machine to machine (the verifiers'
+    gap table and JSON, the budget curve, the core example) write the same bytes with 1 and
+    2 threads: they are computed in float64 from shipped data, written with the tables'
+    precision policy."""
+    code = (
+        "import sys; from pathlib import Path; from optaccept import jobs; "
+        "from optaccept.jobs import trees; from optaccept.tree import budget_curve; "
+        "out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path('out'); "
+        "assert jobs.run_all(out, quick=True, only=['core', 'verifiers']) == 0; "
+        "trees.budget_report(budget_curve(trees.stored_budget_models(), trees.BUDGETS, progress=False), "
+        "out / 'trees_budget', 'stored laws')"
+    )
+    for threads in (1, 2):
+        _run_in_subprocess(code, threads, tmp_path / f"t{threads}" if (tmp_path / f"t{threads}").mkdir() is None else None)
+    a, b = _digests(tmp_path / "t1" / "out"), _digests(tmp_path / "t2" / "out")
+    assert a == b
+    assert {"verifiers_gap.json", "verifiers_gap.csv", "trees_budget.csv", "trees_budget.tex", "alpha_example.csv"} <= set(a)

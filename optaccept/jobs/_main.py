@@ -37,6 +37,7 @@ PARTS = {
     "sequence": "sequence",
     "llm": "llm",
     "trees": "trees",
+    "engines": "engines",
 }
 
 #: Sub-folder of the figures folder for the run log and other machine-dependent output

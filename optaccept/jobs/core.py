@@ -156,6 +156,7 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
             title=f"random pair, $n = {n:,}$\n(Dirichlet(0.05), seed 2025)",
         )
         bar.update()
+    fig.suptitle(r"Optimal acceptance $\alpha$* against the number of drafts: exact values (no error bars)")
     fig.tight_layout(rect=(0, 0.09, 1, 1))
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncols=3, frameon=False)

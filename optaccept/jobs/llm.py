@@ -42,25 +42,113 @@ def _one_torch_thread() -> Iterator[int]:
         torch.set_num_threads(old)
 
 
-def _write_table(table, stem: pathlib.Path, what: str) -> list[pathlib.Path]:
-    from .._display import write_table
+#: The draft law whose optimum α* each verifier of the gap table is measured against (its own
+#: draft law: NSS, RRS and K-SEQ draw i.i.d. drafts).  SpecHub's own law is not in the table.
+OWN_LAW = {
+    "nss": "alpha_iid",
+    "rrs": "alpha_iid",
+    "kseq": "alpha_iid",
+    "rrs_wor": "alpha_swor",
+    "greedy_verifier": "alpha_greedy",
+}
+_LAW_WORDS = {"alpha_iid": "i.i.d.", "alpha_swor": "w/o repl.", "alpha_greedy": "greedy"}
+
+
+def _estimate(v: np.ndarray):
+    """Mean ± standard error over positions of a per-position array."""
+    from .._display import CSV_FLOOR, Estimate
+
+    sem = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0
+    mean = float(v.mean())
+    # below 1e-12: rounding noise of a constant (e.g. α* = 1 at every position)
+    return Estimate(0.0 if abs(mean) < CSV_FLOOR else mean, 0.0 if sem < CSV_FLOOR else sem)
+
+
+def gap_rows(table) -> tuple[list[str], list[list], list[str], list[list], list[str]]:
+    """The gap table as written: (header, rows) read by people — a row per quantity (optima,
+    verifiers, then each verifier's gap α*(own law) − α, paired per position), a column per k
+    (and draft temperature) —, (header, rows) of the CSV — a row per (draft temperature, k) —,
+    and the notes on the quantities left out (SD, the same at every k; K-SEQ's rule
+    acceptance, which equals its output-in-drafts rate on these positions)."""
     from ..plots import QUANTITY_LABELS
 
-    temps = sorted({t for t, _, _ in table.values})
-    names, rows = table._wide()  # mean ± standard error per (T_draft, k) and quantity
+    vals = table.values
+    temps = sorted({t for t, _, _ in vals})
+    keys = sorted({(t, k) for t, k, _ in vals})
+    present = [n for n in QUANTITY_LABELS if any(key[2] == n for key in vals)]
+    optima = [n for n in present if n.startswith("alpha_")]
+    verifiers = [n for n in present if not n.startswith("alpha_") and n not in ("sd", "kseq_rule")]
+    gaps = [n for n in verifiers if OWN_LAW.get(n) in optima]
+
+    def label(n: str) -> str:
+        return QUANTITY_LABELS[n].replace("$\\alpha$*, ", "α* ").replace("$\\alpha$, ", "")
+
+    def gap_label(n: str) -> str:
+        return f"gap α*({_LAW_WORDS[OWN_LAW[n]]}) − α, " + label(n)
+
+    def cell(t, k, n, gap=False):
+        v = vals.get((t, k, n))
+        if v is None:
+            return None
+        return _estimate(vals[(t, k, OWN_LAW[n])] - v) if gap else _estimate(v)
+
+    ks = sorted({k for _, k in keys})
+    several = len(temps) > 1
+    header = (["T_draft"] if several else []) + ["quantity"] + [f"k = {k}" for k in ks]
+    rows = []
+    for t in temps:
+        lead = [f"{t:g}"] if several else []
+        for n in optima + verifiers:
+            rows.append(lead + [label(n)] + [cell(t, k, n) for k in ks])
+        for n in gaps:
+            rows.append(lead + [gap_label(n)] + [cell(t, k, n, gap=True) for k in ks])
+    data_head = ["T_draft", "k"] + optima + verifiers + [f"gap_{n}" for n in gaps]
+    data_rows = [
+        [float(t), int(k)] + [cell(t, k, n) for n in optima + verifiers] + [cell(t, k, n, True) for n in gaps]
+        for t, k in keys
+    ]
+    notes = []
+    for t in temps:
+        sd = [vals[(t, k, "sd")] for k in ks if (t, k, "sd") in vals]
+        if sd:
+            notes.append(
+                "SD with one draft (α* at k = 1; the same at every k, left out of the table)"
+                + (f", draft temperature {t:g}" if several else "")
+                + f": {_estimate(sd[0])}."
+            )
+    rule = [
+        np.max(np.abs(vals[(t, k, "kseq_rule")] - vals[(t, k, "kseq")]))
+        for t, k in keys
+        if (t, k, "kseq") in vals and (t, k, "kseq_rule") in vals
+    ]
+    if rule:
+        notes.append(
+            "K-SEQ (SpecTr) is shown as the probability that its output is one of the drafts; the probability "
+            f"that its rule accepts a draft differs from it by at most {max(rule):.1e} per position here "
+            "(left out of the table; both are columns of `PositionGapTable`)."
+        )
+    return header, rows, data_head, data_rows, notes
+
+
+def _write_table(table, stem: pathlib.Path, what: str) -> list[pathlib.Path]:
+    from .._display import write_table
+
+    header, rows, data_head, data_rows, left_out = gap_rows(table)
     findings = "\n".join(f"- {line}" for line in table.findings().splitlines())
     notes = (
-        f"{what}. Entries: mean ± standard error over positions; α* columns: optimal acceptance per draft law "
-        "(docs/theory.md §2), the others: exact acceptance α of each verifier (docs/theory.md §5); "
-        "– : defined for k = 2 only.\n\n## Findings (share of positions)\n\n"
+        f"{what}. Entries: mean ± standard error over positions; α* rows: optimal acceptance per draft law "
+        "(docs/theory.md §2); verifier rows: exact acceptance α of each verifier (docs/theory.md §5); gap rows: "
+        "α* of the verifier's own draft law − α, mean ± standard error of the per-position differences; "
+        "– : defined for k = 2 only.\n\n"
+        + "\n".join(f"- {n}" for n in left_out)
+        + "\n\n## Findings (share of positions)\n\n"
         + findings
         + "\n\n"
         + "\n".join(f"- {n}" for n in table.notes)
         + "\n\n## Table"
     )
-    header = ["T_draft", "k"] + names
-    latex = ["$T_{\\mathrm{draft}}$", "$k$"] + [
-        QUANTITY_LABELS[n].replace("$\\alpha^*$, ", "$\\alpha^*$ ").replace("$\\alpha$, ", "") for n in names
+    latex_header = [
+        ("$T_{\\mathrm{draft}}$" if h == "T_draft" else "" if h == "quantity" else f"${h}$") for h in header
     ]
     return write_table(
         stem,
@@ -68,9 +156,10 @@ def _write_table(table, stem: pathlib.Path, what: str) -> list[pathlib.Path]:
         rows,
         title="Efficiency gaps on SmolLM2-135M-Instruct next-token distributions",
         notes=notes,
-        latex_header=latex,
-        latex_transpose=2,
-        caption=f"Mean acceptance ± standard error over positions; {what}." if len(temps) else what,
+        latex_header=latex_header,
+        data=(data_head, data_rows),
+        caption=f"Mean acceptance ± standard error over positions, and each verifier's gap to the optimum of its "
+        f"own draft law; {what}. {' '.join(left_out)}",
     )
 
 
@@ -118,6 +207,7 @@ def _realised(shipped, stem: pathlib.Path, *, quick: bool, law: str = "iid") -> 
     from .._display import write_table
     from ..llm._realised import realised_optimal
     from ..plots import COLUMN_WIDTH, describe_pair, paper_figure, save_figure
+    from ..plots._style import legend_under
 
     iid = law == "iid"
     positions = (8 if quick else 24) if iid else (4 if quick else 12)
@@ -147,11 +237,14 @@ def _realised(shipped, stem: pathlib.Path, *, quick: bool, law: str = "iid") -> 
         + ("" if iid else f" ({drafts})")
         + f": mean acceptance (Monte Carlo $\\pm$ SE) against $\\alpha^*${against}",
     )
-    fig, ax = paper_figure(width=COLUMN_WIDTH, height=2.8)
+    fig, ax = paper_figure(width=COLUMN_WIDTH, height=3.9, layout="constrained")
     table.plot(ax=ax)
-    ax.legend(loc="upper left", frameon=False)
-    ax.set_title(describe_pair(shipped.meta).replace("; ", ";\n"))
-    fig.tight_layout()
+    for line in ax.get_lines():  # figure text writes α* with a full-size star (no 4.9 pt superscript)
+        line.set_label(line.get_label().replace(r"$\alpha^*$", r"$\alpha$*"))
+    for coll in ax.containers:
+        coll.set_label(coll.get_label().replace(r"$\alpha^*$", r"$\alpha$*"))
+    legend_under(ax)
+    ax.set_title(describe_pair(shipped.meta).replace("; ", ";\n") + "\nerror bars: ± 2 standard errors (Monte Carlo)")
     paths += save_figure(fig, stem)
     plt.close(fig)
     return paths

@@ -108,28 +108,42 @@ def _r(x: float) -> float:
     return round(x, 4) + 0.0
 
 
+def _floor(x: float) -> float:
+    """0 below 1e-12 (rounding noise of a gap that is exactly 0), else ``x``."""
+    from .._display import CSV_FLOOR
+
+    return 0.0 if abs(x) < CSV_FLOOR else x
+
+
 def _label(name: str) -> str:
     from ..plots import VERIFIER_LABELS
 
     return VERIFIER_LABELS.get(name, name)
 
 
-def _gap_rows(ens: dict[str, Any]) -> list[list[str]]:
-    """The table as read: per verifier and k, 'α (gap to own α* ± SE; gap to i.i.d. α*)'."""
-    from .._display import Estimate
+def _gap_rows(ens: dict[str, Any]) -> list[list[Any]]:
+    """The table as read, a row per verifier and k: mean α, the mean gap to α* of the
+    verifier's own draft law ± standard error, and the mean gap to α* of i.i.d. drafts (the
+    verifier's name on the first row of its group only)."""
+    from .._display import Estimate, Shown
 
     rows = []
     for name, row in ens["rows"].items():
-        cells = [_label(name)]
+        first = True
         for k in ens["ks"]:
             c = row.get(k)
-            cells.append(
-                "n/a"
-                if c is None
-                else f"{c['mean_alpha']:.4f} ({Estimate(_r(c['mean_gap_own']), _r(c['sem_gap_own']))}; "
-                f"{_r(c['mean_gap_iid']):+.4f})"
+            if c is None:
+                continue
+            rows.append(
+                [
+                    _label(name) if first else "",
+                    int(k),
+                    Shown(c["mean_alpha"], f"{c['mean_alpha']:.4f}"),
+                    Estimate(_r(c["mean_gap_own"]), _floor(c["sem_gap_own"])),
+                    Shown(c["mean_gap_iid"], f"{_r(c['mean_gap_iid']):+.4f}"),
+                ]
             )
-        rows.append(cells)
+            first = False
     return rows
 
 
@@ -144,7 +158,7 @@ def _gap_data(ens: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
         "mean gap to i.i.d. alpha*",
     ]
     rows = [
-        [name, int(k), _r(c["mean_alpha"]), _r(c["mean_gap_own"]), _r(c["sem_gap_own"]), _r(c["mean_gap_iid"])]
+        [name, int(k), c["mean_alpha"], c["mean_gap_own"], c["sem_gap_own"], c["mean_gap_iid"]]
         for name, row in ens["rows"].items()
         for k in ens["ks"]
         if (c := row.get(k)) is not None
@@ -153,10 +167,13 @@ def _gap_data(ens: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
 
 
 def _rounded(obj):
-    """Floats to 12 significant digits, so that a re-run rewrites the same bytes (the last
-    bits of a standard error depend on the summation order)."""
+    """Floats as the tables' CSVs hold them (``optaccept._display.csv_number``: 10 significant
+    digits, 0 below 1e-12), so that a re-run rewrites the same bytes (the last bits of a mean
+    gap and its standard error depend on the summation order)."""
+    from .._display import csv_number
+
     if isinstance(obj, float):
-        return float(f"{obj:.12g}")
+        return float(csv_number(obj))
     if isinstance(obj, dict):
         return {k: _rounded(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -196,7 +213,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     axes[1].set_ylabel("")
     fig.suptitle(
         "Two i.i.d. drafts, $q$ uniform on 3 tokens (Khisti et al., Fig. 2); "
-        f"$\\alpha^*$ exact on the grid $t = j/{grid}$"
+        f"$\\alpha$* exact on the grid $t = j/{grid}$"
     )
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     handles, labels = axes[0].get_legend_handles_labels()
@@ -210,7 +227,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         {n: {int(k): c["mean_gap_own"] for k, c in row.items()} for n, row in ens["rows"].items()},
         {n: {int(k): c["sem_gap_own"] for k, c in row.items()} for n, row in ens["rows"].items()},
         title=(
-            "Mean gap $\\alpha^*(\\mathrm{own\\ draft\\ law}) - \\alpha$ ± standard error\n"
+            "Mean gap $\\alpha$*(own draft law) − $\\alpha$ ± standard error\n"
             f"{ens['size']} random pairs, $n = {ens['n']}$, $p, q \\sim$ Dirichlet(1/2) (seed {ens['seed']})"
         ),
         ax=ax,
@@ -221,8 +238,9 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
 
     notes = (
         f"Ensemble: {ens['size']} instances, n = {ens['n']}, p and q independent Dirichlet(1/2) "
-        f"(numpy default_rng({ens['seed']})).  Cell: mean α (mean α*(own draft law) − α ± standard error; "
-        "mean α*(i.i.d. drafts) − α); n/a: the verifier is not defined for that k.  docs/theory.md §5.\n\n"
+        f"(numpy default_rng({ens['seed']})).  Per verifier and k (only the k it is defined for): mean α, "
+        "the gap α*(own draft law) − α (mean ± standard error) and the gap α*(i.i.d. drafts) − α (mean; "
+        "negative where the verifier's own law drafts better than i.i.d.).  docs/theory.md §5.\n\n"
         "Khisti et al. Figure 2 (q uniform on 3 tokens, two i.i.d. drafts), plateau α* = 1 on the grid "
         f"t = j/{grid}:\n"
         + "\n".join(
@@ -233,15 +251,22 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     )
     paths += write_table(
         out / "verifiers_gap",
-        ["verifier"] + [f"k = {k}" for k in ens["ks"]],
+        ["verifier", "k", "α", "gap to α* (own law)", "gap to α* (i.i.d.)"],
         _gap_rows(ens),
         title="Verifiers: gap to the optimum",
         notes=notes,
         data=_gap_data(ens),
-        latex_header=["verifier"] + [f"$k = {k}$" for k in ens["ks"]],
+        latex_header=[
+            "verifier",
+            "$k$",
+            r"$\alpha$",
+            r"$\alpha^*_{\mathrm{own}} - \alpha$",
+            r"$\alpha^*_{\mathrm{iid}} - \alpha$",
+        ],
         caption=(
-            f"Mean acceptance of each verifier over {ens['size']} random pairs (n = {ens['n']}); in brackets "
-            "the mean gap to α* of its own draft law ± standard error, and the mean gap to α* of i.i.d. drafts."
+            f"Mean acceptance $\\alpha$ of each verifier over {ens['size']} random pairs ($n = {ens['n']}$), "
+            "the mean gap to the optimum of its own draft law ± standard error, and the mean gap to the "
+            "optimum of i.i.d. drafts (negative: the verifier's own law drafts better)."
         ),
     )
     p4 = out / "verifiers_gap.json"

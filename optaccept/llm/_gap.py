@@ -182,14 +182,19 @@ class PositionGapTable:
         return names, rows
 
     def to_latex(self, caption: str = "Mean acceptance ± standard error over positions.") -> str:
-        """The wide table (mean ± standard error) as a booktabs LaTeX ``table``."""
-        from .._display import latex_table
+        """Mean ± standard error as a booktabs LaTeX ``table*``: a row per quantity, a column per
+        (draft temperature, k)."""
+        from .._display import LatexRaw, latex_table
 
         names, rows = self._wide()
-        head = [r"$T_{\mathrm{draft}}$", "$k$"] + [
-            (r"$\alpha^*$ " if QUANTITIES[n][0] == "α*" else r"$\alpha$ ") + n.replace("_", r"\_") for n in names
+        # a row per quantity, a column per (draft temperature, k): it fits the text width
+        head = [""] + [rf"$T_{{\mathrm{{draft}}}} = {r[0]:g}$, $k = {r[1]}$" for r in rows]
+        body = [
+            [LatexRaw((r"$\alpha^*$ " if QUANTITIES[n][0] == "α*" else r"$\alpha$ ") + n.replace("_", r"\_"))]
+            + [r[2 + j] for r in rows]
+            for j, n in enumerate(names)
         ]
-        return latex_table(head, rows, caption)
+        return latex_table(head, body, caption, wide=True)
 
     def _repr_html_(self) -> str:
         from .._display import html_table

@@ -150,7 +150,7 @@ class RealisedTable:
 
         head, body = self._wide()
         head = ["$k$", "positions", r"$\alpha^*$", r"realised $\pm$ SE", "$z$", "rule"] + head[6:]
-        return latex_table(head, [[c.replace("±", "+/-") for c in r] for r in body], caption)
+        return latex_table(head, body, caption)
 
     def _repr_html_(self) -> str:
         from .._display import html_table

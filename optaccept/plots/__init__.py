@@ -15,13 +15,15 @@ real distributions (``llm``)   :func:`plot_gaps`, :func:`plot_position_gaps`
 trees of drafts (``tree``)     :func:`plot_accepted_tokens`, :func:`plot_budget_curve`
 style (one module)             :func:`paper_style`, :func:`paper_figure`, :data:`PAPER_RC`,
                                :data:`COLUMN_WIDTH`, :data:`TEXT_WIDTH` (TrueType fonts,
-                               ≥ 7 pt at print size)
+                               ≥ 7 pt at print size), :data:`PALETTE` (Okabe–Ito,
+                               colour-blind safe; legends below or beside the axes)
 helpers                        :func:`save_figure`, :func:`legend_below`,
                                :func:`describe_pair`
 =============================  =====================================================
 """
 
 from ._core import LAW_STYLES, alpha_curve, plot_alpha_vs_k
+from ._engines import plot_speed_of_light
 from ._llm import describe_pair, legend_below, plot_gaps, plot_position_gaps
 from ._sequence import (
     CONTINUATION_LABELS,
@@ -34,6 +36,7 @@ from ._sequence import (
 from ._style import (
     COLUMN_WIDTH,
     MIN_FONT_PT,
+    PALETTE,
     PAPER_RC,
     QUANTITY_LABELS,
     TEXT_WIDTH,
@@ -60,12 +63,14 @@ __all__ = [
     "plot_position_gaps",
     "plot_accepted_tokens",
     "plot_budget_curve",
+    "plot_speed_of_light",
     "legend_below",
     "describe_pair",
     "save_figure",
     "paper_figure",
     "paper_style",
     "PAPER_RC",
+    "PALETTE",
     "COLUMN_WIDTH",
     "TEXT_WIDTH",
     "MIN_FONT_PT",

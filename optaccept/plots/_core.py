@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes
+from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes, palette_color
 
 __all__ = ["plot_alpha_vs_k", "alpha_curve", "LAW_STYLES"]
 
@@ -69,10 +69,10 @@ def plot_alpha_vs_k(
             label=label,
             zorder=2 + z,
             mfc=None if filled else "white",
-            color=f"C{z}",
+            color=palette_color(f"C{z}"),
         )
     ax.set_xlabel("number of drafts $k$")
-    ax.set_ylabel(r"optimal acceptance $\alpha^*$")
+    ax.set_ylabel(r"optimal acceptance $\alpha$*")
     ax.set_ylim(top=1.005)
     ax.set_xscale("log", base=2) if max(ks) > 10 else None
     integer_ticks(ax.xaxis, ks if max(ks) > 10 else None)

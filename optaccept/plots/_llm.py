@@ -8,22 +8,30 @@ from typing import Any
 
 import numpy as np
 
-from ._style import COLUMN_WIDTH, QUANTITY_LABELS, in_paper_style, integer_ticks, legend_under, new_axes
+from ._style import (
+    COLUMN_WIDTH,
+    QUANTITY_LABELS,
+    in_paper_style,
+    integer_ticks,
+    legend_under,
+    new_axes,
+    palette_color,
+)
 
 __all__ = ["plot_gaps", "plot_position_gaps", "legend_below", "describe_pair"]
 
 # name -> (marker, line style, colour, marker size); optima solid, verifiers dashed, k = 2-only
 # verifiers as large unconnected markers.
 _STYLE = {
-    "alpha_swor": ("s", "-", "C0", 6),
-    "alpha_iid": ("o", "-", "C1", 5),
-    "alpha_greedy": ("^", "-", "C2", 5),
-    "kseq": ("D", "--", "C3", 4.5),
-    "rrs": ("o", "--", "C4", 4.5),
-    "greedy_verifier": ("v", "--", "C5", 4.5),
-    "nss": ("x", ":", "C7", 5),
-    "rrs_wor": ("*", "none", "C8", 11),
-    "spechub": ("P", "none", "C9", 9),
+    "alpha_swor": ("s", "-", palette_color("C0"), 6),
+    "alpha_iid": ("o", "-", palette_color("C1"), 5),
+    "alpha_greedy": ("^", "-", palette_color("C2"), 5),
+    "kseq": ("D", "--", palette_color("C3"), 4.5),
+    "rrs": ("o", "--", palette_color("C4"), 4.5),
+    "greedy_verifier": ("v", "--", palette_color("C5"), 4.5),
+    "nss": ("x", ":", palette_color("C7"), 5),
+    "rrs_wor": ("*", "none", palette_color("C6"), 11),
+    "spechub": ("P", "none", palette_color("C9"), 9),
 }
 _DEFAULT = ("alpha_swor", "alpha_iid", "alpha_greedy", "kseq", "rrs", "greedy_verifier", "nss", "rrs_wor", "spechub")
 
@@ -66,7 +74,8 @@ def plot_gaps(
     title: str | None = None,
 ) -> Any:
     """Mean α* per draft law and mean α per verifier against k, at one draft temperature of an
-    ``optaccept.llm.PositionGapTable``, with error bars of ± 1 standard error over positions.
+    ``optaccept.llm.PositionGapTable``, with error bars of ± 1 standard error over positions
+    (the default title says so; the legend is below the axes).
 
     Optima are solid lines, verifiers dashed; verifiers defined only at k = 2 (RRS without
     replacement, SpecHub) are large unconnected markers; series are shifted slightly in k
@@ -74,7 +83,7 @@ def plot_gaps(
     """
     temps = sorted({t for t, _, _ in table.values})
     t = temps[0] if draft_temperature is None else draft_temperature
-    ax = new_axes(ax, figsize=(COLUMN_WIDTH, 2.6))
+    ax = new_axes(ax, figsize=(COLUMN_WIDTH, 4.4) if legend else (COLUMN_WIDTH, 2.6))
     present = [n for n in names if any(tt == t and n == nn for tt, _, nn in table.values)]
     width = 0.06
     for i, name in enumerate(present):
@@ -109,9 +118,9 @@ def plot_gaps(
     ax.set_xlabel("number of drafts $k$")
     ax.set_ylabel("mean acceptance over positions")
     ax.grid(alpha=0.3)
-    ax.set_title(f"draft temperature {t:g}" if title is None else title, fontsize=10)
+    ax.set_title(f"draft temperature {t:g}; error bars ± 1 s.e." if title is None else title)
     if legend:
-        ax.legend(fontsize=7, loc="lower right", framealpha=0.95)
+        legend_under(ax)
     return ax
 
 
@@ -129,11 +138,18 @@ def plot_position_gaps(
     one = a >= 1 - 1e-9
     # a series without points gets no legend entry
     if (~one).any():
-        ax.scatter(a[~one], (a - r)[~one], s=9, alpha=0.7, color="C3", label=rf"$\alpha^* < 1$ ({(~one).sum()} positions)")
+        ax.scatter(
+            a[~one],
+            (a - r)[~one],
+            s=9,
+            alpha=0.7,
+            color=palette_color("C3"),
+            label=rf"$\alpha$* < 1 ({(~one).sum()} positions)",
+        )
     if one.any():
-        ax.scatter(a[one], (a - r)[one], s=9, alpha=0.5, color="0.6", label=rf"$\alpha^* = 1$ ({one.sum()} positions)")
-    ax.set_xlabel(rf"$\alpha^*$, i.i.d. drafts, $k = {k}$")
-    ax.set_ylabel(r"gap $\alpha^* - \alpha$, " + QUANTITY_LABELS.get(verifier, verifier).split(", ", 1)[-1])
+        ax.scatter(a[one], (a - r)[one], s=9, alpha=0.5, color="0.6", label=rf"$\alpha$* = 1 ({one.sum()} positions)")
+    ax.set_xlabel(rf"$\alpha$*, i.i.d. drafts, $k = {k}$")
+    ax.set_ylabel(r"gap $\alpha$* − $\alpha$, " + QUANTITY_LABELS.get(verifier, verifier).split(", ", 1)[-1])
     ax.grid(alpha=0.3)
     legend_under(ax, ncols=2)
     return ax

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes
+from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes, palette_color
 
 __all__ = [
     "plot_simulation",
@@ -25,6 +25,14 @@ CONTINUATION_LABELS = {
 }
 
 
+def _plain_log_ticks(axis: Any) -> None:
+    """Decade ticks of a log axis written as plain numbers (10, 100, 1,000)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 @in_paper_style
 def plot_simulation(estimate: Any, exact: float, *, ax: Any = None) -> Any:
     """Running mean of simulated rejections (Monte Carlo of speculative decoding) against the
@@ -37,14 +45,15 @@ def plot_simulation(estimate: Any, exact: float, *, ax: Any = None) -> Any:
         k,
         exact - 2 * sd / np.sqrt(k),
         exact + 2 * sd / np.sqrt(k),
-        color="C0",
+        color=palette_color("C0"),
         alpha=0.18,
         lw=0,
         label=r"exact $\pm\, 2\sigma/\sqrt{\mathrm{runs}}$",
     )
-    ax.plot(k, np.cumsum(counts) / k, lw=1, color="C0", label="Monte Carlo, running mean")
+    ax.plot(k, np.cumsum(counts) / k, lw=1, color=palette_color("C0"), label="Monte Carlo, running mean")
     ax.axhline(exact, color="k", lw=1.2, label=f"exact (Theorem 1): {exact:.3f}")
     ax.set_xscale("log")
+    _plain_log_ticks(ax.xaxis)  # 10, 100, 1000: no superscripts (they print below 7 pt)
     ax.set_xlabel("number of simulated runs")
     ax.set_ylabel("rejections per sequence")
     ax.grid(alpha=0.3)
@@ -69,7 +78,7 @@ def plot_batch_rejections(
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.3))
     Ms = [int(m) for m in Ms]
     for i, cont in enumerate(continuations):
-        color = f"C{i}"
+        color = palette_color(f"C{i}")
         vals = [batch_expected_rejections(chain, M, continuation=cont) for M in Ms]
         ax.plot(Ms, vals, "o-", ms=3.5, color=color, label=CONTINUATION_LABELS.get(cont, cont))
         lim = batch_rejection_limit(chain, continuation=cont)
@@ -174,8 +183,8 @@ def plot_decoder_losses(p: Any, q: Any, eps: Any, *, ax: Any = None, rejection: 
 
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.2))
     d = decoder_losses(p, q, eps)
-    h1 = ax.plot(d.eps, d.loss_opt, "o-", ms=3, color="C1", label="bias, Decoding-OPT")
-    h2 = ax.plot(d.eps, d.loss_uno, "^-", ms=3, color="C2", label="bias, Decoding-UNO")
+    h1 = ax.plot(d.eps, d.loss_opt, "o-", ms=3, color=palette_color("C1"), label="bias, Decoding-OPT")
+    h2 = ax.plot(d.eps, d.loss_uno, "^-", ms=3, color=palette_color("C2"), label="bias, Decoding-UNO")
     ax.set_xlabel(r"over-acceptance threshold $\varepsilon$")
     ax.set_ylabel(r"bias $\mathrm{TV}(\mathrm{output}, p)$")
     ax.set_ylim(bottom=0)

@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cycler import cycler
+
 __all__ = [
     "new_axes",
     "paper_figure",
@@ -29,6 +31,8 @@ __all__ = [
     "TEXT_WIDTH",
     "MIN_FONT_PT",
     "PAPER_RC",
+    "PALETTE",
+    "palette_color",
 ]
 
 #: Width (inches) of one column of a two-column paper, and of the full text.
@@ -37,8 +41,37 @@ TEXT_WIDTH = 7.0
 #: The smallest font size (points) of a figure printed at its own size.
 MIN_FONT_PT = 7
 
-#: matplotlib settings of every figure: embedded TrueType fonts, sizes for print.
+#: The colour cycle of every figure ("C0", "C1", … under :data:`PAPER_RC`): Okabe and Ito's
+#: palette for colour-blind readers (Okabe & Ito, "Color Universal Design", 2002; Wong,
+#: Nature Methods 8:441, 2011) — blue, vermillion, bluish green, reddish purple, orange, sky
+#: blue, black, grey, yellow — then Tol's wine.  Series also differ by marker and line style.
+PALETTE = (
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#000000",
+    "#999999",
+    "#F0E442",
+    "#882255",
+)
+
+
+def palette_color(c: Any) -> Any:
+    """``"C3"`` as the :data:`PALETTE` colour it names (resolved now, so the figure keeps its
+    colours when drawn outside the paper style); any other colour as it is."""
+    if isinstance(c, str) and len(c) >= 2 and c[0] == "C" and c[1:].isdigit():
+        return PALETTE[int(c[1:]) % len(PALETTE)]
+    return c
+
+
+#: matplotlib settings of every figure: embedded TrueType fonts, sizes for print, the
+#: colour-blind-safe :data:`PALETTE`.  Mathtext super- and subscripts print at 70 % of their
+#: text's size, so figure text writes α* as ``$\alpha$*`` (a raised asterisk at full size).
 PAPER_RC = {
+    "axes.prop_cycle": cycler(color=PALETTE),
     "pdf.fonttype": 42,
     "ps.fonttype": 42,
     "font.size": 8,
@@ -73,9 +106,9 @@ VERIFIER_LABELS = {
 
 #: Legend labels of the columns of ``optaccept.llm.gap_table`` (paper notation).
 QUANTITY_LABELS = {
-    "alpha_iid": r"$\alpha^*$, i.i.d. drafts",
-    "alpha_swor": r"$\alpha^*$, without replacement",
-    "alpha_greedy": r"$\alpha^*$, greedy drafts (Hu et al.)",
+    "alpha_iid": r"$\alpha$*, i.i.d. drafts",
+    "alpha_swor": r"$\alpha$*, without replacement",
+    "alpha_greedy": r"$\alpha$*, greedy drafts (Hu et al.)",
     "sd": r"$\alpha$, SD (one draft)",
     "nss": r"$\alpha$, NSS (ignore drafts)",
     "rrs": r"$\alpha$, RRS (SpecInfer)",

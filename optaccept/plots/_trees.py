@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes
+from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes, palette_color
 
 __all__ = ["plot_accepted_tokens", "plot_budget_curve"]
 
@@ -46,6 +46,7 @@ def plot_accepted_tokens(
             continue
         xs, ys, es = zip(*pts, strict=True)
         style, color = SERIES_STYLES[(v, d)]
+        color = palette_color(color)
         offset = {"iid": -0.06, "swor": 0.06}[d] if v not in ("block", "batch") else 0.0
         ax.errorbar(
             np.array(xs) + offset,
@@ -87,6 +88,7 @@ def plot_budget_curve(curve: Any, *, ax: Any = None, title: str | None = None, l
     xs = np.asarray(curve.budgets, dtype=np.float64)
     for j, s in enumerate(curve.values):
         fmt, color = styles[s]
+        color = palette_color(color)
         ax.errorbar(
             xs * (1 + 0.03 * (j - 1)),
             curve.mean(s),

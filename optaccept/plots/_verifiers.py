@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from ._style import TEXT_WIDTH, VERIFIER_LABELS, in_paper_style, new_axes
+from ._style import TEXT_WIDTH, VERIFIER_LABELS, in_paper_style, legend_under, new_axes, palette_color
 
 __all__ = ["plot_acceptance_curves", "plot_gap_bars", "plot_gap_heatmap"]
 
 _CURVE_STYLES = {
-    "optimal": dict(color="k", lw=2.2, label=r"$\alpha^*$ (optimal)"),
-    "K-SEQ": dict(color="tab:orange", ls="--", lw=1.6, label="K-SEQ (SpecTr)"),
-    "RRS": dict(color="tab:blue", ls=":", lw=1.8, label="RRS (SpecInfer)"),
+    "optimal": dict(color="k", lw=2.2, label=r"$\alpha$* (optimal)"),
+    "K-SEQ": dict(color=palette_color("C1"), ls="--", lw=1.6, label="K-SEQ (SpecTr)"),
+    "RRS": dict(color=palette_color("C0"), ls=":", lw=1.8, label="RRS (SpecInfer)"),
 }
 
 
@@ -30,7 +30,7 @@ def plot_acceptance_curves(
 ) -> Any:
     """Acceptance against a parameter t, one line per entry of ``curves`` (keys "optimal",
     "K-SEQ", "RRS" get paper labels); a shaded band marks where "optimal" equals 1."""
-    ax = new_axes(ax)
+    ax = new_axes(ax, figsize=(3.3, 3.0))
     t = np.asarray(t, dtype=float)
     for name, ys in curves.items():
         style = dict(_CURVE_STYLES.get(name, {"label": name}))
@@ -38,7 +38,7 @@ def plot_acceptance_curves(
     if "optimal" in curves:
         one = np.asarray(curves["optimal"], dtype=float) >= 1.0 - 1e-12
         if one.any():
-            ax.axvspan(t[one].min(), t[one].max(), color="0.88", zorder=0, label=r"$\alpha^* = 1$")
+            ax.axvspan(t[one].min(), t[one].max(), color="0.88", zorder=0, label=r"$\alpha$* = 1")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("acceptance probability")
     ax.set_xlim(t.min(), t.max())
@@ -46,7 +46,7 @@ def plot_acceptance_curves(
     if title:
         ax.set_title(title, fontsize=10)
     if legend:
-        ax.legend(loc="lower center", fontsize=8, framealpha=0.95)
+        legend_under(ax, ncols=2)
     return ax
 
 
@@ -120,15 +120,16 @@ def plot_gap_bars(
     for j, k in enumerate(ks):
         xs = x + j * width - 0.4 + width / 2
         vals = [mean_gap[n].get(k) for n in names]
-        ax.bar(xs, [0.0 if v is None else v for v in vals], width, label=f"$k = {k}$", color=f"C{j}")
+        ax.bar(xs, [0.0 if v is None else v for v in vals], width, label=f"$k = {k}$", color=palette_color(f"C{j}"))
         for xi, v in zip(xs, vals, strict=True):
             if v is None:
                 ax.text(xi, 0, "n/a", rotation=90, ha="center", va="bottom", fontsize=7, color="0.5")
             elif abs(v) < 5e-13:
                 ax.text(xi, 0, "0", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(x, [labels.get(n, n) for n in names], rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel(r"mean $\alpha^*(\mathrm{own\ law}) - \alpha$")
+    ax.set_ylabel(r"mean $\alpha$*(own law) − $\alpha$")
     if title:
         ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, ncols=len(ks), loc="upper left")
+    # beside the axes, never over the bars (below them are the rotated verifier names)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return ax
