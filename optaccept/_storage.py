@@ -185,6 +185,42 @@ class SparseRows:
         d[r, self.indices[pos]] = self.draft_values[pos]
         return t, d
 
+    def row_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """Float64 sums of every row of p and of q (the renormalising constants)."""
+        row = np.repeat(np.arange(self.n_rows), np.diff(self.indptr))
+        t = np.bincount(row, weights=self.target_values.astype(np.float64), minlength=self.n_rows)
+        d = np.bincount(row, weights=self.draft_values.astype(np.float64), minlength=self.n_rows)
+        return t, d
+
+    def values_at(self, rows: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Stored p and q (float32) at the pairs (``rows[i]``, ``cols[i]``); 0 where no
+        entry is stored.  One binary search over the (row, column) keys, no dense row."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        cols = np.asarray(cols, dtype=np.int64).reshape(-1)
+        n = max(self.vocab_size, 1)
+        keys = np.repeat(np.arange(self.n_rows, dtype=np.int64), np.diff(self.indptr)) * n + self.indices
+        want = rows * n + cols
+        pos = np.minimum(np.searchsorted(keys, want), max(keys.size - 1, 0))
+        hit = (keys[pos] == want) if keys.size else np.zeros(want.size, dtype=bool)
+        t = np.where(hit, self.target_values[pos] if keys.size else 0, 0).astype(np.float32)
+        d = np.where(hit, self.draft_values[pos] if keys.size else 0, 0).astype(np.float32)
+        return t, d
+
+    def compact(self, rows: Any, columns: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of p and q as float64 restricted to the sorted ``columns`` (which must hold
+        every stored column of ``rows``), each renormalised by its full row sum."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        columns = np.asarray(columns, dtype=np.int64)
+        r, pos = self._entries(rows)
+        where = np.searchsorted(columns, self.indices[pos])
+        t = np.zeros((rows.size, columns.size))
+        d = np.zeros((rows.size, columns.size))
+        t[r, where] = self.target_values[pos]
+        d[r, where] = self.draft_values[pos]
+        t /= t.sum(axis=1, keepdims=True)
+        d /= d.sum(axis=1, keepdims=True)
+        return t, d
+
     def take(self, rows: Any) -> SparseRows:
         """The given rows, in the given order."""
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from ._witness import WEAK_WITNESS
+
 __all__ = ["AcceptanceResult", "FlowPlan", "TransportPlan", "Verification"]
 
 
@@ -237,6 +239,12 @@ class Verification:
                 )
             elif self.lower_gap is None:
                 parts.append(f"lower bound not established: {self.witness}")
+            elif self.witness == WEAK_WITNESS and not self.lower_violation:
+                parts.append(
+                    f"lower bound not proved (the value is not refuted): the {self.witness} reaches "
+                    f"{_num(self.lower_bound)}, {_num(self.lower_gap)} below the value; drafts without replacement "
+                    "are certified by a max flow up to 200,000 draft sets"
+                )
             else:
                 parts.append(
                     f"lower bound fails: the {self.witness} reaches {_num(self.lower_bound)}, "

@@ -213,8 +213,13 @@ class DraftTrees:
         i = self._tree_index(i)
         if self._prefix_index is None:
             index: list[dict[tuple[int, ...], int]] = [dict() for _ in range(self.n_trees)]
-            for j in range(self.n_nodes):
-                index[int(self.tree[j])][self.path(j)] = j
+            paths: list[tuple[int, ...]] = [()] * self.n_nodes
+            for j in np.argsort(self.depth, kind="stable").tolist():  # parents before children
+                par = int(self.parent[j])
+                if par >= 0:
+                    paths[j] = paths[par] + (int(self.token[j]),)
+            for j, (t, w) in enumerate(zip(self.tree.tolist(), paths, strict=True)):
+                index[t][w] = j
             self._prefix_index = index
         return self._prefix_index[i]
 
@@ -247,13 +252,14 @@ class DraftTrees:
     def _models(self, i: int, compact: bool) -> tuple[StoredModel, StoredModel]:
         index = self.prefixes(i)
         nodes = list(index.values())
-        p, q = self.rows(nodes)
         keys = list(index)
-        if compact:
+        if compact:  # straight from the sparse rows: no (nodes, vocabulary) dense copy
             keep = self.vocabulary(i)
             new = {int(t): j for j, t in enumerate(keep)}
-            p, q = p[:, keep], q[:, keep]
+            p, q = self._rows.compact(nodes, keep)
             keys = [tuple(new[t] for t in key) for key in keys]
+        else:
+            p, q = self.rows(nodes)
         where = f"tree {i}"
         return (
             StoredModel(dict(zip(keys, p, strict=True)), "target", where),
