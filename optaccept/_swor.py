@@ -209,7 +209,8 @@ def _integrate(panel, rates: np.ndarray, rl: np.ndarray, live: np.ndarray, total
         if float(last_vals[live].max()) < tail_tol:
             return integral
         a = b
-        active = rates[rates * a <= _CERTAIN]
+        with np.errstate(over="ignore"):  # rate·a = inf (subnormal-scale masses) is simply not active
+            active = rates[rates * a <= _CERTAIN]
         width = a if active.size == 0 else max(a, 1.0 / float(active.max()))
         b = a + width
 
