@@ -35,7 +35,7 @@ __all__ = ["sample_accepted_tokens", "tree_value", "rao_blackwell"]
 
 def tree_value(tree: DraftTree | ShapedTree, target: Any, draft: Any, verifier: str = "token") -> Any:
     """Expected accepted length of ``verifier`` on one given tree (its coin flips summed
-    out).  ``target`` and ``draft`` are sequence models or the other engineer's cached
+    out).  ``target`` and ``draft`` are sequence models or the cached
     laws of a stored tree (any callable prefix -> probabilities)."""
     from ._models import _Cached, as_model
 
