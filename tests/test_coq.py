@@ -1,6 +1,7 @@
 """The machine-checked proofs of proofs/coq: every file compiles, every main theorem is
 closed under the global context, the checker refuses incomplete or axiomatic proofs, and
-the certified instances are the ones optaccept's max-flow LP produces."""
+the certified instances are the ones optaccept's max-flow LP and sequence-level tree LP
+produce."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,6 +70,9 @@ def test_every_file_compiles_and_every_theorem_is_closed(tmp_path):
         "one_draft_alpha_star",
         "cert_alpha_star",
         "readme_alpha_star",
+        "lp_optimum",
+        "sun_lp_optimum",
+        "sun_two_chains_lp_optimum",
     ):
         assert f"Print Assumptions {name}." in text, name
 
@@ -99,6 +104,19 @@ def test_check_refuses_a_theorem_that_rests_on_an_assumption(tmp_path):
     r = _check(folder)
     assert r.returncode == 1
     assert "Speculative.v: 3 of 4 theorems closed under the global context" in r.stderr
+
+
+@needs_coq
+def test_check_refuses_a_wrong_lp_optimum(tmp_path):
+    # a value above the certified one: the exact check must fail under vm_compute
+    folder = _copy(tmp_path)
+    f = folder / "TreeInstances.v"
+    src = f.read_text()
+    assert src.count("(11#9)") == 3
+    f.write_text(src.replace("(11#9)", "(4#3)"))
+    r = _check(folder)
+    assert r.returncode == 1
+    assert "TreeInstances.v does not compile" in r.stderr
 
 
 def _make_instances():
@@ -141,3 +159,52 @@ def test_generator_refuses_a_wrong_stated_value(monkeypatch):
     monkeypatch.setattr(mi, "INSTANCES", [("wrong", ["0.5", "0.5"], ["0.9", "0.1"], 1, "0.7")])
     with pytest.raises(mi.CertificateError, match="not the stated 0.7"):
         mi.render()
+
+
+def _lp_checks(c):
+    """The exact checks of an LP certificate, recomputed here: the value of the primal point and
+    the dual bound b·y + Σ (c − Aᵀy)⁺ (every variable lies in [0, 1])."""
+    A, b, cc, x, y = c["A"], c["b"], c["c"], c["x"], c["y"]
+    assert all(0 <= t <= 1 for t in x) and c["u"] == [1] * len(x)
+    assert [sum(a * t for a, t in zip(row, x)) for row in A] == b
+    reduced = [cc[j] - sum(A[i][j] * y[i] for i in range(len(A))) for j in range(len(x))]
+    assert c["w"] == [max(r, 0) for r in reduced]
+    primal = sum(a * t for a, t in zip(cc, x))
+    assert primal == sum(a * t for a, t in zip(b, y)) + sum(c["w"])
+    return primal
+
+
+def test_tree_certificates_are_exact_and_agree_with_independent_values():
+    from _reference_lp import optimal_lp as reference_lp
+
+    from optaccept import tree
+    from optaccept.tree._draft import enumerate_trees
+
+    mi = _make_instances()
+    p, q = [Fraction(1, 3), Fraction(2, 3)], [Fraction(2, 3), Fraction(1, 3)]
+    one = mi.tree_certificate(p, q, 2, 1)
+    two = mi.tree_certificate(p, q, 2, 2)
+    assert _lp_checks(one) == Fraction(11, 9) and _lp_checks(two) == Fraction(131, 81)
+    # k = 1: block verification, computed exactly without an LP, attains the optimum
+    block = tree.accepted_tokens(lambda u: p, lambda u: q, length=2, verifier="block").value
+    assert block == Fraction(11, 9)
+    # k = 2: the LP as docs/trees.md §4 first states it (one variable per tree, node and token)
+    trees = enumerate_trees(lambda u: np.array([float(t) for t in q]), 2, 2, "iid", max_trees=10**4)
+    value, cert, _ = reference_lp(trees, lambda u: np.array([float(t) for t in p]), 2, 2)
+    assert cert.ok and abs(value - 131 / 81) < 1e-8
+
+
+def test_tree_node_set_law_by_enumeration():
+    mi = _make_instances()
+    q = [Fraction(2, 3), Fraction(1, 3)]
+    law = mi.iid_node_set_law(q, 2, 2)
+    assert sum(law.values()) == 1 and len(law) == 10  # 4 chains: 4 alone and 6 pairs
+    root_a = frozenset({(), (0,), (0, 0), (0, 1)})
+    assert law[root_a] == 2 * Fraction(4, 9) * Fraction(2, 9)  # chains aa and ab, in either order
+
+
+def test_generator_refuses_a_wrong_stated_tree_value(monkeypatch):
+    mi = _make_instances()
+    monkeypatch.setattr(mi, "TREE_INSTANCES", [("wrong", ["1/3", "2/3"], ["2/3", "1/3"], 2, 1, "4/3")])
+    with pytest.raises(mi.CertificateError, match="not the stated 4/3"):
+        mi.render_tree()

@@ -1,4 +1,4 @@
-"""Write proofs/coq/Instances.v: exact certificates of alpha* for Coq to check.
+"""Write proofs/coq/Instances.v and TreeInstances.v: exact certificates for Coq to check.
 
 Usage (from the repository root, with the project's environment):
 `.venv/bin/python proofs/coq/make_instances.py [--check]`.  For each instance below,
@@ -10,8 +10,17 @@ adds mass, so the acceptance stays at least the flow's value) and checks exactly
 the coupling's acceptance equals the value of S in (star).  Everything is then scaled by
 the least common denominator N and written as natural numbers for `Certificate.check`.
 The set law is computed here from q by enumerating ordered tuples, independently of
-optaccept.  `--check` compares the text with the committed file instead of writing it
-(exit status 1 if they differ).  Exits 1 if a certificate fails its exact check, 2 if
+optaccept.
+
+TreeInstances.v certifies the tree values of docs/trees.md §7 (Sun et al.'s example,
+11/9; two i.i.d. chains on it, 131/81) as optima of the sequence-level LP of
+docs/trees.md §4 in the form optaccept solves it (`tree.accepted_tokens(...,
+verifier="optimal")`: max c·x, A x = b, 0 ≤ x ≤ 1).  The script records the LP data
+and HiGHS's primal and dual solutions, converts every number to an exact fraction (each
+within 1e-12 of its float), checks exactly that the primal point is feasible and that its
+value equals the dual bound b·y + Σ (c − Aᵀy)⁺ and the stated value, and writes them as
+rationals for `LPDuality.check`.  `--check` compares the texts with the committed files
+instead of writing them (exit status 1 if they differ).  Exits 1 if a certificate fails its exact check, 2 if
 optaccept cannot be imported.
 """
 
@@ -28,6 +37,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # the checkout's optaccept, installed or not
 try:
     import optaccept as oa
+    import optaccept.tree._optimal_lp as tree_lp
+    from optaccept import tree
     from optaccept.drafts import IID
 except ImportError as exc:
     print(
@@ -41,6 +52,12 @@ except ImportError as exc:
 INSTANCES = [
     ("readme", ["0.40", "0.25", "0.15", "0.12", "0.08"], ["0.30", "0.10", "0.35", "0.05", "0.20"], 2, "0.9075"),
     ("coin", ["0.5", "0.5"], ["0.9", "0.1"], 1, "0.6"),
+]
+
+# name, context-free target and draft laws, chain length, i.i.d. chains k, the stated LP optimum
+TREE_INSTANCES = [
+    ("sun", ["1/3", "2/3"], ["2/3", "1/3"], 2, 1, "11/9"),
+    ("sun_two_chains", ["1/3", "2/3"], ["2/3", "1/3"], 2, 2, "131/81"),
 ]
 
 
@@ -177,23 +194,144 @@ def render() -> str:
     return "\n".join(out)
 
 
+def exact(x: float, what: str) -> Fraction:
+    """The fraction of small denominator that the float ``x`` rounds, refused if none is within 1e-12."""
+    f = Fraction(float(x)).limit_denominator(10**6)
+    if abs(float(f) - float(x)) > 1e-12 * max(1.0, abs(float(x))):
+        raise CertificateError(f"{what} = {x!r} is not within 1e-12 of a fraction of denominator at most 10**6")
+    return f
+
+
+def iid_node_set_law(q: list[Fraction], length: int, k: int) -> dict[frozenset, Fraction]:
+    """Law of the node set (prefixes, root included) of k i.i.d. chains of ``length`` tokens
+    drawn from the context-free q, by enumerating ordered k-tuples of chains."""
+    chains = list(itertools.product(range(len(q)), repeat=length))
+    law: dict[frozenset, Fraction] = {}
+    for t in itertools.product(chains, repeat=k):
+        mass = math.prod((q[y] for c in t for y in c), start=Fraction(1))
+        if mass:
+            s = frozenset(c[:d] for c in t for d in range(length + 1))
+            law[s] = law.get(s, Fraction(0)) + mass
+    return law
+
+
+def tree_certificate(p: list[Fraction], q: list[Fraction], length: int, k: int) -> dict:
+    """The sequence-level LP of ``tree.accepted_tokens(..., verifier="optimal")`` with its primal
+    and dual solutions, in exact fractions, checked exactly: A x = b, 0 ≤ x ≤ 1, w = (c − Aᵀy)⁺
+    and c·x = b·y + Σ w."""
+    seen = []
+    solve = tree_lp._solve
+
+    def recording(c, A, b, row_mass, tol):
+        z, y, cert = solve(c, A, b, row_mass, tol)
+        seen.append((c, A, b, z, y))
+        return z, y, cert
+
+    tree_lp._solve = recording
+    try:
+        res = tree.accepted_tokens(lambda u: p, lambda u: q, length=length, k=k, drafts="iid", verifier="optimal")
+    finally:
+        tree_lp._solve = solve
+    if len(seen) != 1:
+        raise CertificateError(f"expected one LP solve, saw {len(seen)}")
+    c0, A0, b0, z0, y0 = seen[0]
+    A0 = A0.toarray()
+    rows, cols = A0.shape
+    A = [[exact(A0[i, j], f"A[{i}, {j}]") for j in range(cols)] for i in range(rows)]
+    b = [exact(t, f"b[{i}]") for i, t in enumerate(b0)]
+    c = [exact(t, f"c[{j}]") for j, t in enumerate(c0)]
+    x = [exact(t, f"x[{j}]") for j, t in enumerate(z0)]
+    y = [exact(t, f"y[{i}]") for i, t in enumerate(y0)]
+    u = [Fraction(1)] * cols
+    # the tree-law rows' right-hand sides are the law of the node set, recomputed here
+    law = iid_node_set_law(q, length, k)
+    sets = res.details["sets"]
+    if set(law) != set(sets) or any(b[a] != law[s] for a, s in enumerate(sets)):
+        raise CertificateError("the LP's tree-law rows are not the law of the drafted node set")
+    if any(not 0 <= t <= 1 for t in x):
+        raise CertificateError("primal point outside 0 <= x <= 1")
+    if any(sum(a * t for a, t in zip(row, x)) != bi for row, bi in zip(A, b)):
+        raise CertificateError("primal point violates A x = b")
+    w = [max(c[j] - sum(A[i][j] * y[i] for i in range(rows)), Fraction(0)) for j in range(cols)]
+    primal = sum(a * t for a, t in zip(c, x))
+    dual = sum(a * t for a, t in zip(b, y)) + sum(a * t for a, t in zip(u, w))
+    if primal != dual:
+        raise CertificateError(f"primal value {primal} differs from the dual bound {dual}")
+    return {"A": A, "b": b, "c": c, "u": u, "x": x, "y": y, "w": w, "value": primal}
+
+
+def coq_q(f: Fraction) -> str:
+    if f.denominator == 1:
+        return f"({f.numerator})" if f < 0 else str(f.numerator)
+    return f"({f.numerator}#{f.denominator})"
+
+
+def coq_qlist(xs) -> str:
+    return "[" + "; ".join(coq_qlist(x) if isinstance(x, list) else coq_q(x) for x in xs) + "]"
+
+
+def render_tree() -> str:
+    out = [
+        "(* Generated by proofs/coq/make_instances.py from optaccept's sequence-level LP: do not edit. *)",
+        '(* Each instance: the LP max c.x, A x = b, 0 <= x <= u of tree.accepted_tokens(..., verifier="optimal")',
+        "   (docs/trees.md, section 4) has optimum v over the rationals (LPDuality.lp_optimum).  That the data",
+        "   encode the tree problem is optaccept's construction, checked in its tests, not here. *)",
+        "From Coq Require Import QArith List.",
+        "From OptAccept Require Import LPDuality.",
+        "Import ListNotations.",
+        "",
+        "Local Open Scope Q_scope.",
+        "",
+    ]
+    for name, ps, qs, length, k, stated in TREE_INSTANCES:
+        p = [Fraction(t) for t in ps]
+        q = [Fraction(t) for t in qs]
+        cert = tree_certificate(p, q, length, k)
+        value = Fraction(stated)
+        if cert["value"] != value:
+            raise CertificateError(f"{name}: LP optimum {cert['value']}, not the stated {stated}")
+        v = coq_q(value)
+        args = " ".join(f"{name}_{t}" for t in "A b c u x y w".split())
+        out += [
+            f"(* {name}: context-free target p = [{', '.join(ps)}], draft q = [{', '.join(qs)}], "
+            f"{k} i.i.d. chain{'s' if k > 1 else ''} of length {length}; "
+            f"LP of {len(cert['A'])} rows and {len(cert['c'])} columns; optimum {stated}. *)",
+            *(
+                f"Definition {name}_{t} : list {'(list Q)' if t == 'A' else 'Q'} := {coq_qlist(cert[t])}."
+                for t in "A b c u x y w".split()
+            ),
+            "",
+            f"Lemma {name}_check : check {args} {v} = true.",
+            "Proof. vm_compute. reflexivity. Qed.",
+            "",
+            f"Theorem {name}_lp_optimum :",
+            f"  feasible {name}_A {name}_b {name}_u {name}_x /\\ dot {name}_c {name}_x == {v} /\\",
+            f"  (forall x, feasible {name}_A {name}_b {name}_u x -> dot {name}_c x <= {v}).",
+            f"Proof. exact (lp_optimum _ _ _ _ _ _ _ _ {name}_check). Qed.",
+            "",
+            f"Print Assumptions {name}_lp_optimum.",
+            "",
+        ]
+    return "\n".join(out)
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="compare with the committed Instances.v")
+    ap.add_argument("--check", action="store_true", help="compare with the committed Instances.v and TreeInstances.v")
     args = ap.parse_args(argv)
     try:
-        text = render()
+        texts = {HERE / "Instances.v": render(), HERE / "TreeInstances.v": render_tree()}
     except CertificateError as exc:
         print(f"make_instances.py: certificate failed: {exc}", file=sys.stderr)
         return 1
-    target = HERE / "Instances.v"
-    if args.check:
-        if not target.exists() or target.read_text() != text:
+    status = 0
+    for target, text in texts.items():
+        if not args.check:
+            target.write_text(text)
+        elif not target.exists() or target.read_text() != text:
             print(f"make_instances.py: {target.name} differs from the generated text", file=sys.stderr)
-            return 1
-        return 0
-    target.write_text(text)
-    return 0
+            status = 1
+    return status
 
 
 if __name__ == "__main__":
