@@ -351,3 +351,167 @@ def test_ceiling_and_sequoia_on_nasty_laws(case):
         assert np.mean([topk_value(P, Q, got.paths) for P, Q in pairs]) == pytest.approx(max(values), abs=1e-12)
         seq = tree.best_tree(pairs, budget=n, progress=False)
         assert seq.size == n and seq.meta["value"] <= max(values) + 1e-12
+
+
+# ------------------------------------------------- SGLang, TensorRT-LLM, Jupyter, cost tables
+def sglang_tree(q, steps: int, topk: int, num_draft_tokens: int) -> tuple[tuple[int, ...], ...]:
+    """The tree SGLang's EAGLE worker drafts, rewritten here from its code: ``topk`` beams;
+    step 0 takes the draft's top-k tokens, each later step expands every beam into its
+    top-k children (score = the beam's score × the child's probability) and keeps the
+    ``topk`` best of those topk² as beams; every candidate of every step is kept, and the
+    ``num_draft_tokens − 1`` of largest score are verified (``select_top_k_tokens`` and
+    ``build_tree_kernel_efficient_preprocess``).  Returned as index paths (rank of each
+    token among its parent's top-k)."""
+    cands = []  # (score, rank path)
+
+    def top(prefix):
+        law = [float(v) for v in q(prefix)]
+        return sorted(range(len(law)), key=lambda x: (-law[x], x))[:topk], law
+
+    order, law = top(())
+    beams = [(law[x], (x,), (r,)) for r, x in enumerate(order)]
+    cands += [(s, path) for s, _, path in beams]
+    for _ in range(steps - 1):
+        children = []
+        for s, w, path in beams:
+            order, law = top(w)
+            children += [(s * law[x], w + (x,), path + (r,)) for r, x in enumerate(order)]
+        cands += [(s, path) for s, _, path in children]
+        beams = sorted(children, key=lambda c: -c[0])[:topk]
+    kept = sorted(cands, key=lambda c: -c[0])[: num_draft_tokens - 1]
+    return tuple(sorted((path for _, path in kept), key=lambda t: (len(t), t)))
+
+
+def _random_draft(vocab, seed):
+    """A context-dependent draft law without ties (continuous random rows)."""
+
+    def q(u):
+        r = np.random.default_rng([seed, len(u), *u]).random(vocab) ** 3
+        return r / r.sum()
+
+    return q
+
+
+def test_to_engine_round_trips_and_trtllm_reads_the_choices():
+    for n in range(1, 7):
+        for paths in all_shapes(n):
+            s = tree.as_shape(list(paths))
+            v = s.to_engine("vllm")
+            assert v == {"speculative_token_tree": s.to_vllm(), "num_speculative_tokens": n}
+            assert tree.Shape.from_engine("vllm", v) == s
+            t = s.to_engine("trtllm")
+            # TensorRT-LLM's EagleDecodingConfig.check_eagle_choices, rewritten: dedup, sort by
+            # (len, path), every parent listed; max_draft_len = the longest path,
+            # max_total_draft_tokens = the number of choices
+            choices = sorted({tuple(c) for c in t["eagle_choices"]}, key=lambda c: (len(c), c))
+            assert all(c[:-1] in choices for c in choices if len(c) > 1)
+            assert [list(c) for c in choices] == t["eagle_choices"]
+            assert t["max_draft_len"] == max(len(c) for c in choices) and len(choices) == n
+            assert tree.Shape.from_engine("trtllm", t) == s
+            # TensorRT-LLM also takes the choices as a string (read with ast.literal_eval)
+            assert tree.Shape.from_engine("trtllm", {"eagle_choices": str(t["eagle_choices"])}) == s
+
+
+def test_sglang_parameters_draft_the_shape_in_every_context():
+    """A shape SGLang drafts statically: its parameters give that shape's top-k tree in every
+    context (SGLang's selection rewritten above); any other shape is refused, and its
+    strict=False parameters give a tree of as many nodes that changes with the context."""
+    drafts = [_random_draft(8, seed) for seed in range(12)]  # more tokens than children
+    static = 0
+    for n in range(1, 8):
+        for paths in all_shapes(n):
+            s = tree.as_shape(list(paths))
+            try:
+                params = s.to_engine("sglang")
+            except MethodError as e:
+                assert "strict=False" in str(e) and "\n" not in str(e)
+                params = s.to_engine("sglang", strict=False)
+                assert params["speculative_num_draft_tokens"] == n + 1
+                assert params["speculative_num_steps"] == s.depth
+                got = {sglang_tree(q, *params.values()) for q in drafts}
+                assert all(len(g) == n for g in got)
+                assert len(got) > 1 or got != {s.paths}, paths  # not the shape in every context
+                with pytest.raises(MethodError):
+                    tree.Shape.from_engine("sglang", params)
+                continue
+            static += 1
+            for q in drafts:
+                assert sglang_tree(q, *params.values()) == s.paths
+            assert tree.Shape.from_engine("sglang", params) == s
+    # chains of 1..7, (b,) for b = 2..7, (2, 2) of 6 nodes
+    assert static == 7 + 6 + 1
+
+
+def test_from_sglang_agrees_with_its_selection():
+    drafts = [_random_draft(5, seed) for seed in range(10)]
+    for steps in (1, 2, 3):
+        for topk in (1, 2, 3):
+            cands = topk + (steps - 1) * topk * topk
+            for ndt in range(2, cands + 2):
+                params = dict(
+                    speculative_num_steps=steps, speculative_eagle_topk=topk, speculative_num_draft_tokens=ndt
+                )
+                if topk == 1:
+                    ndt = steps + 1  # SGLang's server_args sets it so for topk = 1
+                got = {sglang_tree(q, steps, topk, ndt) for q in drafts}
+                try:
+                    s = tree.Shape.from_engine("sglang", params)
+                except MethodError:
+                    assert len(got) > 1, params  # refused: the tree depends on the context
+                    continue
+                assert got == {s.paths}, params
+    for bad, word in (
+        ({"speculative_num_steps": 2}, "needs"),
+        (dict(speculative_num_steps=2, speculative_eagle_topk=2, speculative_num_draft_tokens=8), "between"),
+        (dict(speculative_num_steps=0, speculative_eagle_topk=2, speculative_num_draft_tokens=3), "positive"),
+        ([1, 2], "params"),
+    ):
+        with pytest.raises(InputError, match=word) as e:
+            tree.Shape.from_engine("sglang", bad)
+        assert "\n" not in str(e.value)
+
+
+def test_engine_name_and_malformed_parameters():
+    s = tree.as_shape((2, 1))
+    with pytest.raises(InputError, match=r"^name: "):
+        s.to_engine("tgi")
+    with pytest.raises(InputError, match=r"^name: "):
+        tree.Shape.from_engine("tgi", {})
+    with pytest.raises(InputError, match=r"speculative_token_tree"):
+        tree.Shape.from_engine("vllm", {"speculative_token_tree": "[(1,)]"})
+    with pytest.raises(InputError, match=r"eagle_choices"):
+        tree.Shape.from_engine("trtllm", {"eagle_choices": [[0], [0, 1]]})
+    with pytest.raises(InputError, match=r"eagle_choices"):
+        tree.Shape.from_engine("trtllm", {"eagle_choices": "[[0],"})
+
+
+def test_jupyter_display_shows_the_vllm_string_and_the_values():
+    pairs = _pairs(6, (1, 2))
+    s = tree.best_tree(pairs, budget=5, cost=lambda n: 1.0 + 0.1 * n, progress=False)
+    html = s._repr_html_()
+    assert "<table>" in html and f"<code>{s.to_vllm()}</code>" in html  # no character to escape in it
+    assert f"{s.meta['tokens_per_second']:.6g}" in html and f"{s.meta['value']:.6g}" in html
+    assert "sequoia" in html and f"<td style='text-align:left'>{s.size}</td>" in html
+    plain = tree.as_shape((2,))._repr_html_()
+    assert "strategy" not in plain and "[(0,), (1,)]" in plain
+    text = str(s).splitlines()
+    assert text[0] == f"tree.Shape: {s.size} nodes, depth {s.depth}"
+    assert text[-1] == f"  vLLM speculative_token_tree: {s.to_vllm()}"
+    assert f"  tokens per second: {s.meta['tokens_per_second']:.6g}" in text
+
+
+def test_cost_table_searches_its_sizes_and_refuses_a_budget_beyond_it():
+    pairs = _pairs(3, (1, 2))
+    cost = {1: 1.0, 3: 1.1, 6: 1.15}
+    got = tree.best_tree(pairs, cost=cost, strategy="ceiling", progress=False)
+    assert sorted(got.meta["by_size"]) == [1, 3, 6]
+    best = {n: max(np.mean([topk_value(P, Q, s) for P, Q in pairs]) for s in all_shapes(n)) for n in cost}
+    rate = {n: (best[n] + 1.0) / cost[n] for n in cost}
+    assert got.size == max(rate, key=lambda n: (rate[n], -n))
+    assert got.meta["tokens_per_second"] == pytest.approx(rate[got.size], abs=1e-12)
+    # a budget inside the table cuts it; one beyond it names the sizes without a cost
+    assert sorted(tree.best_tree(pairs, 3, cost=cost, strategy="ceiling", progress=False).meta["by_size"]) == [1, 3]
+    for kw, gap in ((dict(budget=9, cost=cost), "sizes 7..9"), (dict(budget=4, cost=[1.0, 1.1, 1.2]), "size 4")):
+        with pytest.raises(InputError, match=f"^cost: .*no cost for {gap}") as e:
+            tree.best_tree(pairs, progress=False, **kw)
+        assert "\n" not in str(e.value)

@@ -68,6 +68,80 @@ def test_cost_from_a_json_table(tmp_path, capsys):
     assert json.loads(out)["vllm"] == want.to_vllm()
 
 
+def test_profile_json_is_the_library_profile(capsys):
+    argv = ["--profile", "--shape", "2,1", "--vocab", "9", "--contexts", "2", "--positions", "3", "--seed", "4"]
+    rc, out, err = _run(capsys, *argv, "--json")
+    assert rc == 0 and err == ""
+    got = json.loads(out)
+    pairs = [tree.synthetic_pair(9, seed=s) for s in (4, 5)]
+    want = tree.acceptance_profile(pairs, (2, 1), verifier="target_only", positions=3, rng=4)
+    assert got["rates"] == pytest.approx(list(want.rates), abs=1e-12)
+    assert got["mean_accepted"] == pytest.approx(sum(got["rates"]), abs=1e-12)
+    assert got["al"] == pytest.approx(1 + got["mean_accepted"], abs=1e-12)
+    assert got["engines"] == {name: want.to_engine(name) for name in ("vllm", "sglang", "trtllm")}
+    assert got["children"] == "topk" and got["positions"] == 3 and got["texts"] == 2
+    # at the first position the profile's mean is the exact accepted tokens of the tree
+    exact = [
+        float(tree.accepted_tokens(P, Q, shape=(2, 1), children="topk", verifier="target_only").value) for P, Q in pairs
+    ]
+    assert sum(got["by_position"][0]) == pytest.approx(np.mean(exact), abs=1e-12)
+    rc, out, err = _run(capsys, *argv)
+    assert rc == 0 and err == ""
+    assert "P(accepted >= d)" in out and "synthetic_acceptance_rates" in out
+    assert "SGLANG_SIMULATE_ACC_LEN" in out and "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS" in out
+
+
+def test_profile_of_a_chain_defaults_to_iid_children_for_token_verification(capsys):
+    rc, out, _ = _run(
+        capsys,
+        "--profile",
+        "--chain",
+        "3",
+        "--verifier",
+        "token",
+        "--vocab",
+        "6",
+        "--contexts",
+        "1",
+        "--positions",
+        "1",
+        "--samples",
+        "4000",
+        "--json",
+    )
+    assert rc == 0
+    got = json.loads(out)
+    assert got["children"] == "iid" and len(got["rates"]) == 3 and got["vllm"] == "[(0,), (0, 0), (0, 0, 0)]"
+    target, draft = tree.synthetic_pair(6, seed=0)
+    exact = float(tree.accepted_tokens(target, draft, length=3, k=1, drafts="iid", verifier="token").value)
+    assert got["mean_accepted"] == pytest.approx(exact, abs=4 * got["std_err"] + 0.03)
+
+
+def test_chain_is_the_shape_of_ones(capsys):
+    rc, out, _ = _run(capsys, "--chain", "3", "--vocab", "11", "--contexts", "2", "--json")
+    rc2, out2, _ = _run(capsys, "--shape", "1,1,1", "--vocab", "11", "--contexts", "2", "--json")
+    assert rc == rc2 == 0 and json.loads(out) == json.loads(out2)
+
+
+def test_engine_parameters_in_the_output(capsys):
+    rc, out, _ = _run(capsys, "--budget", "6", "--vocab", "15", "--contexts", "2", "--json")
+    assert rc == 0
+    got = json.loads(out)
+    shape = tree.Shape.from_vllm(got["vllm"])
+    for name in ("vllm", "trtllm"):
+        assert tree.Shape.from_engine(name, got["engines"][name]) == shape
+    sg = got["engines"]["sglang"]
+    assert sg["speculative_num_draft_tokens"] == 7 and got["engines"]["sglang_static"] is (
+        shape.is_chain or shape.depth == 1 or shape == tree.as_shape((2, 2))
+    )
+    rc, out, _ = _run(capsys, "--shape", "2,2", "--vocab", "15", "--contexts", "2", "--json")
+    got = json.loads(out)
+    assert got["engines"]["sglang_static"] is True
+    assert tree.Shape.from_engine("sglang", got["engines"]["sglang"]) == tree.as_shape((2, 2))
+    rc, out, _ = _run(capsys, "--budget", "6", "--vocab", "15", "--contexts", "2")
+    assert rc == 0 and "--speculative-num-draft-tokens 7" in out and "max_draft_len=" in out
+
+
 def test_dynamic_prints_one_tree_per_context(capsys):
     rc, out, _ = _run(capsys, "--budget", "5", "--strategy", "dynamic", "--contexts", "3", "--json")
     assert rc == 0
@@ -77,7 +151,16 @@ def test_dynamic_prints_one_tree_per_context(capsys):
 @pytest.mark.parametrize(
     ("argv", "word"),
     [
-        ([], "--shape, --budget or --cost"),
+        ([], "--shape, --chain, --budget or --cost"),
+        (["--profile", "--budget", "4"], "--profile"),
+        (["--profile", "--shape", "2,2", "--verifier", "traversal"], "--verifier"),
+        (["--profile", "--chain", "2", "--verifier", "optimal", "--children", "iid"], "--verifier"),
+        (["--profile", "--chain", "2", "--positions", "0"], "--positions"),
+        (["--chain", "0"], "--chain"),
+        (["--chain", "300"], "--chain"),
+        (["--chain", "2", "--budget", "3"], "--budget"),
+        (["--chain", "2", "--shape", "2"], "not allowed with"),
+        (["--cost", "1,1.1", "--budget", "4"], "no cost for sizes 3..4"),
         (["--shape", "0"], "--shape"),
         (["--shape", "[(1,)]"], "--shape"),
         (["--shape", "x,y"], "--shape"),

@@ -6,6 +6,8 @@ for a node budget or a cost curve, on the built-in synthetic pair (docs/trees.md
     optaccept tree --budget 16                      # the best tree of 16 nodes
     optaccept tree --cost linear:1,0.05 --budget 64 # the best speed: cost(n) = 1 + 0.05 n
     optaccept tree --cost costs.json --json         # a measured table {n: seconds}
+    optaccept tree --profile --chain 4              # per-depth acceptance rates along generated text
+    optaccept tree --profile --shape 3,2 --json     # ... with the forms vLLM, SGLang and TRT-LLM replay
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["register"]
+
+#: longest chain ``--chain`` takes (the profile values every depth at every position)
+MAX_CHAIN = 256
 
 
 def register(subparsers: Any) -> None:
@@ -37,6 +42,7 @@ def register(subparsers: Any) -> None:
         metavar="SPEC",
         help="a branching tuple such as 3,2 or index paths such as '[(0,), (1,), (0, 0)]' (vLLM's string)",
     )
+    what.add_argument("--chain", type=positive_int, default=None, metavar="N", help="a chain of N drafted tokens")
     t.add_argument("--budget", type=positive_int, default=None, help="nodes of the best tree (with --cost: the most)")
     what.add_argument(
         "--cost",
@@ -45,12 +51,17 @@ def register(subparsers: Any) -> None:
         "(a list or {n: seconds}), or linear:A,B for A + B n",
     )
     t.add_argument("--strategy", choices=["sequoia", "ceiling", "dynamic"], default="sequoia", help="how to pick")
-    t.add_argument("--children", choices=["topk", "swor", "iid"], default="topk", help="how children are drafted")
+    t.add_argument(
+        "--children",
+        choices=["topk", "swor", "iid"],
+        default=None,
+        help="how children are drafted (default topk; with --profile: iid for --verifier token or block)",
+    )
     t.add_argument(
         "--verifier",
-        choices=["target_only", "token", "traversal", "token_optimal", "optimal"],
+        choices=["target_only", "token", "block", "traversal", "token_optimal", "optimal"],
         default="target_only",
-        help="verifier",
+        help="verifier (block: of a chain)",
     )
     t.add_argument(
         "--samples",
@@ -58,6 +69,18 @@ def register(subparsers: Any) -> None:
         default=None,
         help="with --shape and children drawn from q: Rao-Blackwellised estimate over this many trees per "
         "context (default: exact)",
+    )
+    t.add_argument(
+        "--profile",
+        action="store_true",
+        help="with --shape or --chain: the acceptance profile (P(accepted >= d) per depth, averaged along "
+        "generated text) and the forms engines replay it in (tree.acceptance_profile)",
+    )
+    t.add_argument(
+        "--positions",
+        type=positive_int,
+        default=16,
+        help="with --profile: positions of each generated text that are valued",
     )
     t.add_argument("--vocab", type=positive_int, default=50, help="tokens of the synthetic pair")
     t.add_argument("--contexts", type=positive_int, default=8, help="synthetic contexts (one pair each)")
@@ -123,8 +146,10 @@ def _cost(text: str, budget: int | None) -> Any:
 
 def _rename(exc: Exception) -> Exception:
     """Messages of the library name its arguments; on the command line they are options."""
-    msg = str(exc).replace("pass samples=", "pass --samples")
+    msg = str(exc).replace("pass samples=", "pass --samples").replace(" and budget=", " and --budget ")
     for head, opt in (
+        ("positions, samples: ", "--positions, --samples: "),
+        ("positions: ", "--positions: "),
         ("cost: ", "--cost: "),
         ("budget: ", "--budget: "),
         ("verifier", "--verifier"),
@@ -142,11 +167,18 @@ def _tree(args: argparse.Namespace) -> int:
     from .. import tree
     from .._errors import InputError
 
-    if args.shape is None and args.budget is None and args.cost is None:
-        raise InputError("tree: give --shape, --budget or --cost")
-    if args.shape is not None and args.budget is not None:
-        raise InputError("--budget: goes with --cost or alone, not with --shape")
-    shape = _shape(args.shape) if args.shape is not None else None
+    if args.shape is None and args.chain is None and args.budget is None and args.cost is None:
+        raise InputError("tree: give --shape, --chain, --budget or --cost")
+    if (args.shape is not None or args.chain is not None) and args.budget is not None:
+        raise InputError(f"--budget: goes with --cost or alone, not with {'--shape' if args.shape else '--chain'}")
+    if args.profile and args.shape is None and args.chain is None:
+        raise InputError("--profile: give the tree with --shape or --chain")
+    if args.chain is not None:
+        if args.chain > MAX_CHAIN:
+            raise InputError(f"--chain: at most {MAX_CHAIN} tokens, got {args.chain}")
+        shape = tree.as_shape((1,) * args.chain)
+    else:
+        shape = _shape(args.shape) if args.shape is not None else None
     cost = _cost(args.cost, args.budget) if args.cost is not None else None
     pairs = [
         tree.synthetic_pair(args.vocab, seed=args.seed + i, scale=args.scale, noise=args.noise)
@@ -161,7 +193,11 @@ def _tree(args: argparse.Namespace) -> int:
         "noise": args.noise,
     }
     if args.samples is not None and (shape is None or args.samples < 2):
-        raise InputError("--samples: an integer >= 2, with --shape")
+        raise InputError("--samples: an integer >= 2, with --shape or --chain")
+    if args.profile:
+        return _profile(args, pairs, shape, source)
+    if args.children is None:
+        args.children = "topk"
     if shape is not None:
         try:
             values = [
@@ -193,6 +229,7 @@ def _tree(args: argparse.Namespace) -> int:
             "std_err": se,
             "by_context": values,
             "method": "exact" if args.samples is None else f"Rao-Blackwellised, {args.samples} trees per context",
+            "engines": _engines(shape),
             "source": source,
         }
         if args.json:
@@ -233,6 +270,7 @@ def _tree(args: argparse.Namespace) -> int:
     else:
         out["choices"] = best.to_choices()
         out["vllm"] = best.to_vllm()
+        out["engines"] = _engines(best)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
@@ -242,7 +280,82 @@ def _tree(args: argparse.Namespace) -> int:
             print(f"context {i}: {s.to_vllm()}")
     else:
         print(f"vLLM speculative_token_tree: {best.to_vllm()}")
+        eng = out["engines"]
+        print(f"TensorRT-LLM: max_draft_len={eng['trtllm']['max_draft_len']} with eagle_choices (--json)")
+        kind = "this tree" if eng["sglang_static"] else "its dynamic tree of as many nodes, not this one"
+        print("SGLang: " + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in eng["sglang"].items()) + f" ({kind})")
     print(f"accepted tokens per step = {out['accepted']:.6f}   tokens per step = {out['tokens_per_step']:.6f}")
     if cost is not None:
         print(f"cost = {out['cost']:.6g} s per verify   tokens per second = {out['tokens_per_second']:.6g}")
+    return 0
+
+
+def _engines(shape: Any) -> dict[str, Any]:
+    """The parameters each engine drafts ``shape`` with (Shape.to_engine); SGLang's are those
+    of its dynamic tree of the same size when the shape is not one it drafts statically."""
+    from .._errors import MethodError
+
+    out: dict[str, Any] = {name: shape.to_engine(name) for name in ("vllm", "trtllm")}
+    try:
+        out["sglang"] = shape.to_engine("sglang")
+        out["sglang_static"] = True
+    except MethodError:
+        out["sglang"] = shape.to_engine("sglang", strict=False)
+        out["sglang_static"] = False
+    return out
+
+
+def _profile(args: argparse.Namespace, pairs: list, shape: Any, source: dict[str, Any]) -> int:
+    """``--profile``: tree.acceptance_profile on the synthetic pairs, with the engine forms."""
+    from .. import tree
+    from .._errors import InputError
+    from ..tree._profile import ENGINES
+
+    try:
+        prof = tree.acceptance_profile(
+            pairs,
+            shape,
+            verifier=args.verifier,
+            children=args.children,
+            positions=args.positions,
+            samples=64 if args.samples is None else args.samples,
+            rng=args.seed,
+            progress=False,
+        )
+    except InputError as e:
+        raise _rename(e) from None
+    engines = {name: prof.to_engine(name) for name in ENGINES}
+    out = {
+        "shape": shape.to_choices(),
+        "vllm": shape.to_vllm(),
+        "nodes": shape.size,
+        "children": prof.children,
+        "verifier": prof.verifier,
+        "rates": [float(r) for r in prof.rates],
+        "mean_accepted": prof.mean_accepted,
+        "al": prof.al,
+        "std_err": prof.std_err,
+        "by_position": [[float(r) for r in row] for row in prof.by_position],
+        "method": prof.method,
+        "texts": prof.texts,
+        "positions": prof.positions,
+        "engines": engines,
+        "source": dict(source, text_seed=args.seed),
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"acceptance profile of {shape.to_vllm()} ({shape.size} nodes)")
+    print(
+        f"children = {prof.children}   verifier = {prof.verifier}   {prof.method}; "
+        f"{prof.texts} synthetic texts x {prof.positions} positions"
+    )
+    print("P(accepted >= d):  " + "  ".join(f"d={d}: {r:.4f}" for d, r in enumerate(prof.rates, 1)))
+    print(
+        f"mean accepted drafted tokens = {prof.mean_accepted:.6f} ± {prof.std_err:.2g}   "
+        f"AL (bonus token counted) = {prof.al:.6f}"
+    )
+    print("replay it in an engine:")
+    for name, form in engines.items():
+        print(f"  {name}: " + "  ".join(f"{k}={v}" for k, v in form.items()))
     return 0

@@ -66,7 +66,15 @@ def best_tree(
     cost : callable, mapping or sequence, optional
         Seconds per verification of n nodes: ``cost(n)``, ``{n: seconds}``, or a
         sequence whose entry i is the cost of i + 1 nodes.  The size chosen maximises
-        (E[accepted] + 1) / cost(n), ties to the smaller size.
+        (E[accepted] + 1) / cost(n), ties to the smaller size, over the sizes the cost
+        covers: 1 … ``budget`` (64) for a callable, the table's own sizes up to ``budget``
+        for a table (a table that stops below ``budget`` is refused, naming the sizes
+        without a cost).
+        A mapping with gaps such as ``{1: …, 8: …, 64: …}`` is searched at its measured
+        sizes only; costs are not interpolated (verify time jumps between kernel tile
+        sizes): to search every size, pass a callable, e.g.
+        ``lambda n: numpy.interp(n, sizes, seconds)``.  ``shape.meta["by_size"]`` lists
+        the sizes searched.
     strategy : {"sequoia", "ceiling", "dynamic"}
         See the module docstring (docs/trees.md §8c).  ``"ceiling"`` and ``"dynamic"``
         need top-k children.
@@ -187,7 +195,15 @@ def _cost_table(cost: Any, budget: Any) -> dict[int, float]:
             raise InputError(f"cost: the cost of {n} nodes must be positive and finite, got {c!r}")
         out[int(n)] = c
     if budget is not None and not callable(cost):
-        out = {n: c for n, c in out.items() if n <= _check_budget(budget)}
+        top = _check_budget(budget)
+        if out and max(out) < top:
+            lo = max(out) + 1
+            gap = f"size {lo}" if lo == top else f"sizes {lo}..{top}"
+            raise InputError(
+                f"cost: the table stops at {max(out)} nodes and budget={top}: no cost for {gap} "
+                "(measure them, lower the budget, or pass a callable)"
+            )
+        out = {n: c for n, c in out.items() if n <= top}
     if not out:
         raise InputError("cost: no size to choose from")
     return out

@@ -28,7 +28,7 @@ A drafted tree is a :class:`ShapedTree`; its nodes are the shape's index paths, 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,8 @@ from .._errors import InputError, MethodError
 __all__ = ["Shape", "ShapedTree", "CHILDREN", "as_shape", "enumerate_shaped", "sample_shaped", "topk_tree"]
 
 CHILDREN = ("topk", "swor", "iid")
+#: Engines whose parameters :meth:`Shape.to_engine` writes and :meth:`Shape.from_engine` reads.
+ENGINES = ("vllm", "sglang", "trtllm")
 Prefix = tuple[int, ...]
 Path = tuple[int, ...]
 #: largest shape accepted (nodes below the root)
@@ -70,6 +72,12 @@ class Shape:
       f19b16d95e4395790661f4835e4436bc3dd5d9c7; a chain of n tokens is
       ``str([(0,), (0, 0), …])`` there).  Pass ``num_speculative_tokens=shape.size``
       with it.
+    * :meth:`to_engine` / :meth:`from_engine` — the parameters of vLLM, TensorRT-LLM
+      (``eagle_choices``) and SGLang (its EAGLE server arguments, for the shapes SGLang
+      drafts statically), docs/trees.md §8c.
+
+    ``print(shape)`` and Jupyter show its size and, for a :func:`optaccept.tree.best_tree`
+    result, its values and vLLM's string.
     """
 
     __slots__ = ("paths", "depth", "size", "_b", "branching", "meta")
@@ -152,6 +160,177 @@ class Shape:
             return as_shape([tuple(t) for t in value])
         except InputError as e:
             raise InputError("s" + str(e)[len("shape") :]) from None
+
+    def to_engine(self, name: str, *, strict: bool = True) -> dict[str, Any]:
+        """The engine parameters that draft this shape (docs/trees.md §8c).
+
+        Parameters
+        ----------
+        name : {"vllm", "sglang", "trtllm"}
+            ``"vllm"``: ``speculative_config`` entries ``speculative_token_tree`` (the string
+            of :meth:`to_vllm`) and ``num_speculative_tokens`` (nodes).  ``"trtllm"``:
+            ``EagleDecodingConfig`` entries ``eagle_choices`` (:meth:`to_choices`) and
+            ``max_draft_len`` (depth); TensorRT-LLM sets ``max_total_draft_tokens`` to the
+            number of choices itself.  ``"sglang"``: the server arguments
+            ``speculative_num_steps``, ``speculative_eagle_topk`` and
+            ``speculative_num_draft_tokens`` (nodes + 1: the root counts).
+        strict : bool
+            SGLang has no static tree option: it keeps ``topk`` beams, expands each into
+            ``topk`` children per step and verifies the ``num_draft_tokens − 1`` candidates of
+            largest draft path probability.  That tree is the same in every context only for a
+            chain (``topk = 1``), one level (b,) and two full levels (b, b); for any other
+            shape ``strict=True`` raises, and ``strict=False`` returns the parameters of
+            SGLang's dynamic tree of the same nodes and depth (``topk`` the largest branching,
+            raised until the candidates cover the nodes).
+
+        Returns
+        -------
+        dict
+            Parameter name → value, ready to pass to the engine.
+
+        Raises
+        ------
+        InputError
+            An unknown engine ``name``.
+        MethodError
+            ``"sglang"`` with ``strict=True`` for a shape SGLang cannot draft statically.
+        """
+        if name == "vllm":
+            return {"speculative_token_tree": self.to_vllm(), "num_speculative_tokens": self.size}
+        if name == "trtllm":
+            return {"eagle_choices": self.to_choices(), "max_draft_len": self.depth}
+        if name != "sglang":
+            raise InputError(f"name: must be one of {ENGINES}, got {name!r}")
+        root = self.branches(())
+        if self.is_chain:
+            steps, topk = self.depth, 1
+        elif self.depth == 1 or (self.depth == 2 and self == as_shape((root, root))):
+            steps, topk = self.depth, root
+        elif strict:
+            raise MethodError(
+                f"name 'sglang': SGLang drafts a dynamic tree; a static one only for a chain, (b,) or (b, b), "
+                f"not {self!r}; pass strict=False for the parameters of its dynamic tree of {self.size} nodes"
+            )
+        else:
+            steps, topk = self.depth, max(self._b.values())
+            while topk + (steps - 1) * topk * topk < self.size:
+                topk += 1
+        return {
+            "speculative_num_steps": steps,
+            "speculative_eagle_topk": topk,
+            "speculative_num_draft_tokens": self.size + 1,
+        }
+
+    @classmethod
+    def from_engine(cls, name: str, params: Any) -> Shape:
+        """The shape an engine drafts with ``params`` (the inverse of :meth:`to_engine`).
+
+        ``"vllm"`` reads ``speculative_token_tree``; ``"trtllm"`` reads ``eagle_choices`` (a
+        list, or a string read as TensorRT-LLM does, with ``ast.literal_eval``); ``"sglang"``
+        reads its three server arguments, and refuses those for which SGLang's tree depends
+        on the context.
+
+        Raises
+        ------
+        InputError
+            An unknown engine ``name``, a missing or malformed parameter.
+        MethodError
+            SGLang parameters that give a dynamic tree.
+        """
+        import ast
+
+        if name not in ENGINES:
+            raise InputError(f"name: must be one of {ENGINES}, got {name!r}")
+        if not isinstance(params, Mapping):
+            raise InputError(f"params: a dict of {name}'s parameters, got {type(params).__name__}")
+        keys = {
+            "vllm": ("speculative_token_tree",),
+            "trtllm": ("eagle_choices",),
+            "sglang": ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens"),
+        }[name]
+        missing = [k for k in keys if k not in params]
+        if missing:
+            raise InputError(f"params: {name} needs {', '.join(missing)}")
+        if name == "vllm":
+            try:
+                return cls.from_vllm(params["speculative_token_tree"])
+            except InputError as e:
+                raise InputError("params['speculative_token_tree']" + str(e)[len("s") :]) from None
+        if name == "trtllm":
+            choices = params["eagle_choices"]
+            if isinstance(choices, str):
+                try:
+                    choices = ast.literal_eval(choices.replace(" ", ""))
+                except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                    raise InputError(f"params['eagle_choices']: not a Python literal list: {choices!r}") from None
+            try:
+                return cls.from_choices(choices)
+            except InputError as e:
+                raise InputError("params['eagle_choices']" + str(e)[len("choices") :]) from None
+        vals = {}
+        for k in keys:
+            v = params[k]
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise InputError(f"params['{k}']: a positive integer, got {v!r}")
+            vals[k] = int(v)
+        steps, topk = vals["speculative_num_steps"], vals["speculative_eagle_topk"]
+        n = vals["speculative_num_draft_tokens"] - 1
+        if topk == 1:  # SGLang sets num_draft_tokens = steps + 1 itself
+            return as_shape((1,) * steps)
+        candidates = topk + (steps - 1) * topk * topk
+        if not 1 <= n <= candidates:
+            raise InputError(
+                f"params['speculative_num_draft_tokens']: between 2 and {candidates + 1} "
+                f"(1 + topk + (steps - 1) topk^2), got {n + 1}"
+            )
+        if steps == 1 or n == 1:  # one node: the draft's top token, whatever the steps
+            return as_shape((n,))
+        if steps == 2 and n == candidates:
+            return as_shape((topk, topk))
+        raise MethodError(
+            f"params: SGLang drafts a dynamic tree with steps={steps}, topk={topk}, num_draft_tokens={n + 1} "
+            "(the nodes kept depend on the draft's probabilities)"
+        )
+
+    def _summary(self) -> list[tuple[str, str]]:
+        """(label, value) rows: size, depth and, for a best tree, what it is worth."""
+        rows = [("nodes", str(self.size)), ("depth", str(self.depth))]
+        if self.branching is not None:
+            rows.append(("branching", str(self.branching)))
+        m = self.meta
+        if "strategy" in m:
+            children, verifier = m.get("children", "topk"), m.get("verifier", "target_only")
+            rows.append(("strategy", f"{m['strategy']} ({children} children, {verifier})"))
+        for key, label in (
+            ("value", "accepted tokens per step"),
+            ("tokens_per_step", "tokens per step"),
+            ("cost", "seconds per verify"),
+            ("tokens_per_second", "tokens per second"),
+        ):
+            if key in m:
+                rows.append((label, f"{float(m[key]):.6g}"))
+        if "context" in m:
+            rows.append(("context", str(m["context"])))
+        return rows
+
+    def _repr_html_(self) -> str:
+        """Jupyter: a table of :meth:`__str__`'s lines, the vLLM string last."""
+        import html
+
+        rows = [(k, html.escape(v)) for k, v in self._summary()]
+        rows.append(("vLLM speculative_token_tree", f"<code>{html.escape(self.to_vllm())}</code>"))
+        body = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>{v}</td></tr>"
+            for k, v in rows
+        )
+        return f"<table><caption style='text-align:left'>tree.Shape</caption>{body}</table>"
+
+    def __str__(self) -> str:
+        """Size, depth, for a best tree its strategy and values, and vLLM's string."""
+        lines = [f"tree.Shape: {self.size} nodes, depth {self.depth}"]
+        lines += [f"  {k}: {v}" for k, v in self._summary()[2:]]
+        lines.append(f"  vLLM speculative_token_tree: {self.to_vllm()}")
+        return "\n".join(lines)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Shape) and self.paths == other.paths
