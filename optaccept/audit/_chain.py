@@ -152,6 +152,28 @@ def _draw(law: np.ndarray, rng: np.random.Generator) -> int:
     return min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), law.size - 1)
 
 
+def _chain_result(out: Any, B: int, gamma: int) -> tuple[np.ndarray, np.ndarray]:
+    """(m, Y) from what a chain verifier returns: (m, Y); a padded output [B, γ + 1] with −1
+    after the emitted tokens (vLLM); or FlashInfer's (output_token_ids, accepted, emitted)."""
+    from ._formats import chain_outputs, flashinfer_chain_outputs
+
+    if isinstance(out, tuple) and len(out) == 3 and np.ndim(out[0]) == 2:
+        m, Y = flashinfer_chain_outputs(np.asarray(out[0]), np.asarray(out[2]), np.asarray(out[1]))
+    elif not isinstance(out, tuple) and np.ndim(out) == 2:
+        if np.shape(out) != (B, gamma + 1):
+            raise InputError(f"fn: a padded output must have shape ({B}, {gamma + 1}), got {np.shape(out)}")
+        m, Y = chain_outputs(np.asarray(out))
+    elif isinstance(out, tuple) and len(out) == 2:
+        m = np.asarray(out[0], dtype=np.int64).reshape(-1)
+        Y = np.asarray(out[1], dtype=np.int64).reshape(-1)
+    else:
+        raise InputError(
+            "fn: must return (m, Y), a padded output [B, γ + 1] with −1 padding, "
+            "or FlashInfer's (output_token_ids, accepted, emitted)"
+        )
+    return m, Y
+
+
 def audit_chain(
     fn: Callable[..., Any],
     target: Any,
@@ -166,7 +188,10 @@ def audit_chain(
     samples_for_expected: int | None = None,
 ) -> ChainAuditReport:
     """Audit a chain verifier ``fn(P, Q, X, rng) -> (m, Y)`` (module docstring) on ``steps``
-    calls, chains of ``gamma`` tokens drafted from ``draft``.
+    calls, chains of ``gamma`` tokens drafted from ``draft``.  ``fn`` may instead return the
+    engines' padded output [B, γ + 1] (−1 after the emitted tokens, vLLM's
+    ``rejection_sample``) or FlashInfer's triple (output_token_ids, accepted, emitted): read by
+    :func:`optaccept.audit.chain_outputs` / :func:`optaccept.audit.flashinfer_chain_outputs`.
 
     ``target``, ``draft``: sequence models (``prefix -> next-token law``; see
     :func:`optaccept.tree.accepted_tokens`).  ``declared``: "token" or "block" — its exact
@@ -219,10 +244,7 @@ def audit_chain(
                 X[b, i] = u[-1]
             P[b, gamma] = np.asarray(Pm(u), dtype=np.float64)
         out = fn(P.copy(), Q.copy(), X.copy(), rng)
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise InputError("fn: must return (m, Y): accepted counts and emitted tokens")
-        m = np.asarray(out[0], dtype=np.int64).reshape(-1)
-        Y = np.asarray(out[1], dtype=np.int64).reshape(-1)
+        m, Y = _chain_result(out, B, gamma)
         if m.shape != (B,) or Y.shape != (B,) or m.min() < 0 or m.max() > gamma or Y.min() < 0 or Y.max() >= n:
             raise InputError(f"fn: must return m in [0, {gamma}] and Y in [0, {n}), {B} of each")
         # the texts: X[:m], Y, then the target's continuation to gamma + 1 tokens

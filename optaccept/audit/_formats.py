@@ -11,9 +11,17 @@ engine's own code, cited in each function with project, file and commit.
 * **SGLang** per-request ``retrieve_next_token`` (first child, −1 if none) and
   ``retrieve_next_sibling`` (next sibling, −1 if none) over the nodes 0 … N−1, node 0 the root
   (the last verified token) (:func:`paths_from_sglang`, :func:`paths_to_sglang`).
+* **SGLang** ``retrieve_index`` ([B, N], the position of each request's node in the flattened
+  batch) with the kernel's outputs ``predicts``, ``accept_index``, ``accept_token_num``
+  (:func:`sglang_outputs`).
+* **EAGLE** ``retrieve_indices`` ([leaves, depth + 1]: one root-to-leaf path of node numbers
+  per row, −1 padded; :func:`paths_from_eagle`, :func:`paths_to_eagle`).
 * **Flattened chain batches** (vLLM v1 ``rejection_sample``): drafted tokens of all requests
   in one vector cut by ``cu_num_draft_tokens`` (cumulative counts), outputs ``[B, max + 1]``
-  with −1 padding (:func:`split_flat_drafts`, :func:`chain_outputs`).
+  with −1 padding (:func:`split_flat_drafts`, :func:`chain_outputs`); FlashInfer's
+  ``chain_speculative_sampling`` outputs (:func:`flashinfer_chain_outputs`).
+* Any of the tree layouts as one shape (:func:`shape_from_layout`), as :func:`audit_tree`
+  takes it.
 """
 
 from __future__ import annotations
@@ -33,6 +41,11 @@ __all__ = [
     "paths_to_sglang",
     "split_flat_drafts",
     "chain_outputs",
+    "paths_from_eagle",
+    "paths_to_eagle",
+    "sglang_outputs",
+    "flashinfer_chain_outputs",
+    "shape_from_layout",
 ]
 
 
@@ -168,3 +181,176 @@ def chain_outputs(output_token_ids: Any, num_draft_tokens: Any = None) -> tuple[
             raise InputError("num_draft_tokens: one per request, at least the accepted count of each")
     Y = out[np.arange(out.shape[0]), m]
     return m, Y
+
+
+def paths_from_eagle(retrieve_indices: Any) -> list[tuple[int, ...]]:
+    """The index path of every node numbered in EAGLE's ``retrieve_indices``: ``out[i]`` for
+    node i (``out[0] == ()``, the root).
+
+    Layout of SafeAILab/EAGLE ``eagle/model/utils.py`` (``generate_tree_buffers``), commit
+    08dc06ccb428f2d3cf8380933ea50ed3e4178168: the tree choices are sorted by (length, path)
+    and node i ≥ 1 is the i-th of them; each row of the [leaves, depth + 1] matrix is the
+    path of node numbers from the root (0) to one leaf, padded with −1, rows sorted
+    lexicographically with −1 read as larger than every node.  The matrix keeps the tree,
+    not the choices' indices, so siblings are numbered 0, 1, … in node order — the choices
+    themselves when they have no gaps (as :class:`optaccept.tree.Shape` requires).
+
+    Raises
+    ------
+    InputError
+        Naming ``retrieve_indices`` when it is not such a matrix of some tree."""
+    name = "retrieve_indices"
+    try:
+        R = np.asarray(retrieve_indices, dtype=np.int64)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: must be an integer matrix [leaves, depth + 1]") from None
+    if R.ndim != 2 or R.shape[0] < 1 or R.shape[1] < 2:
+        raise InputError(f"{name}: must be an integer matrix [leaves, depth + 1], got shape {R.shape}")
+    if np.any(R[:, 0] != 0):
+        raise InputError(f"{name}: every row must start at the root, node 0")
+    valid = R != -1
+    if np.any(R < -1) or np.any(valid[:, 1:] & ~valid[:, :-1]):
+        raise InputError(f"{name}: entries must be node numbers >= 0, then −1 padding")
+    N = int(R.max())
+    parent: dict[int, int] = {}
+    for row in R:
+        path = [int(x) for x in row if x != -1]
+        for a, b in zip(path, path[1:]):
+            if b == 0 or parent.setdefault(b, a) != a:
+                raise InputError(f"{name}: node {b} has two parents (not a tree)")
+    missing = sorted(set(range(1, N + 1)) - set(parent))
+    if missing:
+        raise InputError(f"{name}: node {missing[0]} is on no row")
+    out: list[tuple[int, ...] | None] = [None] * (N + 1)
+    out[0] = ()
+    kids: dict[int, int] = {}
+    for v in range(1, N + 1):  # EAGLE numbers parents before their children
+        u = parent[v]
+        if out[u] is None:
+            raise InputError(f"{name}: node {v} is numbered before its parent {u} (not EAGLE's order)")
+        out[v] = out[u] + (kids.get(u, 0),)  # type: ignore[operator]
+        kids[u] = kids.get(u, 0) + 1
+    paths = [p for p in out[1:] if p is not None]
+    if paths != sorted(paths, key=lambda t: (len(t), t)):
+        raise InputError(f"{name}: nodes are not numbered by (depth, path) as EAGLE sorts its tree choices")
+    return out  # type: ignore[return-value]
+
+
+def paths_to_eagle(choices: Any) -> np.ndarray:
+    """EAGLE's ``retrieve_indices`` (int64 [leaves, depth + 1]) of the tree whose index paths
+    are ``choices`` (EAGLE's ``tree_choices``), as ``generate_tree_buffers`` builds it (same
+    source as :func:`paths_from_eagle`): one row per leaf, root 0 first, −1 padding, rows
+    sorted with −1 last."""
+    shp = Shape.from_choices(as_paths(choices))
+    paths = list(shp.paths)  # by (length, path): EAGLE's sorted_tree_choices
+    index = {p: i + 1 for i, p in enumerate(paths)}
+    inner = {p[:-1] for p in paths}
+    L = shp.depth
+    rows = [[0] + [index[p[:d]] for d in range(1, len(p) + 1)] + [-1] * (L - len(p)) for p in paths if p not in inner]
+    big = len(paths) + 1
+    rows.sort(key=lambda r: [x if x >= 0 else big for x in r])
+    return np.array(rows, dtype=np.int64)
+
+
+def sglang_outputs(
+    predicts: Any, accept_index: Any, retrieve_index: Any, accept_token_num: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(v, Y) per request from SGLang's tree verifier: v = the accepted node (its number in the
+    request's tree, node 0 the root, as in ``retrieve_next_token``), Y = the emitted token.
+
+    Layout of sgl-project/sglang ``tree_speculative_sampling_target_only``
+    (``sgl-kernel/csrc/speculative/speculative_sampling.cuh``), read in its test
+    ``sgl-kernel/tests/speculative/test_speculative_sampling.py``, commit
+    120affb9613cc3f5bcd055ec09c7621d3ced0ebc: ``retrieve_index`` [B, N] holds the position of
+    node i of request b in the flattened batch; ``accept_index`` [B, depth + 1] the positions of
+    the accepted nodes from the root, −1 padded; ``predicts`` (flattened) the token chosen after
+    each accepted node — after the last one, the correction or bonus token;
+    ``accept_token_num`` [B] (optional, checked) the accepted drafted tokens."""
+    pr = np.asarray(predicts, dtype=np.int64).reshape(-1)
+    ai = np.asarray(accept_index, dtype=np.int64)
+    ri = np.asarray(retrieve_index, dtype=np.int64)
+    if ai.ndim != 2 or ri.ndim != 2 or ai.shape[0] != ri.shape[0]:
+        raise InputError(
+            f"accept_index, retrieve_index: must be matrices with one row per request, got shapes {ai.shape}, {ri.shape}"
+        )
+    valid = ai != -1
+    count = valid.sum(1)
+    if np.any(count < 1) or np.any(valid[:, 1:] & ~valid[:, :-1]):
+        raise InputError("accept_index: each row must hold the root's position, then accepted nodes, then −1 padding")
+    B = ai.shape[0]
+    v = np.empty(B, dtype=np.int64)
+    Y = np.empty(B, dtype=np.int64)
+    for b in range(B):
+        where = {int(x): i for i, x in enumerate(ri[b])}
+        pos = [int(x) for x in ai[b, : count[b]]]
+        if any(x not in where for x in pos) or where.get(pos[0]) != 0:
+            raise InputError(
+                f"accept_index: row {b} must start at its root and name positions of retrieve_index row {b}"
+            )
+        if pos[-1] < 0 or pos[-1] >= pr.size or pr[pos[-1]] < 0:
+            raise InputError(f"predicts: no token emitted after accepted position {pos[-1]} of request {b}")
+        v[b] = where[pos[-1]]
+        Y[b] = pr[pos[-1]]
+    if accept_token_num is not None:
+        n = np.asarray(accept_token_num, dtype=np.int64).reshape(-1)
+        if n.shape != (B,) or np.any(n != count - 1):
+            raise InputError(f"accept_token_num: must equal the accepted nodes below the root, {(count - 1).tolist()}")
+    return v, Y
+
+
+def flashinfer_chain_outputs(
+    output_token_ids: Any,
+    output_emitted_draft_token_num: Any = None,
+    output_accepted_token_num: Any = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(m, Y) per request from FlashInfer's ``chain_speculative_sampling``: m = accepted drafted
+    tokens, Y = the correction or bonus token.
+
+    Layout of flashinfer-ai/flashinfer ``python/flashinfer/sampling.py``, commit
+    8183b93f8afb5808984ceaf5bcb4b902d028ca06: ``output_token_ids`` [B, γ + 1], rejected
+    positions padded with −1 (read as :func:`chain_outputs`);
+    ``output_emitted_draft_token_num`` [B] the drafted tokens emitted, bonus excluded (older
+    releases call it ``output_emitted_token_num``) — checked to equal m;
+    ``output_accepted_token_num`` [B] counts every position whose own test passes, past the
+    first rejection too (FlashInfer's alignment metric, not m) — checked to lie in [m, γ].
+    FlashInfer *adds* both counts into the tensors passed, so pass zeroed ones per call."""
+    m, Y = chain_outputs(output_token_ids)
+    gamma = np.asarray(output_token_ids).shape[1] - 1
+    if output_emitted_draft_token_num is not None:
+        e = np.asarray(output_emitted_draft_token_num, dtype=np.int64).reshape(-1)
+        if e.shape != m.shape or np.any(e != m):
+            raise InputError(
+                "output_emitted_draft_token_num: must equal the drafted tokens before the −1 padding "
+                f"{m.tolist()}, got {e.tolist()} (counts are added in place: pass zeroed tensors)"
+            )
+    if output_accepted_token_num is not None:
+        a = np.asarray(output_accepted_token_num, dtype=np.int64).reshape(-1)
+        if a.shape != m.shape or np.any(a < m) or np.any(a > gamma):
+            raise InputError(f"output_accepted_token_num: must lie between the emitted counts and γ = {gamma}")
+    return m, Y
+
+
+def shape_from_layout(layout: Any) -> Shape:
+    """One :class:`optaccept.tree.Shape` from any tree layout above: index paths (EAGLE/Medusa
+    ``tree_choices``), a vLLM ``speculative_token_tree`` string, or a mapping with
+    ``"retrieve_indices"`` (EAGLE) or ``"retrieve_next_token"`` and ``"retrieve_next_sibling"``
+    (SGLang).  A branching tuple or a Shape passes through :func:`optaccept.tree.as_shape`."""
+    from collections.abc import Mapping
+
+    from ..tree._shape import as_shape
+
+    if isinstance(layout, str):
+        return Shape(tuple(paths_from_vllm(layout)))
+    if isinstance(layout, Mapping):
+        keys = set(layout)
+        if keys == {"retrieve_indices"}:
+            return Shape.from_choices(paths_from_eagle(layout["retrieve_indices"])[1:])
+        if keys == {"retrieve_next_token", "retrieve_next_sibling"}:
+            return Shape.from_choices(
+                paths_from_sglang(layout["retrieve_next_token"], layout["retrieve_next_sibling"])[1:]
+            )
+        raise InputError(
+            "shape: a mapping must hold 'retrieve_indices' (EAGLE) or 'retrieve_next_token' and "
+            f"'retrieve_next_sibling' (SGLang), got keys {sorted(map(str, keys))}"
+        )
+    return as_shape(layout)

@@ -50,8 +50,10 @@ def audit_tree(
     """Audit a tree verifier ``fn`` (module docstring) on ``steps`` trees of ``shape`` whose
     children are filled by ``children`` ("topk", "swor" or "iid") from ``draft``.  ``shape``
     as in :func:`optaccept.tree.accepted_tokens` (index paths, the EAGLE/Medusa "tree
-    choices") or a vLLM ``speculative_token_tree`` string (:func:`paths_from_vllm`); SGLang's
-    arrays convert with :func:`paths_from_sglang`.
+    choices"), a vLLM ``speculative_token_tree`` string, or a mapping holding EAGLE's
+    ``"retrieve_indices"`` or SGLang's ``"retrieve_next_token"`` and
+    ``"retrieve_next_sibling"`` (:func:`optaccept.audit.shape_from_layout`); ``fn`` numbers
+    the nodes in the shape's order whatever the layout given.
 
     ``declared``: a rule of :func:`optaccept.tree.accepted_tokens` ("token", "traversal",
     "target_only", …) or "exact_match" (accept the child equal to the target's own sample:
@@ -61,15 +63,13 @@ def audit_tree(
     Returns a :class:`ChainAuditReport` (``gamma`` is the shape's depth; ``optimum`` the LP
     value, or the §4b *upper bound* when the LP is too large, printed as a bound:
     ``details["optimum_method"]``)."""
-    from ..tree import accepted_tokens, as_model, as_shape, sample_shaped, upper_bound
+    from ..tree import accepted_tokens, as_model, sample_shaped, upper_bound
 
     rng = check_rng(rng)
     steps = check_size(steps, "steps")
-    if isinstance(shape, str):  # vLLM's speculative_token_tree string
-        from ._formats import paths_from_vllm
+    from ._formats import shape_from_layout
 
-        shape = paths_from_vllm(shape)
-    shp = as_shape(shape)
+    shp = shape = shape_from_layout(shape)  # paths, a vLLM string, EAGLE's or SGLang's arrays
     paths = list(shp.paths)
     index = {(): 0} | {p: i + 1 for i, p in enumerate(paths)}
     parents = np.array([-1] + [index[p[:-1]] for p in paths], dtype=np.int64)
