@@ -197,3 +197,14 @@ def test_hugging_face_style_sd_loop_end_to_end(pair, random_seed):
     if random_seed is None:
         z = (rep.tokens_per_call - rep.expected) / np.hypot(rep.tokens_per_call_se, rep.expected_se)
         assert abs(z) < 5
+
+
+@pytest.mark.parametrize("counts", [[1, 2], [1, 2, 3]])
+def test_counts_without_draft_are_refused_in_one_line(counts):
+    target, _ = tree.synthetic_pair(8, seed=0)
+
+    def generate(prompt, rng):
+        return [1, 2, 3], counts
+
+    with pytest.raises(oa.InputError, match="needs draft="):
+        audit.audit_generation(generate, target, prompts=[(1,)], runs=2, new_tokens=3, rng=0)

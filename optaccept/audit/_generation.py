@@ -199,11 +199,20 @@ def serial_values(U: np.ndarray, bins: int = 4, lag: int = 1, phase: int = 0) ->
 def _as_tokens(x: Any, what: str) -> tuple[int, ...]:
     if hasattr(x, "detach"):
         x = x.detach().cpu().numpy()
-    arr = np.asarray(x)
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError):  # ragged, e.g. (tokens, accepted_per_call) without draft=
+        raise InputError(
+            f"{what}: must return a 1-D sequence of integer token ids (a pair (tokens, accepted_per_call) "
+            "needs draft= and gamma=)"
+        ) from None
     if arr.ndim == 2 and arr.shape[0] == 1:
         arr = arr[0]
     if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
-        raise InputError(f"{what}: must be a 1-D sequence of integer token ids, got {arr.dtype} of shape {arr.shape}")
+        raise InputError(
+            f"{what}: must be a 1-D sequence of integer token ids, got {arr.dtype} of shape {arr.shape} "
+            "(a pair (tokens, accepted_per_call) needs draft= and gamma=)"
+        )
     return tuple(int(t) for t in arr)
 
 
