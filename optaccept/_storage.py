@@ -337,7 +337,20 @@ class Distributions:
 
     def rows(self, start: int = 0, stop: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Rows ``start:stop`` of p and q as float64, each renormalised to sum 1
-        (float32 softmax rows are off by ~1e-7)."""
+        (float32 softmax rows are off by ~1e-7).
+
+        Parameters
+        ----------
+        start : int
+            First row.
+        stop : int or None
+            End of the rows (None: the last).
+
+        Returns
+        -------
+        p, q : ndarray of float64, shape (rows, vocab)
+            Target and draft rows.
+        """
         p = self._target[start:stop].astype(np.float64)
         q = self._draft[start:stop].astype(np.float64)
         p /= p.sum(axis=1, keepdims=True)
@@ -351,6 +364,18 @@ class Distributions:
         zero-padded to the batch's largest support.  α* and every verifier's
         acceptance ignore tokens with p = q = 0, so truncated (top-k / top-p)
         data can be processed at the size of its support.
+
+        Parameters
+        ----------
+        start : int
+            First row.
+        stop : int or None
+            End of the rows (None: the last).
+
+        Returns
+        -------
+        p, q : ndarray of float64, shape (rows, width)
+            Target and draft rows on the union of their supports, zero-padded.
         """
         p, q = self.rows(start, stop)
         mask = (p > 0) | (q > 0)
@@ -361,7 +386,18 @@ class Distributions:
         return np.take_along_axis(p, order, 1), np.take_along_axis(q, order, 1)
 
     def subset(self, index: Any) -> Distributions:
-        """The positions selected by ``index`` (slice, integer or boolean array)."""
+        """The positions selected by ``index`` (slice, integer or boolean array).
+
+        Parameters
+        ----------
+        index : slice, int array or bool array
+            The positions kept (a numpy index of the rows).
+
+        Returns
+        -------
+        Distributions
+            The selected positions, with the same provenance.
+        """
         return Distributions(
             self._target[index],
             self._draft[index],
@@ -373,7 +409,25 @@ class Distributions:
 
     @classmethod
     def concatenate(cls, parts: list[Distributions], meta: dict[str, Any] | None = None) -> Distributions:
-        """Stack the positions of several parts (same vocabulary)."""
+        """Stack the positions of several parts (same vocabulary).
+
+        Parameters
+        ----------
+        parts : list of Distributions
+            The parts, in order.
+        meta : dict, optional
+            Provenance of the result (default: the first part's).
+
+        Returns
+        -------
+        Distributions
+            All positions of the parts.
+
+        Raises
+        ------
+        InputError
+            If ``parts`` is empty or the vocabulary sizes differ.
+        """
         if not parts:
             raise InputError("parts: nothing to concatenate")
         vocab = {p.vocab_size for p in parts}
@@ -411,6 +465,18 @@ class Distributions:
 
         ``sparse=None`` stores the union of supports when under half of the
         entries are nonzero (truncated distributions), else dense rows.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file written.
+        sparse : bool or None
+            Store the union of supports (True), dense rows (False), or choose (None).
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
         """
         arrays = self._arrays(_want_sparse(sparse, self._target, self._draft))
         meta_json = json.dumps({"format": FORMAT, **self.meta}, sort_keys=True)
@@ -418,7 +484,25 @@ class Distributions:
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, verify: bool = True) -> Distributions:
-        """Read a file written by :meth:`save`; checks the checksum unless told not to."""
+        """Read a file written by :meth:`save`; checks the checksum unless told not to.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+        verify : bool
+            Check the checksum.
+
+        Returns
+        -------
+        Distributions
+            The positions and their provenance.
+
+        Raises
+        ------
+        InputError
+            If the file is missing, damaged, of another format, or fails its checksum.
+        """
         kind = "an optaccept distribution archive (.npz written by 'optaccept extract')"
         target, draft, data, meta = _read_archive(path, kind, FORMAT, verify)
         return cls(

@@ -51,7 +51,15 @@ MAX_ENUMERATION = 2_000_000
 
 @dataclass(frozen=True)
 class SetLaw:
-    """The law of the draft set: ``sets[i]`` (sorted token ids) has probability ``probs[i]``."""
+    """The law of the draft set: ``sets[i]`` (sorted token ids) has probability ``probs[i]``.
+
+    Attributes
+    ----------
+    sets : tuple of tuple of int
+        The draft sets of positive probability, each as sorted token ids.
+    probs : ndarray of float64 or tuple of Fraction
+        ``probs[i]`` = P(set(x̄) = ``sets[i]``); Fractions for an exact law.
+    """
 
     sets: tuple[tuple[int, ...], ...]
     probs: Any  # float64 ndarray, or tuple of Fractions for exact laws
@@ -98,7 +106,23 @@ class DraftLaw:
 
     # -- the dual's ingredient -------------------------------------------------
     def subset_prob(self, S: Any) -> Any:
-        """D(set(x̄) ⊆ S) for a subset S (token ids or a boolean mask of length n)."""
+        """D(set(x̄) ⊆ S) for a subset S (token ids or a boolean mask of length n).
+
+        Parameters
+        ----------
+        S : iterable of int or ndarray of bool, shape (n,)
+            The subset, as token ids or as a boolean mask.
+
+        Returns
+        -------
+        float or Fraction
+            The probability that every draft lands in S (a Fraction for an exact law).
+
+        Raises
+        ------
+        InputError
+            If S is neither an iterable of token ids nor a boolean mask of shape (n,).
+        """
         mask = as_mask(S, self.n)
         return self._subset_prob_mask(mask)
 
@@ -111,7 +135,13 @@ class DraftLaw:
 
     def all_subset_probs(self) -> Any:
         """D(set ⊆ S) for all 2^n masks S (bit i = token i): float64 array, or a list of
-        Fractions for exact laws.  Default: zeta transform of the set law."""
+        Fractions for exact laws.  Default: zeta transform of the set law.
+
+        Returns
+        -------
+        ndarray of float64, shape (2**n,), or list of Fraction
+            Entry m is D(set ⊆ S) for the subset S whose bit i is set iff token i ∈ S.
+        """
         sl = self.set_law()
         masks = [sum(1 << i for i in s) for s in sl.sets]
         if self.exact:
@@ -133,16 +163,68 @@ class DraftLaw:
         """The law of the ordered draft tuple: (int array of shape (m, k), probabilities).
 
         Tuples of probability zero are left out.
+
+        Parameters
+        ----------
+        max_tuples : int
+            Largest number of ordered tuples listed.
+
+        Returns
+        -------
+        tuples : ndarray of int, shape (m, k)
+            The ordered draft tuples of positive probability.
+        probs : ndarray of float64, shape (m,), or tuple of Fraction
+            Their probabilities (Fractions for an exact law).
+
+        Raises
+        ------
+        MethodError
+            If the law has more than ``max_tuples`` ordered tuples.
         """
         raise NotImplementedError
 
     def set_law(self, *, max_sets: int = MAX_ENUMERATION) -> SetLaw:
-        """The law of the draft set, aggregated from :meth:`tuple_law` by default."""
+        """The law of the draft set, aggregated from :meth:`tuple_law` by default.
+
+        Parameters
+        ----------
+        max_sets : int
+            Largest number of draft sets (or, when aggregated, ordered tuples) listed.
+
+        Returns
+        -------
+        SetLaw
+            The draft sets of positive probability, by size then token ids, with their
+            probabilities.
+
+        Raises
+        ------
+        MethodError
+            If the enumeration would exceed ``max_sets`` items.
+        """
         tuples, probs = self.tuple_law(max_tuples=max_sets)
         return _aggregate_sets(tuples, probs, self.exact)
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        """Draw ``size`` ordered draft tuples: int array of shape (size, k)."""
+        """Draw ``size`` ordered draft tuples: int array of shape (size, k).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator or int
+            Source of randomness (a non-negative integer is a seed).
+        size : int
+            Number of tuples drawn, ≥ 0.
+
+        Returns
+        -------
+        ndarray of int, shape (size, k)
+            One ordered draft tuple per row.
+
+        Raises
+        ------
+        InputError
+            If ``rng`` is neither a Generator nor a seed, or ``size`` is not a non-negative integer.
+        """
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -234,7 +316,23 @@ class IID(DraftLaw):
         return tuples, probs
 
     def set_law(self, *, max_sets: int = MAX_ENUMERATION) -> SetLaw:
-        """Möbius inversion of q(S)ᵏ: P(set = A) = Σ_{B⊆A} (−1)^{|A∖B|} q(B)ᵏ, |A| ≤ k."""
+        """Möbius inversion of q(S)ᵏ: P(set = A) = Σ_{B⊆A} (−1)^{|A∖B|} q(B)ᵏ, |A| ≤ k.
+
+        Parameters
+        ----------
+        max_sets : int
+            Largest number of draft sets listed.
+
+        Returns
+        -------
+        SetLaw
+            The draft sets (at most k tokens of the support) with their probabilities.
+
+        Raises
+        ------
+        MethodError
+            If the support has more than ``max_sets`` subsets of size 1 to k.
+        """
         supp = np.flatnonzero(self.q > 0).tolist()
         sizes = range(1, min(self.k, len(supp)) + 1)
         _check_enum(capped_sum((math.comb(len(supp), m) for m in sizes), max_sets), max_sets, "IID set law")
@@ -279,6 +377,20 @@ class WithoutReplacement(DraftLaw):
     of docs/theory.md §2.2 (evaluated by :mod:`optaccept._swor`: O(n·k·G) for G ≈ 21 × a few
     dozen quadrature nodes, accurate to ~1e-14 for k up to the support size and for masses
     down to subnormals) or, exactly, by a dynamic programme over subsets of S.
+
+    Parameters
+    ----------
+    q : array_like, shape (n,)
+        Draft distribution (Fractions for the exact path).
+    k : int
+        Number of drafts, 1 ≤ k ≤ |supp q|.
+    normalize : bool
+        Rescale q to sum 1 instead of refusing a sum off by more than float32 rounding explains.
+
+    Raises
+    ------
+    InputError
+        If q is not a distribution, k is not a positive integer, or k exceeds |supp q|.
     """
 
     name = "swor"
@@ -341,7 +453,23 @@ class WithoutReplacement(DraftLaw):
 
     def set_law(self, *, max_sets: int = MAX_ENUMERATION) -> SetLaw:
         """Sets of size k; P(set = A) by the layered subset recursion
-        g(B) = Σ_{i∈B} g(B∖i) qᵢ / (1 − q(B∖i)) (probability that the first |B| draws are B)."""
+        g(B) = Σ_{i∈B} g(B∖i) qᵢ / (1 − q(B∖i)) (probability that the first |B| draws are B).
+
+        Parameters
+        ----------
+        max_sets : int
+            Largest number of draft sets listed.
+
+        Returns
+        -------
+        SetLaw
+            The k-token subsets of the support with their probabilities.
+
+        Raises
+        ------
+        MethodError
+            If the enumeration would exceed ``max_sets`` items.
+        """
         supp = np.flatnonzero(self.q > 0)
         s, k = supp.size, self.k
         _check_enum(
@@ -418,6 +546,20 @@ class Greedy(DraftLaw):
     index), fixed; the last draft ~ q̃ = q restricted to Ω∖T, renormalised.
 
     D(set ⊆ S) = [T ⊆ S] · q̃(S∖T).  Needs k ≤ |supp q|.
+
+    Parameters
+    ----------
+    q : array_like, shape (n,)
+        Draft distribution (Fractions for the exact path).
+    k : int
+        Number of drafts, 1 ≤ k ≤ |supp q|.
+    normalize : bool
+        Rescale q to sum 1 instead of refusing a sum off by more than float32 rounding explains.
+
+    Raises
+    ------
+    InputError
+        If q is not a distribution, k is not a positive integer, or k exceeds |supp q|.
     """
 
     name = "greedy"
@@ -486,7 +628,18 @@ class Greedy(DraftLaw):
         return tuples, self.q_rest[last].copy()
 
     def set_law(self, *, max_sets: int = MAX_ENUMERATION) -> SetLaw:
-        """Sets T ∪ {y} for y ∉ T with q̃(y) > 0, with probability q̃(y)."""
+        """Sets T ∪ {y} for y ∉ T with q̃(y) > 0, with probability q̃(y).
+
+        Parameters
+        ----------
+        max_sets : int
+            Accepted for the common signature; the list has at most n − k + 1 sets.
+
+        Returns
+        -------
+        SetLaw
+            The sets T ∪ {y} with their probabilities q̃(y).
+        """
         last = np.flatnonzero(self.q_rest > 0)
         sets = tuple(tuple(sorted(self.top + (int(y),))) for y in last.tolist())
         if self._exact is not None:
@@ -508,6 +661,19 @@ class SpecHub(Greedy):
     The draft set is always {a, X} with X ~ q̃ = q on Ω∖{a} renormalised, because
     P(set = {a, i}) = qᵢ + q_a qᵢ/(1 − q_a) = qᵢ/(1 − q_a): the same set law as
     ``Greedy(q, 2)``; only the order of the tuple differs.
+
+    Parameters
+    ----------
+    q : array_like, shape (n,)
+        Draft distribution, with at least two tokens of positive mass (Fractions for the
+        exact path).
+    normalize : bool
+        Rescale q to sum 1 instead of refusing a sum off by more than float32 rounding explains.
+
+    Raises
+    ------
+    InputError
+        If q is not a distribution or has fewer than two tokens with q > 0.
     """
 
     name = "spechub"
@@ -689,7 +855,33 @@ def law_from_name(
 ) -> DraftLaw:
     """The draft law called ``name`` on q with k drafts (``"spechub"``: its fixed pair, k
     ignored); ``allowed`` restricts the names (default: all of :data:`LAWS`), and a name
-    outside it is refused with an :class:`InputError` naming ``arg``."""
+    outside it is refused with an :class:`InputError` naming ``arg``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`LAWS`: ``"iid"``, ``"swor"``, ``"greedy"`` or ``"spechub"``.
+    q : array_like, shape (n,)
+        Draft distribution.
+    k : int
+        Number of drafts (ignored by ``"spechub"``).
+    allowed : tuple of str or None
+        The names accepted here; None: every name of :data:`LAWS`.
+    arg : str
+        The argument name an error message names.
+    **kw
+        Passed on to the law's constructor (``normalize``).
+
+    Returns
+    -------
+    DraftLaw
+        The law, validated by its own constructor.
+
+    Raises
+    ------
+    InputError
+        If ``name`` is not one of the allowed names, or the law refuses q or k.
+    """
     names = tuple(LAWS) if allowed is None else tuple(allowed)
     if not isinstance(name, str) or name not in names:
         raise InputError(f"{arg}: must be one of {names}, got {name!r}")

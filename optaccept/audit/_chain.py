@@ -51,7 +51,38 @@ class ChainAuditReport:
     """What a chain audit found: ``lossless`` (the test of the generated text's law at rate
     ``false_alarm``), the mean accepted drafted tokens with its standard error, the exact
     value of the declared rule (``expected``), the optimum for one chain (``optimum``), and the
-    empirical law of m (``accepted_law[i]`` = fraction of steps with m = i)."""
+    empirical law of m (``accepted_law[i]`` = fraction of steps with m = i).
+
+    Attributes
+    ----------
+    lossless : bool
+        Whether every tested order's transforms passed the Kolmogorov test.
+    accepted : float
+        Mean accepted drafted tokens per call.
+    accepted_se : float
+        Its standard error.
+    expected : float or None
+        Exact (or estimated) value of the declared rule.
+    optimum : float
+        Expected accepted tokens of the best verifier of one chain (or an upper bound).
+    gamma : int
+        Drafted tokens per call (the largest, for a log).
+    steps : int
+        Number of calls audited.
+    false_alarm : float
+        The losslessness test's false-alarm rate.
+    ks_distance : dict of str to float
+        Kolmogorov distance of the transforms from Uniform(0, 1), by token order.
+    ks_threshold : float
+        The distance above which the test flags a departure.
+    accepted_law : list of float
+        Fraction of calls with m = i, i = 0..γ.
+    declared : str or None
+        The rule the verifier claims.
+    details : dict
+        How ``expected`` and ``optimum`` were found, counts of transforms, and for a log the
+        check that the drafts follow Q.
+    """
 
     lossless: bool
     accepted: float
@@ -140,6 +171,13 @@ class ChainAuditReport:
         return f"<div><b>Chain audit report</b><table>{body}</table></div>"
 
     def to_json(self) -> str:
+        """The report as JSON, with the derived quantities.
+
+        Returns
+        -------
+        str
+            The fields, plus ``gap``, ``detectable`` and ``above_optimum``.
+        """
         d = asdict(self)
         d["gap"] = self.gap
         d["detectable"] = self.detectable
@@ -197,6 +235,42 @@ def audit_chain(
     :func:`optaccept.tree.accepted_tokens`).  ``declared``: "token" or "block" — its exact
     expected accepted tokens are reported (by enumeration of the chains, or from
     ``samples_for_expected`` Rao-Blackwellised chains when the vocabulary is large).
+
+    Parameters
+    ----------
+    fn : callable
+        The chain verifier under audit.
+    target, draft : model
+        Sequence models, ``prefix -> next-token law``.
+    gamma : int
+        Drafted tokens per call, at least 1.
+    steps : int
+        Calls of the verifier, at least 1.
+    rng : numpy.random.Generator or int
+        All randomness: drafts, continuations, ``fn``'s own and the transforms'.
+    declared : {"token", "block", "exact_match", "target_only"}, optional
+        The rule ``fn`` claims.
+    false_alarm : float
+        The rate at which a correct verifier is declared not lossless.
+    batch : int
+        Calls per batch.
+    samples_for_expected : int, optional
+        Estimate the declared rule's value and the optimum from this many sampled chains
+        instead of enumerating them.
+
+    Returns
+    -------
+    ChainAuditReport
+        The verdict, the accepted tokens with their standard error, the declared rule's
+        value and the optimum for one chain.
+
+    Raises
+    ------
+    InputError
+        If ``gamma`` or ``steps`` is below 1, ``declared`` is unknown, or ``fn`` returns
+        values out of range.
+    MethodError
+        If the exact values need more chains than the enumeration allows (before any call).
     """
     from ..tree import accepted_tokens, as_model
 
@@ -313,6 +387,35 @@ def audit_chain_log(
     * ``expected``: the mean over calls of E[m | chain] for speculative sampling,
       Σ_i Π_{j≤i} min(1, p_j(x_j)/q_j(x_j)), from the logged rows; ``optimum``: the mean of
       block verification's E[τ | chain] (optimal for one chain), from the same rows.
+
+    Parameters
+    ----------
+    P : list of array_like, shapes (γ_c + 1, n)
+        Target rows of each call.
+    Q : list of array_like, shapes (γ_c, n)
+        Draft rows of each call.
+    X : list of array_like of int, lengths γ_c
+        Drafted tokens of each call.
+    m : array_like of int, shape (C,)
+        Accepted drafted tokens of each call.
+    Y : array_like of int, shape (C,)
+        The token emitted after the accepted ones.
+    rng : numpy.random.Generator or int, optional
+        Source of the tie-breaking uniforms (default: seed 0).
+    false_alarm : float
+        The rate at which a correct verifier is declared not lossless.
+
+    Returns
+    -------
+    ChainAuditReport
+        The verdict on the text, the accepted tokens, the expected value under speculative
+        sampling and block verification's optimum, given the logged chains.
+
+    Raises
+    ------
+    InputError
+        If the entries are not one per call, the log is empty, or a call's shapes or m
+        do not fit its γ.
     """
     from ..tree import DraftTree, tree_value
 

@@ -71,7 +71,37 @@ class AuditReport:
     """What an audit found.  ``lossless`` is the decision of the test of "output law = p" at
     false-alarm rate ``false_alarm``; ``acceptance`` is the measured P(Y ∈ drafts) with its
     standard error; ``expected`` the exact acceptance of the declared rule (None if none was
-    declared); ``alpha_star`` the optimum of the draft law; gaps are ``alpha_star − acceptance``."""
+    declared); ``alpha_star`` the optimum of the draft law; gaps are ``alpha_star − acceptance``.
+
+    Attributes
+    ----------
+    lossless : bool
+        Whether every tested order's transforms passed the Kolmogorov test.
+    tv_upper : float or None
+        An upper bound on TV(output law, p) at confidence 1 − ``false_alarm`` (None for logs).
+    acceptance : float
+        Measured P(Y ∈ drafts).
+    acceptance_se : float
+        Its standard error.
+    expected : float or None
+        Exact acceptance of the declared rule (None without one).
+    alpha_star : float
+        α* of the draft law (mean over steps for a log; NaN where it cannot be bounded).
+    steps : int
+        Number of steps audited.
+    false_alarm : float
+        The losslessness test's false-alarm rate.
+    ks_distance : dict of str to float
+        Kolmogorov distance of the transforms from Uniform(0, 1), by token order.
+    ks_threshold : float
+        The distance above which the test flags a departure.
+    declared : str or None
+        The rule the implementation claims.
+    alpha_by_law : dict of str to float or None
+        α* of each compared draft law with the same q and k (None if not compared).
+    details : dict
+        Further facts of the run (the draft law, n or k; intervals of a truncated log).
+    """
 
     lossless: bool
     tv_upper: float | None
@@ -207,6 +237,14 @@ class AuditReport:
         return f"<div><b>Audit report</b><table>{body}</table></div>"
 
     def to_json(self) -> str:
+        """The report as JSON, with the derived quantities.
+
+        Returns
+        -------
+        str
+            The fields, plus ``gap``, ``verifier_gap``, ``draft_gap``, ``best_law``,
+            ``detectable`` and ``above_optimum`` (NaN α* written as null).
+        """
         d = asdict(self)
         d["gap"] = None if math.isnan(self.alpha_star) else self.gap
         if math.isnan(self.alpha_star):
@@ -229,7 +267,29 @@ def _ks_uniform(u: np.ndarray) -> float:
 
 def pit_values(P: np.ndarray, Q: np.ndarray, Y: np.ndarray, order: str, rng: np.random.Generator) -> np.ndarray:
     """Randomised probability integral transforms of the outputs Y (one per row of P) along a
-    token order ("p", "q", "p/q" or "id"); exactly Uniform(0, 1) when Y_t ~ P_t."""
+    token order ("p", "q", "p/q" or "id"); exactly Uniform(0, 1) when Y_t ~ P_t.
+
+    Parameters
+    ----------
+    P, Q : ndarray of float, shape (B, n)
+        Target and draft rows, one per output.
+    Y : ndarray of int, shape (B,)
+        The outputs.
+    order : {"p", "q", "p/q", "id"}
+        The order of the tokens along which the CDF is read.
+    rng : numpy.random.Generator
+        Source of the tie-breaking uniforms.
+
+    Returns
+    -------
+    ndarray of float64, shape (B,)
+        The transforms, in [0, 1].
+
+    Raises
+    ------
+    InputError
+        If ``order`` is not one of the four.
+    """
     B, n = P.shape
     if order == "id":
         keys = np.broadcast_to(np.arange(n), (B, n))
@@ -417,6 +477,18 @@ def audit_verifier(
         Rows per call of ``fn`` (default: 50,000, at most 2²³ / n so that each of P and Q
         stays within 64 MB: 64 rows at n = 131,072).  The batch's P and Q are read-only
         views of one row each (no copy per row); ``fn`` must not write to them.
+
+    Returns
+    -------
+    AuditReport
+        The losslessness verdict, the measured acceptance with its standard error, the
+        declared rule's exact value, α* of the draft law and of the other laws.
+
+    Raises
+    ------
+    InputError
+        If an input is refused (distributions, k, ``samples``, ``false_alarm``, an unknown
+        or inapplicable ``declared``), or ``fn`` returns anything but B token ids in [0, n).
     """
     rng = check_rng(rng)
     pf, qf = as_distribution_pair(p, q)
@@ -506,6 +578,38 @@ def audit_log(
     α* of every draft law with the same rows and k (the gap's draft-law part; costly for
     "swor" on full vocabularies).  ``P`` and ``Q`` may be memory maps (``np.load(...,
     mmap_mode="r")``): only ``chunk`` rows are read at a time.
+
+    Parameters
+    ----------
+    P, Q : array_like of float, shape (T, n)
+        Target and draft rows, one per step.
+    X : array_like of int, shape (T, k)
+        Drafts in draw order.
+    Y : array_like of int, shape (T,)
+        Emitted tokens.
+    declared : str, optional
+        The rule the engine claims (one of :data:`DECLARED`).
+    drafts : {"iid", "swor", "greedy"}
+        The draft law whose α* is the reference.
+    rng : numpy.random.Generator or int, optional
+        Source of the tie-breaking uniforms (default: seed 0).
+    false_alarm : float
+        The rate at which a correct engine is declared not lossless.
+    chunk : int, optional
+        Rows per chunk (default: 2²² / n).
+    compare_laws : bool
+        Also compute the mean α* of every draft law.
+
+    Returns
+    -------
+    AuditReport
+        As :func:`audit_verifier`, with per-step means (``tv_upper`` is None).
+
+    Raises
+    ------
+    InputError
+        If the shapes disagree, a row is not a distribution, a token id lies outside
+        [0, n), the log is empty, or ``drafts`` or ``declared`` is unknown.
     """
     rng = np.random.default_rng(0) if rng is None else check_rng(rng)
     X = np.asarray(X, dtype=np.int64)
@@ -580,7 +684,27 @@ def torch_adapter(fn: Callable[..., Any], *, device: Any = "cpu", dtype: Any = N
     """A torch implementation ``fn(P, Q, X, generator) -> Y`` (tensors on ``device``; ``P``,
     ``Q`` float (B, n), ``X`` long (B, k), a ``torch.Generator`` on that device) as the numpy
     callable the audit runs.  The generator is seeded from the audit's numpy generator, so
-    a run is reproducible; ``dtype`` (default float32, as engines run) is that of P and Q."""
+    a run is reproducible; ``dtype`` (default float32, as engines run) is that of P and Q.
+
+    Parameters
+    ----------
+    fn : callable
+        The torch implementation.
+    device : str or torch.device
+        Where the tensors and the generator live.
+    dtype : torch.dtype, optional
+        Dtype of P and Q (default ``torch.float32``).
+
+    Returns
+    -------
+    callable
+        ``wrapped(P, Q, X, rng) -> Y`` on numpy arrays, Y int64 of shape (B,).
+
+    Raises
+    ------
+    MissingDependencyError
+        If torch is not installed.
+    """
     try:
         import torch
     except ImportError as exc:  # pragma: no cover - torch is in the llm extra

@@ -74,7 +74,23 @@ def paths_from_vllm(tree: str) -> list[tuple[int, ...]]:
     order (read by :meth:`optaccept.tree.Shape.from_vllm`, the one parser of the format:
     vLLM parses the option with ``ast.literal_eval`` and sorts it by (length, path),
     vllm-project/vllm, ``vllm/config/speculative.py`` (``SpeculativeConfig``), commit
-    f19b16d95e4395790661f4835e4436bc3dd5d9c7)."""
+    f19b16d95e4395790661f4835e4436bc3dd5d9c7).
+
+    Parameters
+    ----------
+    tree : str
+        The option's value, e.g. ``"[(0,), (1,), (0, 0)]"``.
+
+    Returns
+    -------
+    list of tuple of int
+        The index paths, by (length, path).
+
+    Raises
+    ------
+    InputError
+        If ``tree`` is not a string of index paths of a tree.
+    """
     if not isinstance(tree, str):
         raise InputError(f"tree: must be a string such as '[(0,), (1,), (0, 0)]', got {type(tree).__name__}")
     try:
@@ -85,7 +101,23 @@ def paths_from_vllm(tree: str) -> list[tuple[int, ...]]:
 
 def paths_to_vllm(choices: Any) -> str:
     """The vLLM ``speculative_token_tree`` string of index paths (breadth-first, as vLLM
-    stores it; :meth:`optaccept.tree.Shape.to_vllm`)."""
+    stores it; :meth:`optaccept.tree.Shape.to_vllm`).
+
+    Parameters
+    ----------
+    choices : sequence of sequence of int
+        The index paths of a tree.
+
+    Returns
+    -------
+    str
+        The ``speculative_token_tree`` string.
+
+    Raises
+    ------
+    InputError
+        If ``choices`` are not the index paths of a tree.
+    """
     return Shape(tuple(as_paths(choices))).to_vllm()
 
 
@@ -96,7 +128,26 @@ def paths_from_sglang(next_token: Any, next_sibling: Any) -> list[tuple[int, ...
     ``sgl-kernel/tests/speculative/test_speculative_sampling.py``, commit
     120affb9613cc3f5bcd055ec09c7621d3ced0ebc — e.g. next_token ``[1, 2, -1, 4, 5, -1]``,
     next_sibling ``[-1, 3, -1, -1, -1, -1]``: the root's children are nodes 1 and 3, node 1's
-    child is 2, node 3's is 4, whose child is 5."""
+    child is 2, node 3's is 4, whose child is 5.
+
+    Parameters
+    ----------
+    next_token : array_like of int, shape (N,)
+        First child of each node, or −1.
+    next_sibling : array_like of int, shape (N,)
+        Next sibling of each node, or −1.
+
+    Returns
+    -------
+    list of tuple of int
+        The index path of each node.
+
+    Raises
+    ------
+    InputError
+        If the arrays differ in length, hold entries other than −1 or node indices, or do
+        not describe a tree rooted at node 0.
+    """
     nt = np.asarray(next_token, dtype=np.int64).reshape(-1)
     ns = np.asarray(next_sibling, dtype=np.int64).reshape(-1)
     N = nt.size
@@ -125,7 +176,24 @@ def paths_from_sglang(next_token: Any, next_sibling: Any) -> list[tuple[int, ...
 def paths_to_sglang(choices: Any) -> tuple[np.ndarray, np.ndarray]:
     """(next_token, next_sibling) of the tree of index paths ``choices``, its nodes numbered
     0 (the root) then in the order given (SGLang's layout, same source as
-    :func:`paths_from_sglang`); siblings are linked in index order."""
+    :func:`paths_from_sglang`); siblings are linked in index order.
+
+    Parameters
+    ----------
+    choices : sequence of sequence of int
+        The index paths of a tree.
+
+    Returns
+    -------
+    next_token, next_sibling : ndarray of int64, shape (len(choices) + 1,)
+        First child and next sibling of each node (−1: none).
+
+    Raises
+    ------
+    InputError
+        If ``choices`` are not the index paths of a tree, or some children are not numbered
+        0, 1, … without gaps.
+    """
     paths = as_paths(choices)
     index = {(): 0} | {p: i + 1 for i, p in enumerate(paths)}
     N = len(paths) + 1
@@ -149,7 +217,25 @@ def split_flat_drafts(draft_token_ids: Any, cu_num_draft_tokens: Any) -> list[np
     [T] and ``cu_num_draft_tokens`` [B] (cumulative counts; request b owns entries
     cu[b − 1] … cu[b] − 1, cu[−1] read as 0).  Layout of vllm-project/vllm
     ``vllm/v1/sample/rejection_sampler.py`` (``rejection_sample``; output padded with
-    ``PLACEHOLDER_TOKEN_ID = -1``), commit 7f6fc1c5ce8d02f473b1b923debbfef3fa0b7a6a."""
+    ``PLACEHOLDER_TOKEN_ID = -1``), commit 7f6fc1c5ce8d02f473b1b923debbfef3fa0b7a6a.
+
+    Parameters
+    ----------
+    draft_token_ids : array_like of int, shape (T,)
+        The drafted tokens of the batch, request after request.
+    cu_num_draft_tokens : array_like of int, shape (B,)
+        Cumulative drafted-token counts.
+
+    Returns
+    -------
+    list of ndarray of int64
+        The drafted tokens of each request.
+
+    Raises
+    ------
+    InputError
+        If the counts are not non-decreasing and ending at T.
+    """
     d = np.asarray(draft_token_ids, dtype=np.int64).reshape(-1)
     cu = np.asarray(cu_num_draft_tokens, dtype=np.int64).reshape(-1)
     if cu.size and (np.any(np.diff(cu) < 0) or cu[0] < 0 or cu[-1] != d.size):
@@ -164,7 +250,28 @@ def chain_outputs(output_token_ids: Any, num_draft_tokens: Any = None) -> tuple[
     """(m, Y) per request from a chain verifier's padded output ``[B, max + 1]`` (−1 after
     the emitted tokens, as vLLM's ``rejection_sample`` returns it, same source as
     :func:`split_flat_drafts`): m = accepted drafted tokens = valid entries − 1, Y = the last
-    valid entry (correction or bonus).  ``num_draft_tokens`` (per request) checks m ≤ γ."""
+    valid entry (correction or bonus).  ``num_draft_tokens`` (per request) checks m ≤ γ.
+
+    Parameters
+    ----------
+    output_token_ids : array_like of int, shape (B, max + 1)
+        The padded output.
+    num_draft_tokens : array_like of int, shape (B,), optional
+        Drafted tokens per request.
+
+    Returns
+    -------
+    m : ndarray of int64, shape (B,)
+        Accepted drafted tokens per request.
+    Y : ndarray of int64, shape (B,)
+        The last emitted token of each request.
+
+    Raises
+    ------
+    InputError
+        If the output is not 2-D, a request emitted nothing, the padding is out of place,
+        or an m exceeds its ``num_draft_tokens``.
+    """
     out = np.asarray(output_token_ids, dtype=np.int64)
     if out.ndim != 2 or out.shape[1] < 1:
         raise InputError(f"output_token_ids: must be a 2-D array [B, max + 1], got shape {out.shape}")
@@ -194,6 +301,16 @@ def paths_from_eagle(retrieve_indices: Any) -> list[tuple[int, ...]]:
     lexicographically with −1 read as larger than every node.  The matrix keeps the tree,
     not the choices' indices, so siblings are numbered 0, 1, … in node order — the choices
     themselves when they have no gaps (as :class:`optaccept.tree.Shape` requires).
+
+    Parameters
+    ----------
+    retrieve_indices : array_like of int, shape (leaves, depth + 1)
+        EAGLE's matrix.
+
+    Returns
+    -------
+    list of tuple of int
+        The index path of each node.
 
     Raises
     ------
@@ -240,7 +357,23 @@ def paths_to_eagle(choices: Any) -> np.ndarray:
     """EAGLE's ``retrieve_indices`` (int64 [leaves, depth + 1]) of the tree whose index paths
     are ``choices`` (EAGLE's ``tree_choices``), as ``generate_tree_buffers`` builds it (same
     source as :func:`paths_from_eagle`): one row per leaf, root 0 first, −1 padding, rows
-    sorted with −1 last."""
+    sorted with −1 last.
+
+    Parameters
+    ----------
+    choices : sequence of sequence of int
+        The index paths of a tree.
+
+    Returns
+    -------
+    ndarray of int64, shape (leaves, depth + 1)
+        The ``retrieve_indices`` matrix.
+
+    Raises
+    ------
+    InputError
+        If ``choices`` are not the index paths of a tree.
+    """
     shp = Shape.from_choices(as_paths(choices))
     paths = list(shp.paths)  # by (length, path): EAGLE's sorted_tree_choices
     index = {p: i + 1 for i, p in enumerate(paths)}
@@ -265,7 +398,32 @@ def sglang_outputs(
     node i of request b in the flattened batch; ``accept_index`` [B, depth + 1] the positions of
     the accepted nodes from the root, −1 padded; ``predicts`` (flattened) the token chosen after
     each accepted node — after the last one, the correction or bonus token;
-    ``accept_token_num`` [B] (optional, checked) the accepted drafted tokens."""
+    ``accept_token_num`` [B] (optional, checked) the accepted drafted tokens.
+
+    Parameters
+    ----------
+    predicts : array_like of int
+        The chosen tokens, flattened over the batch.
+    accept_index : array_like of int, shape (B, depth + 1)
+        Positions of the accepted nodes, −1 padded.
+    retrieve_index : array_like of int, shape (B, N)
+        Position of each node in the flattened batch.
+    accept_token_num : array_like of int, shape (B,), optional
+        Accepted drafted tokens per request, checked against ``accept_index``.
+
+    Returns
+    -------
+    v : ndarray of int64, shape (B,)
+        The accepted node of each request.
+    Y : ndarray of int64, shape (B,)
+        The emitted token of each request.
+
+    Raises
+    ------
+    InputError
+        If the arrays' shapes, padding or positions do not fit SGLang's layout, or
+        ``accept_token_num`` disagrees.
+    """
     pr = np.asarray(predicts, dtype=np.int64).reshape(-1)
     ai = np.asarray(accept_index, dtype=np.int64)
     ri = np.asarray(retrieve_index, dtype=np.int64)
@@ -313,7 +471,29 @@ def flashinfer_chain_outputs(
     releases call it ``output_emitted_token_num``) — checked to equal m;
     ``output_accepted_token_num`` [B] counts every position whose own test passes, past the
     first rejection too (FlashInfer's alignment metric, not m) — checked to lie in [m, γ].
-    FlashInfer *adds* both counts into the tensors passed, so pass zeroed ones per call."""
+    FlashInfer *adds* both counts into the tensors passed, so pass zeroed ones per call.
+
+    Parameters
+    ----------
+    output_token_ids : array_like of int, shape (B, γ + 1)
+        The padded output.
+    output_emitted_draft_token_num : array_like of int, shape (B,), optional
+        Checked to equal m.
+    output_accepted_token_num : array_like of int, shape (B,), optional
+        Checked to lie in [m, γ].
+
+    Returns
+    -------
+    m : ndarray of int64, shape (B,)
+        Accepted drafted tokens per request.
+    Y : ndarray of int64, shape (B,)
+        The correction or bonus token of each request.
+
+    Raises
+    ------
+    InputError
+        If the output is malformed or a count fails its check.
+    """
     m, Y = chain_outputs(output_token_ids)
     gamma = np.asarray(output_token_ids).shape[1] - 1
     if output_emitted_draft_token_num is not None:
@@ -334,7 +514,23 @@ def shape_from_layout(layout: Any) -> Shape:
     """One :class:`optaccept.tree.Shape` from any tree layout above: index paths (EAGLE/Medusa
     ``tree_choices``), a vLLM ``speculative_token_tree`` string, or a mapping with
     ``"retrieve_indices"`` (EAGLE) or ``"retrieve_next_token"`` and ``"retrieve_next_sibling"``
-    (SGLang).  A branching tuple or a Shape passes through :func:`optaccept.tree.as_shape`."""
+    (SGLang).  A branching tuple or a Shape passes through :func:`optaccept.tree.as_shape`.
+
+    Parameters
+    ----------
+    layout : sequence of paths, str, mapping, tuple of int or Shape
+        The tree in any of the layouts above.
+
+    Returns
+    -------
+    Shape
+        The tree's shape.
+
+    Raises
+    ------
+    InputError
+        If ``layout`` is none of these layouts, or not a tree in its own.
+    """
     from collections.abc import Mapping
 
     from ..tree._shape import as_shape

@@ -183,6 +183,20 @@ def step_values(log: Any, verifier: str | None = None, *, name: str = "log") -> 
     verifier : str, optional
         Chain logs: "token" (default), "block", "target_only"; one-token logs: "rrs" (default),
         "sd", "kseq-output", "greedy", "nss", "target_only"; tree logs: "target_only".
+    name : str
+        The argument name error messages give to the log.
+
+    Returns
+    -------
+    StepValues
+        ``exact`` (None for plain counts), ``counts`` (None when not logged), ``request``
+        (one id per step), the log's ``kind`` and the ``verifier`` used.
+
+    Raises
+    ------
+    InputError
+        If the log lacks the arrays of every kind, its shapes disagree, a token id is out of
+        range, or ``verifier`` does not fit the kind of log.
     """
     arrays = _as_arrays(log, name)
     if "_steps" in arrays:
@@ -319,7 +333,35 @@ class RegressionGate:
     ``regressed`` whether difference/std_err < −``critical``.  ``by_definition`` holds the
     difference, SE and decision under both definitions; ``counts`` the same test on the
     logged 0/1 counts (None when the logs hold no counts); ``baseline``/``candidate`` the
-    summaries of each log."""
+    summaries of each log.
+
+    Attributes
+    ----------
+    regressed : bool
+        The decision.
+    difference : float
+        Candidate − baseline mean accepted tokens per step.
+    std_err : float
+        Its standard error, clustered by request.
+    critical : float
+        The one-sided critical value of the test.
+    false_alarm : float
+        The test's false-alarm rate.
+    definition : {"pooled", "per_request"}
+        Which mean is tested.
+    method : str
+        What the means average (exact per-step expectations or logged counts).
+    baseline, candidate : Summary
+        Each log's means under both definitions, with standard errors.
+    by_definition : dict
+        Difference, standard error and decision under each definition.
+    counts : dict or None
+        The same test on the logged counts.
+    note : str
+        A remark on the decision, or "".
+    details : dict
+        Further facts (the ``margin``).
+    """
 
     regressed: bool
     difference: float
@@ -478,7 +520,27 @@ class SampleSize:
     """Requests per run (baseline and candidate alike) a gate needs to see a relative drop
     ``change`` of AL with probability ``power`` at ``false_alarm``: ``requests`` for the test
     on exact expectations (None for a counts-only log), ``requests_counts`` for the 0/1-average
-    test (None when the log holds no counts)."""
+    test (None when the log holds no counts).
+
+    Attributes
+    ----------
+    requests : int or None
+        Requests per run for the test on exact expectations.
+    requests_counts : int or None
+        Requests per run for the test on the 0/1 counts.
+    change : float
+        The relative drop of AL to detect.
+    false_alarm : float
+        The test's false-alarm rate.
+    power : float
+        The probability of detecting the drop.
+    definition : {"pooled", "per_request"}
+        Which mean is tested.
+    baseline_al : float
+        The baseline's mean accepted length (AL, counting the bonus token).
+    steps_per_request : float
+        The baseline's mean steps per request.
+    """
 
     requests: int | None
     requests_counts: int | None
@@ -524,10 +586,31 @@ def sample_size(
     R ≥ 2σ²(z_{1−false_alarm} + z_{power})²/Δ² (normal approximation; the steps per request are
     those of the baseline).
 
+    Parameters
+    ----------
+    baseline_log : path, mapping or array
+        A log as :func:`step_values` reads it, with at least two requests.
+    change : float
+        The relative drop of AL to detect, in (0, 1).
+    false_alarm : float
+        One-sided false-alarm rate, in (0, 1).
+    power : float
+        Probability of detecting the drop, in (0, 1).
+    verifier : str, optional
+        The rule whose exact per-step expectation is used (see :func:`step_values`).
+    definition : {"pooled", "per_request"}
+        Which mean is tested.
+
     Returns
     -------
     SampleSize
         ``requests`` (exact expectations) and ``requests_counts`` (0/1 average), side by side.
+
+    Raises
+    ------
+    InputError
+        If a probability lies outside (0, 1), ``definition`` is unknown, the log is refused
+        by :func:`step_values`, or it has fewer than two requests.
     """
     from scipy.stats import norm
 
@@ -577,6 +660,30 @@ def synthetic_chain_log(
 
     Returns the log's arrays (``P``, ``Q``, ``X``, ``m``, ``request``) with ``rows=True``, or only
     the per-step values (:class:`StepValues`, exact expectations and counts) with ``rows=False``.
+
+    Parameters
+    ----------
+    requests : int
+        Number of requests.
+    tokens : int
+        Tokens decoded per request.
+    gamma : int
+        Drafted tokens per step.
+    n : int
+        Vocabulary size of the synthetic pair.
+    noise : float
+        How far the draft model is from the target (larger: worse).
+    seed : int
+        Seed of request 0's synthetic pair (request r uses ``seed + r``).
+    rng : numpy.random.Generator or int
+        Source of the decoding's randomness.
+    rows : bool
+        Return the log's arrays (True) or only the per-step values (False).
+
+    Returns
+    -------
+    dict of str to ndarray, or StepValues
+        As described above.
     """
     from .._validation import check_rng
     from ..tree import synthetic_pair

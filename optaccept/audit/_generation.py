@@ -76,7 +76,39 @@ class GenerationAuditReport:
     Kolmogorov distance and rejection threshold, keyed ``"pooled/p"``, ``"lag1-even/id"``, ….
     With a draft: ``tokens_per_call`` ± ``tokens_per_call_se`` measured over ``calls`` verifier
     calls; ``expected`` ± ``expected_se`` the declared rule's estimated value at the same
-    prefixes; ``optimum`` ± ``optimum_se`` the best lossless rule's (block verification)."""
+    prefixes; ``optimum`` ± ``optimum_se`` the best lossless rule's (block verification).
+
+    Attributes
+    ----------
+    lossless : bool
+        The joint test's decision.
+    false_alarm : float
+        Its false-alarm rate.
+    texts : int
+        Number of texts generated.
+    new_tokens : int
+        Tokens read per text.
+    transforms : int
+        Number of transforms tested.
+    padded : int
+        Uniforms added after early stops.
+    ks_distance, ks_threshold : dict of str to float
+        Each test's Kolmogorov distance and rejection threshold.
+    tokens_per_call, tokens_per_call_se : float or None
+        Measured tokens per verifier call and its standard error (with a draft).
+    calls : int
+        Verifier calls counted.
+    expected, expected_se : float or None
+        The declared rule's estimated tokens per call and its standard error.
+    optimum, optimum_se : float or None
+        Block verification's estimated tokens per call and its standard error.
+    declared : str or None
+        The rule the loop claims.
+    gamma : int or None
+        Drafted tokens per call.
+    details : dict
+        Further facts of the run.
+    """
 
     lossless: bool
     false_alarm: float
@@ -177,6 +209,13 @@ class GenerationAuditReport:
         return f"<div><b>Generation audit report</b><table>{body}</table></div>"
 
     def to_json(self) -> str:
+        """The report as JSON, with the derived quantities.
+
+        Returns
+        -------
+        str
+            The fields, plus ``detectable`` and ``above_optimum``.
+        """
         d = asdict(self)
         d["detectable"] = self.detectable
         d["above_optimum"] = self.above_optimum
@@ -187,7 +226,24 @@ def serial_values(U: np.ndarray, bins: int = 4, lag: int = 1, phase: int = 0) ->
     """W = ⌊b·U_i⌋/b + U_{i+lag}/b for the disjoint pairs (i, i + lag) with ⌊i / lag⌋ ≡ phase
     (mod 2) of each row of ``U`` (texts × positions): exactly Uniform(0, 1) and independent when
     the U's are independent uniforms (module docstring).  With lag 1, phase 0 pairs positions
-    (0, 1), (2, 3), … and phase 1 pairs (1, 2), (3, 4), …"""
+    (0, 1), (2, 3), … and phase 1 pairs (1, 2), (3, 4), …
+
+    Parameters
+    ----------
+    U : array_like of float, shape (texts, positions)
+        Uniforms, one row per text.
+    bins : int
+        b, the number of bins of the first member of each pair.
+    lag : int
+        Distance between the members of a pair.
+    phase : {0, 1}
+        Which of the two interleaved sets of disjoint pairs is used.
+
+    Returns
+    -------
+    ndarray of float64
+        The values W, row by row.
+    """
     U = np.asarray(U, dtype=np.float64)
     L = U.shape[1]
     i = np.arange(max(L - lag, 0))
@@ -483,6 +539,18 @@ def torch_lm(model: Any, vocab: int) -> Any:
         ``prefix -> next-token probabilities`` over ``vocab`` tokens, prefix = the whole text.
     vocab : int
         The vocabulary size.
+
+    Returns
+    -------
+    torch.nn.Module
+        The module described above.
+
+    Raises
+    ------
+    MissingDependencyError
+        If torch is not installed.
+    InputError
+        If ``vocab`` is not a positive integer or ``model`` is not a sequence model.
     """
     try:
         import torch

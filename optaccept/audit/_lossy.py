@@ -45,7 +45,25 @@ DECLARED_LOSSY = ("ensemble", "sd", "accept_all")
 def front_acceptance(p: Any, q: Any, bias: float) -> float:
     """The largest acceptance of any one-draft rule whose output law is within TV ``bias`` of
     p: 1 − (the least rejection rate on the front of :func:`optaccept.sequence.pareto_front`
-    with loss ≤ ``bias``), i.e. 1 − max(0, TV(p, q) − bias) (Yin et al., Theorem 5)."""
+    with loss ≤ ``bias``), i.e. 1 − max(0, TV(p, q) − bias) (Yin et al., Theorem 5).
+
+    Parameters
+    ----------
+    p, q : array_like, shape (n,)
+        Target and draft distributions.
+    bias : float
+        The allowed TV distance of the output law from p, ≥ 0.
+
+    Returns
+    -------
+    float
+        The largest acceptance, in [1 − TV(p, q), 1].
+
+    Raises
+    ------
+    InputError
+        If p or q is not a distribution, or ``bias`` is not a number ≥ 0.
+    """
     from ..sequence import pareto_front
 
     pf, qf = as_distribution_pair(p, q)
@@ -64,7 +82,31 @@ class LossyAuditReport:
     """What :func:`audit_lossy` measured.  ``bias`` = TV(p̂, p) with its interval
     [``bias_low``, ``bias_high``] at confidence 1 − ``false_alarm``; ``accepted`` ± ``accepted_se``;
     ``front`` the best acceptance at the measured bias (``front_high`` at ``bias_high``);
-    ``expected`` / ``expected_bias`` the declared rule's exact values (None if none)."""
+    ``expected`` / ``expected_bias`` the declared rule's exact values (None if none).
+
+    Attributes
+    ----------
+    accepted, accepted_se : float
+        Measured acceptance and its standard error.
+    bias : float
+        Measured TV(p̂, p) of the outputs.
+    bias_low, bias_high : float
+        Its interval at confidence 1 − ``false_alarm``.
+    front, front_high : float
+        The best acceptance of any rule at ``bias`` and at ``bias_high``.
+    tv_pq : float
+        TV(p, q).
+    steps : int
+        Number of steps run.
+    false_alarm : float
+        One minus the confidence of the bias interval.
+    declared : str or None
+        The rule claimed (one of :data:`DECLARED_LOSSY`).
+    expected, expected_bias : float or None
+        The declared rule's exact acceptance and bias.
+    details : dict
+        Further facts of the run.
+    """
 
     accepted: float
     accepted_se: float
@@ -139,7 +181,13 @@ class LossyAuditReport:
         return f"<div><b>Lossy-rule audit report</b><table>{body}</table></div>"
 
     def to_json(self) -> str:
-        """The report as JSON (the fields, the gap and the verdicts)."""
+        """The report as JSON (the fields, the gap and the verdicts).
+
+        Returns
+        -------
+        str
+            The fields, plus ``gap``, ``above_front`` and ``consistent``.
+        """
         d = asdict(self)
         d.update(gap=self.gap, above_front=self.above_front, consistent=self.consistent)
         return json.dumps(d)

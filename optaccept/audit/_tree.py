@@ -62,7 +62,44 @@ def audit_tree(
 
     Returns a :class:`ChainAuditReport` (``gamma`` is the shape's depth; ``optimum`` the LP
     value, or the §4b *upper bound* when the LP is too large, printed as a bound:
-    ``details["optimum_method"]``)."""
+    ``details["optimum_method"]``).
+
+    Parameters
+    ----------
+    fn : callable
+        The tree verifier under audit.
+    target, draft : model
+        Sequence models, ``prefix -> next-token law``.
+    shape : sequence of paths, str or mapping
+        The tree's shape in any of the layouts above.
+    children : {"topk", "swor", "iid"}
+        How each node's children are drafted.
+    steps : int
+        Calls of the verifier, at least 1.
+    rng : numpy.random.Generator or int
+        All randomness: drafts, continuations, ``fn``'s own and the transforms'.
+    declared : str, optional
+        The rule ``fn`` claims.
+    false_alarm : float
+        The rate at which a correct verifier is declared not lossless.
+    batch : int
+        Calls per batch.
+    samples_for_expected : int, optional
+        Estimate the exact values from this many sampled trees instead of enumerating them.
+
+    Returns
+    -------
+    ChainAuditReport
+        As described above.
+
+    Raises
+    ------
+    InputError
+        If an argument is refused (shape, children, declared, steps) or ``fn`` returns
+        values out of range.
+    MethodError
+        If the exact values cannot be computed within the size limits (before any call).
+    """
     from ..tree import accepted_tokens, as_model, sample_shaped, upper_bound
 
     rng = check_rng(rng)

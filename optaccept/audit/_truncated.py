@@ -66,6 +66,40 @@ def audit_topm_log(
     (``details["alpha_star_interval"]``), as is ``expected`` for a declared rule
     (``details["expected_interval"]``); the losslessness test runs on the merged alphabet
     (module docstring).
+
+    Parameters
+    ----------
+    ids : array_like of int, shape (T, m)
+        The logged target tokens of each step.
+    probs : array_like of float, shape (T, m)
+        Their target probabilities.
+    Q : array_like of float, shape (T, n), or None
+        The draft laws; None when the log has none.
+    X : array_like of int, shape (T, k)
+        The drafts.
+    Y : array_like of int, shape (T,)
+        The outputs.
+    declared : {"sd", "target_only"}, optional
+        The rule the engine claims.
+    drafts : {"iid", "swor", "greedy"}
+        The draft law whose α* is bracketed.
+    n : int, optional
+        Vocabulary size, needed when ``Q`` is None.
+    rng : numpy.random.Generator or int, optional
+        Source of the tie-breaking uniforms (default: seed 0).
+    false_alarm : float
+        The rate at which a correct engine is declared not lossless.
+
+    Returns
+    -------
+    AuditReport
+        With midpoints of guaranteed intervals for ``alpha_star`` and ``expected``.
+
+    Raises
+    ------
+    InputError
+        If the shapes disagree, a logged row is not part of a distribution, a token id is
+        out of range, or ``declared`` or ``drafts`` is unknown.
     """
     from ..verifiers import target_only_acceptance
 

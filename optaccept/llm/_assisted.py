@@ -29,7 +29,27 @@ __all__ = ["AssistedLog", "log_assisted_generation"]
 @dataclass
 class AssistedLog:
     """One record per call of the sampler: ``X[c]`` (γ_c,), ``P[c]`` (γ_c + 1, n) float32,
-    ``Q[c]`` (γ_c, n) float32, ``m[c]``, ``Y[c]``, and the prompt index ``prompt[c]``."""
+    ``Q[c]`` (γ_c, n) float32, ``m[c]``, ``Y[c]``, and the prompt index ``prompt[c]``.
+
+    Attributes
+    ----------
+    X : list of ndarray of int64
+        The drafted tokens of each call.
+    P : list of ndarray of float32
+        The target's laws of each call, one row per drafted token and one after them.
+    Q : list of ndarray of float32
+        The draft's laws of each call.
+    m : list of int
+        Accepted drafted tokens of each call.
+    Y : list of int
+        The token emitted after them.
+    prompt : list of int
+        The prompt index of each call.
+    sequences : list of ndarray
+        The new token ids ``generate`` returned, one array per prompt.
+    meta : dict
+        The warp, the models and ``max_new_tokens``.
+    """
 
     X: list[np.ndarray] = field(default_factory=list)
     P: list[np.ndarray] = field(default_factory=list)
@@ -94,7 +114,35 @@ def log_assisted_generation(
     each prompt with Hugging Face's assisted generation, target ``pair.target`` and assistant
     ``pair.draft`` (both sampled with the given warp), and log every verification call.
 
-    ``seed`` seeds torch before each prompt (prompt i uses seed + i)."""
+    ``seed`` seeds torch before each prompt (prompt i uses seed + i).
+
+    Parameters
+    ----------
+    pair : ModelPair
+        A pair with a separate draft model.
+    prompts : sequence of str or Prompt
+        The prompts.
+    max_new_tokens : int
+        Tokens generated per prompt.
+    top_k, top_p : optional
+        Truncation of both models' sampling.
+    temperature : float
+        Temperature of both models' sampling.
+    seed : int
+        Seed of prompt 0.
+    progress : bool
+        A bar over prompts.
+
+    Returns
+    -------
+    AssistedLog
+        One record per verification call, for :func:`optaccept.audit.audit_chain_log`.
+
+    Raises
+    ------
+    InputError
+        If the pair shares one model, or the batch has more than one sequence.
+    """
     import torch
     from tqdm.auto import tqdm
 

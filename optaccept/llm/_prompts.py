@@ -20,7 +20,17 @@ __all__ = ["Prompt", "builtin_prompts", "extended_prompts", "load_prompts"]
 
 @dataclasses.dataclass(frozen=True)
 class Prompt:
-    """One prompt: a stable id (recorded with extracted data), its kind and text."""
+    """One prompt: a stable id (recorded with extracted data), its kind and text.
+
+    Attributes
+    ----------
+    id : str
+        Stable identifier.
+    text : str
+        The prompt's text.
+    kind : str
+        What it asks for (``"fact"``, ``"code"``, …; ``"user"`` for prompts read from a file).
+    """
 
     id: str
     text: str
@@ -73,7 +83,13 @@ _BUILTIN: tuple[tuple[str, str, str], ...] = (
 
 
 def builtin_prompts() -> list[Prompt]:
-    """The built-in prompt set (36 prompts of 14 kinds, written for optaccept)."""
+    """The built-in prompt set (36 prompts of 14 kinds, written for optaccept).
+
+    Returns
+    -------
+    list of Prompt
+        The prompts, in a fixed order.
+    """
     return [Prompt(id=i, text=t, kind=k) for i, k, t in _BUILTIN]
 
 
@@ -216,6 +232,11 @@ def extended_prompts() -> list[Prompt]:
     translation, dialogue, rewriting, advice, definitions, comparisons), twenty subjects
     each; ids ``<kind>-<subject words>`` are stable.  For data sets that need many prompts
     so that standard errors clustered by prompt are small (the decided tree table).
+
+    Returns
+    -------
+    list of Prompt
+        The prompts, the built-in ones first.
     """
     out = builtin_prompts()
     for kind, template, subjects in _BANK:
@@ -230,6 +251,22 @@ def load_prompts(path: str | os.PathLike) -> list[Prompt]:
     ``.jsonl``: one JSON object per line with ``"text"`` (and optional
     ``"id"``, ``"kind"``); otherwise one prompt per non-empty line, ids
     ``line-<number>``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    list of Prompt
+        The prompts in file order.
+
+    Raises
+    ------
+    InputError
+        If the file is missing or unreadable, a ``.jsonl`` line lacks ``"text"``, it holds
+        no prompt, or its ids repeat.
     """
     p = Path(path)
     if not p.is_file():

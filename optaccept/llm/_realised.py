@@ -85,7 +85,24 @@ class RealisedTable:
 
     def summary(self, k: int) -> dict[str, float]:
         """Means over the subset; ``realised_se`` is the Monte Carlo standard error of the
-        mean realised acceptance (sqrt(Σ se_i²)/m), ``z`` = (realised − α*) / realised_se."""
+        mean realised acceptance (sqrt(Σ se_i²)/m), ``z`` = (realised − α*) / realised_se.
+
+        Parameters
+        ----------
+        k : int
+            Number of drafts (a key of ``se``).
+
+        Returns
+        -------
+        dict of str to float
+            The mean of every column, ``realised_se``, ``z``, ``k``, ``positions`` and
+            ``samples_per_position``.
+
+        Raises
+        ------
+        InputError
+            If the table has no row for k.
+        """
         if k not in self.se:
             raise InputError(f"k: no row for k={k}; the table has {self.ks}")
         m = self.positions.size
@@ -102,7 +119,18 @@ class RealisedTable:
         return [self.summary(k) for k in self.ks]
 
     def to_pandas(self) -> Any:
-        """:attr:`rows` as a pandas DataFrame; needs pandas."""
+        """:attr:`rows` as a pandas DataFrame; needs pandas.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per k.
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed.
+        """
         try:
             import pandas as pd
         except ImportError:
@@ -137,6 +165,14 @@ class RealisedTable:
         return head, body
 
     def to_markdown(self) -> str:
+        """The table as Markdown.
+
+        Returns
+        -------
+        str
+            One row per k: α*, the run ± its standard error, z, the rule's exact value and
+            the practical verifiers.
+        """
         from .._display import markdown_table
 
         return markdown_table(*self._wide()).rstrip("\n")
@@ -146,6 +182,18 @@ class RealisedTable:
         caption: str = "Optimal verifier run on real distributions: mean acceptance "
         "over a random subset of positions (realised ± Monte Carlo standard error).",
     ) -> str:
+        """The table of :meth:`to_markdown` as a booktabs LaTeX ``table``.
+
+        Parameters
+        ----------
+        caption : str
+            The table's caption (LaTeX).
+
+        Returns
+        -------
+        str
+            The ``table`` environment.
+        """
         from .._display import latex_table
 
         head, body = self._wide()
@@ -175,7 +223,18 @@ class RealisedTable:
     def plot(self, ax: Any = None) -> Any:
         """Mean acceptance against k: α*, the optimal verifier run (± 2 SE), RRS, K-SEQ.
 
-        Returns the matplotlib Axes."""
+        Returns the matplotlib Axes.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; None: a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The Axes drawn on.
+        """
         if ax is None:
             import matplotlib.pyplot as plt
 

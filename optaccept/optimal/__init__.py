@@ -237,6 +237,20 @@ def verify(
 
     Exact results are re-checked in exact arithmetic, both bounds.
 
+    Parameters
+    ----------
+    p : array_like, shape (n,)
+        Target distribution the result was computed for (Fractions for an exact result).
+    drafts : DraftLaw
+        The draft law the result was computed for.
+    result : AcceptanceResult or OptimalVerifier
+        What to re-check; an :class:`OptimalVerifier` is checked by its own certificate.
+    tol : float
+        Largest gap between the value and either bound still counted as agreement
+        (ignored in exact mode, where the bounds must match exactly).
+    normalize : bool
+        Rescale p to sum 1, as :func:`optimal_acceptance` does under the same flag.
+
     Returns
     -------
     Verification
@@ -245,6 +259,12 @@ def verify(
         ``witness``, ``primal_value`` / ``duality_gap`` / ``max_violation`` (plan),
         ``ok`` (both bounds within ``tol``; exactly in exact mode) and ``message`` (which
         bound failed).
+
+    Raises
+    ------
+    InputError
+        If p is not a distribution over the law's vocabulary, if ``result`` is neither an
+        AcceptanceResult nor an OptimalVerifier, or if an exact result meets float input.
 
     Examples
     --------
@@ -333,6 +353,17 @@ def two_draft_condition(
     their draft p.)  By docs/theory.md §2.1 it suffices to check the n + 1 prefixes of the
     tokens sorted by p/q ascending, so this costs O(n log n), not 2^n.
 
+    Parameters
+    ----------
+    p : array_like, shape (n,)
+        Target distribution (Khisti et al.'s q); Fractions, with Fraction q, decide exactly.
+    q : array_like, shape (n,)
+        Draft distribution of each of the two i.i.d. drafts (Khisti et al.'s p).
+    normalize : bool
+        Rescale p and q to sum 1 instead of refusing a sum off by more than rounding explains.
+    tol : float
+        Slack allowed in p(S) ≥ q(S)² − tol (float input only).
+
     Returns
     -------
     (holds, violating_subset)
@@ -341,6 +372,11 @@ def two_draft_condition(
         exact answer (``tol`` is then ignored).  Float input whose margin is within
         rounding (8·n·ε) of −tol is decided exactly, reading the floats as rationals, so
         an input exactly on the boundary holds under ``tol = 0`` on every machine.
+
+    Raises
+    ------
+    InputError
+        If p or q is not a distribution, or their lengths differ.
     """
     law = IID(q, 2, normalize=normalize)
     pf, px = _clean_p(p, law, normalize)

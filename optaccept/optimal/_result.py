@@ -19,7 +19,15 @@ class FlowPlan:
     """A flow of the compressed max-flow LP: ``flow[a, y]`` is the mass of draft set
     ``sets[a]`` matched to token y (non-zero only for y ∈ sets[a]).  Its total is a
     lower bound on α*.  ``flow`` is a dense array, or a ``scipy.sparse`` matrix where a
-    dense one would not fit (a large vocabulary with a small draft support)."""
+    dense one would not fit (a large vocabulary with a small draft support).
+
+    Attributes
+    ----------
+    sets : tuple of tuple of int
+        The draft sets, each as sorted token ids.
+    flow : ndarray or scipy.sparse matrix, shape (len(sets), n)
+        ``flow[a, y]``: mass of ``sets[a]`` sent to token y.
+    """
 
     sets: tuple[tuple[int, ...], ...]
     flow: Any  # (len(sets), n): ndarray or scipy.sparse matrix
@@ -32,7 +40,15 @@ class FlowPlan:
 @dataclass(frozen=True)
 class TransportPlan:
     """A coupling of the primal transport LP: ``coupling[i, y]`` = π(x̄ᵢ, y) for the
-    ordered tuple ``tuples[i]``; rows sum to D(x̄ᵢ), columns to p(y)."""
+    ordered tuple ``tuples[i]``; rows sum to D(x̄ᵢ), columns to p(y).
+
+    Attributes
+    ----------
+    tuples : ndarray of int, shape (m, k)
+        The ordered draft tuples.
+    coupling : ndarray of float64, shape (m, n)
+        ``coupling[i, y]`` = π(x̄ᵢ, y).
+    """
 
     tuples: np.ndarray  # (m, k)
     coupling: np.ndarray  # (m, n)
@@ -45,7 +61,13 @@ class TransportPlan:
         return float(self.coupling[hit].sum())
 
     def to_flow(self) -> FlowPlan:
-        """Compress to a flow over draft sets (mass sent to y ∈ set(x̄) only)."""
+        """Compress to a flow over draft sets (mass sent to y ∈ set(x̄) only).
+
+        Returns
+        -------
+        FlowPlan
+            The coupling's rows summed by draft set, with the mass sent outside each set dropped.
+        """
         index: dict[tuple[int, ...], int] = {}
         rows = []
         for row in self.tuples.tolist():
@@ -124,7 +146,14 @@ class AcceptanceResult:
         return float(self.upper_bound) - float(self.lower_bound)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-Python summary (for JSON)."""
+        """Plain-Python summary (for JSON).
+
+        Returns
+        -------
+        dict
+            ``value``, ``method``, ``law`` (its repr), ``subset``, ``upper_bound`` and
+            ``lower_bound``; exact values as strings such as ``"3/4"``.
+        """
         return {
             "value": str(self.value) if self.exact else float(self.value),
             "method": self.method,
@@ -159,18 +188,34 @@ class AcceptanceResult:
 class Verification:
     """Independent re-check of an :class:`AcceptanceResult` (see :func:`verify`).
 
-    dual_value : (★) recomputed at the result's subset from the law's own formula — the
-        upper bound on α* that the subset proves.
-    value_gap : |result.value − dual_value| (also ``upper_gap``).
-    primal_value : total of the plan's flow (None without a plan).
-    duality_gap : dual_value − primal_value (≥ 0 up to rounding; 0 certifies optimality).
-    max_violation : largest violation of the plan's constraints (capacity, sign, y ∈ set).
-    lower_bound : value of the feasible coupling or flow that proves the lower bound (the
-        result's plan, or a witness built by :func:`verify`); None when none could be built.
-    lower_gap : |result.value − lower_bound| (None without a lower bound).
-    lower_violation : largest feasibility error of that witness.
-    witness : what proves the lower bound (None: not asked for, as for an optimal verifier,
-        whose own rule is the witness and is checked through ``primal_value``).
+    Attributes
+    ----------
+    dual_value : float or Fraction
+        (★) recomputed at the result's subset from the law's own formula — the upper bound
+        on α* that the subset proves.
+    value_gap : float or Fraction
+        |result.value − dual_value| (also ``upper_gap``).
+    primal_value : float or None
+        Total of the plan's flow (None without a plan).
+    duality_gap : float or None
+        dual_value − primal_value (≥ 0 up to rounding; 0 certifies optimality).
+    max_violation : float or None
+        Largest violation of the plan's constraints (capacity, sign, y ∈ set).
+    tol : float
+        Tolerance of the float comparisons (0 in exact mode).
+    details : dict
+        Extra figures of the check (for an optimal verifier: its own ``acceptance`` and
+        ``layout_violation``).
+    lower_bound : float, Fraction or None
+        Value of the feasible coupling or flow that proves the lower bound (the result's
+        plan, or a witness built by :func:`verify`); None when none could be built.
+    lower_gap : float, Fraction or None
+        |result.value − lower_bound| (None without a lower bound).
+    lower_violation : float, Fraction or None
+        Largest feasibility error of that witness.
+    witness : str or None
+        What proves the lower bound (None: not asked for, as for an optimal verifier, whose
+        own rule is the witness and is checked through ``primal_value``).
     """
 
     dual_value: float | Fraction
@@ -241,9 +286,9 @@ class Verification:
                 parts.append(f"lower bound not established: {self.witness}")
             elif self.witness == WEAK_WITNESS and not self.lower_violation:
                 parts.append(
-                    f"lower bound not proved (the value is not refuted): the {self.witness} reaches "
-                    f"{_num(self.lower_bound)}, {_num(self.lower_gap)} below the value; drafts without replacement "
-                    "are certified by a max flow up to 200,000 draft sets"
+                    f"lower bound not proved: the {self.witness} reaches {_num(self.lower_bound)}, "
+                    f"{_num(self.lower_gap)} below the value (not tight in general, so this neither confirms nor "
+                    "refutes the value); drafts without replacement are certified by a max flow up to 200,000 draft sets"
                 )
             else:
                 parts.append(

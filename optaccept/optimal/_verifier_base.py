@@ -44,18 +44,73 @@ class OptimalVerifier:
     # -- the rule --------------------------------------------------------------------
     def conditional(self, drafts: Any) -> Any:
         """π(· | x̄) for one ordered draft tuple: a length-n array (float64, or an object
-        array of Fractions in exact mode), non-negative, summing to 1."""
+        array of Fractions in exact mode), non-negative, summing to 1.
+
+        Parameters
+        ----------
+        drafts : sequence of int
+            One ordered draft tuple x̄ of k token ids.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+            The law of the output Y given x̄ (float64, or Fractions in exact mode).
+
+        Raises
+        ------
+        InputError
+            If ``drafts`` is not k token ids in [0, n).
+        """
         x = self._check_tuple(drafts)
         return self._conditional(x)
 
     def sample(self, rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
-        """Draw ``size`` positions: drafts (size, k) from the law and outputs y (size,)."""
+        """Draw ``size`` positions: drafts (size, k) from the law and outputs y (size,).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator or int
+            Source of randomness for the drafts and the outputs (an integer is a seed).
+        size : int
+            Number of positions drawn, ≥ 0.
+
+        Returns
+        -------
+        drafts : ndarray of int, shape (size, k)
+            The ordered draft tuples, drawn from the verifier's draft law.
+        y : ndarray of int, shape (size,)
+            The verifier's output for each row.
+
+        Raises
+        ------
+        InputError
+            If ``rng`` is neither a Generator nor a seed, or ``size`` is not a non-negative integer.
+        """
         rng, size = check_rng(rng), check_size(size)
         d = np.asarray(self.law.sample(rng, size), dtype=np.int64).reshape(size, -1)
         return d, self.respond(d, rng)
 
     def respond(self, drafts: Any, rng: np.random.Generator) -> np.ndarray:
-        """Outputs for given draft tuples (rows), one per row, randomness from ``rng``."""
+        """Outputs for given draft tuples (rows), one per row, randomness from ``rng``.
+
+        Parameters
+        ----------
+        drafts : array_like of int, shape (rows, k)
+            Ordered draft tuples, token ids in [0, n).
+        rng : numpy.random.Generator or int
+            Source of randomness (an integer is a seed).
+
+        Returns
+        -------
+        ndarray of int, shape (rows,)
+            The output token Y for each row.
+
+        Raises
+        ------
+        InputError
+            If ``drafts`` has not shape (rows, k), holds a token id outside [0, n), or
+            ``rng`` is neither a Generator nor a seed.
+        """
         rng = check_rng(rng)
         d = np.asarray(drafts, dtype=np.int64)
         if d.ndim != 2 or d.shape[1] != self.law.k:
@@ -66,7 +121,15 @@ class OptimalVerifier:
 
     # -- certificate -----------------------------------------------------------------
     def certificate(self) -> dict[str, Any]:
-        """The rule's own acceptance against the dual bound (★) at its subset."""
+        """The rule's own acceptance against the dual bound (★) at its subset.
+
+        Returns
+        -------
+        dict
+            ``acceptance``, ``dual_bound`` ((★) at ``subset``), ``gap`` (their difference),
+            ``value``, ``subset_size``, ``layout_violation`` and ``ok`` (gap and violation
+            zero: exactly in exact mode, within 1e-9 otherwise).
+        """
         dual = _dual_bound(self.p, self.law, self.subset, self.exact)
         gap = dual - self.acceptance
         viol = self._layout_violation()

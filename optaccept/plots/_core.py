@@ -21,7 +21,30 @@ LAW_STYLES = {
 
 
 def alpha_curve(p: Any, q: Any, ks: Iterable[int], law: str) -> tuple[list[int], list[float]]:
-    """α*(p, law(q, k)) for each k that the law admits (k ≤ |supp q| without replacement and greedy)."""
+    """α*(p, law(q, k)) for each k that the law admits (k ≤ |supp q| without replacement and greedy).
+
+    Parameters
+    ----------
+    p, q : array_like, shape (n,)
+        Target and draft distributions.
+    ks : iterable of int
+        The numbers of drafts tried.
+    law : {"iid", "swor", "greedy"}
+        The draft law.
+
+    Returns
+    -------
+    ks : list of int
+        The numbers of drafts the law admits, in the order given.
+    values : list of float
+        α* at each of them.
+
+    Raises
+    ------
+    InputError
+        If ``law`` is not one of the three names (the message names ``laws``), or p or q
+        is not a distribution.
+    """
     from ..drafts import law_from_name
     from ..optimal import optimal_acceptance
 
@@ -51,6 +74,26 @@ def plot_alpha_vs_k(
     At k = 1 every law gives Σ_y min(p(y), q(y)) = 1 − TV(p, q).  Drafting without
     replacement and greedy drafting need k ≤ |supp q|; when ``ks`` goes beyond, the
     curves stop there and the plot says so.  Returns the Axes.
+
+    Parameters
+    ----------
+    p, q : array_like, shape (n,)
+        Target and draft distributions.
+    ks : sequence of int
+        The numbers of drafts on the x axis (a log scale above 10).
+    laws : sequence of {"iid", "swor", "greedy"}
+        One curve per law.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None: a new figure in the paper style.
+    title : str or None
+        Title of the Axes.
+    legend : bool
+        Draw the legend below the Axes.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
     """
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.1))
     ks = [int(k) for k in ks]

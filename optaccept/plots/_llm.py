@@ -38,7 +38,19 @@ _DEFAULT = ("alpha_swor", "alpha_iid", "alpha_greedy", "kseq", "rrs", "greedy_ve
 
 def describe_pair(meta: dict[str, Any]) -> str:
     """'SmolLM2-135M-Instruct: target T = 1, top-p 0.95; draft T = 0.7, top-p 0.95' from a
-    Distributions / PositionGapTable provenance record."""
+    Distributions / PositionGapTable provenance record.
+
+    Parameters
+    ----------
+    meta : dict
+        The provenance record: ``target_model``, ``draft_model``, ``target_warp`` and
+        ``draft_warp`` (missing entries read "?"; no draft model: the target's).
+
+    Returns
+    -------
+    str
+        One line naming the models and their temperature, top-k and top-p.
+    """
 
     def warp(w: dict[str, Any] | None) -> str:
         if not w:
@@ -80,6 +92,26 @@ def plot_gaps(
     Optima are solid lines, verifiers dashed; verifiers defined only at k = 2 (RRS without
     replacement, SpecHub) are large unconnected markers; series are shifted slightly in k
     so that equal values stay visible.  Returns the Axes.
+
+    Parameters
+    ----------
+    table : PositionGapTable
+        Per-position values, keyed by (draft temperature, k, name).
+    draft_temperature : float or None
+        The draft temperature shown; None: the lowest in the table.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None: a new figure in the paper style.
+    names : sequence of str
+        The series drawn, in order (those absent from the table are skipped).
+    legend : bool
+        Draw the legend below the Axes.
+    title : str or None
+        Title of the Axes; None: the temperature and what the error bars mean.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
     """
     temps = sorted({t for t, _, _ in table.values})
     t = temps[0] if draft_temperature is None else draft_temperature
@@ -129,7 +161,26 @@ def plot_position_gaps(
     table: Any, k: int, verifier: str = "rrs", draft_temperature: float | None = None, ax: Any = None
 ) -> Any:
     """One point per position: α* of i.i.d. drafts (x) against its gap α* − α to a verifier
-    (y), at k drafts.  Positions with α* = 1 (to 1e-9) are drawn in grey."""
+    (y), at k drafts.  Positions with α* = 1 (to 1e-9) are drawn in grey.
+
+    Parameters
+    ----------
+    table : PositionGapTable
+        Per-position values, keyed by (draft temperature, k, name).
+    k : int
+        Number of drafts.
+    verifier : str
+        The verifier compared with α* (a name of the table's columns).
+    draft_temperature : float or None
+        The draft temperature shown; None: the lowest in the table.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None: a new figure in the paper style.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+    """
     temps = sorted({t for t, _, _ in table.values})
     t = temps[0] if draft_temperature is None else draft_temperature
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 2.6))
@@ -157,7 +208,22 @@ def plot_position_gaps(
 
 def legend_below(fig: Any, ax: Any, ncols: int = 3) -> Any:
     """One legend for the whole figure, below the axes (no legend over data).  With a
-    constrained layout (``paper_figure(..., layout="constrained")``) the layout makes room for it."""
+    constrained layout (``paper_figure(..., layout="constrained")``) the layout makes room for it.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure that holds the legend.
+    ax : matplotlib.axes.Axes
+        The Axes whose handles and labels the legend shows.
+    ncols : int
+        Number of legend columns.
+
+    Returns
+    -------
+    matplotlib.legend.Legend
+        The figure legend.
+    """
     from ._style import PAPER_RC
 
     handles, labels = ax.get_legend_handles_labels()

@@ -36,7 +36,23 @@ def _plain_log_ticks(axis: Any) -> None:
 @in_paper_style
 def plot_simulation(estimate: Any, exact: float, *, ax: Any = None) -> Any:
     """Running mean of simulated rejections (Monte Carlo of speculative decoding) against the
-    exact value of Theorem 1, with the band exact ± 2σ/√runs."""
+    exact value of Theorem 1, with the band exact ± 2σ/√runs.
+
+    Parameters
+    ----------
+    estimate : RejectionEstimate
+        Simulated rejections (``counts`` per run and their ``std``), as
+        :func:`optaccept.sequence.simulate_rejections` returns them.
+    exact : float
+        The exact expected number of rejections.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None: a new figure in the paper style.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+    """
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.2))
     counts = np.asarray(estimate.counts, dtype=float)
     k = np.arange(1, counts.size + 1)
@@ -72,7 +88,26 @@ def plot_batch_rejections(
 ) -> Any:
     """Exact expected rejections of batch speculative decoding against the number of draft
     sequences M (log scale, integer ticks), one curve per algorithm, with their M → ∞ limits
-    (dashed) and Monte Carlo estimates ± 5 standard errors (crosses)."""
+    (dashed) and Monte Carlo estimates ± 5 standard errors (crosses).
+
+    Parameters
+    ----------
+    chain : SequencePair
+        The target and draft sequence models (a ``MarkovPair`` or ``PositionPair``).
+    Ms : sequence of int
+        The numbers of draft sequences on the x axis.
+    continuations : sequence of {"single", "matching"}
+        One curve per batch algorithm.
+    simulated : mapping of (str, int) to RejectionEstimate, optional
+        Monte Carlo estimates keyed by (continuation, M).
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None: a new figure in the paper style.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+    """
     from ..sequence import batch_expected_rejections, batch_rejection_limit
 
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.3))
@@ -116,7 +151,24 @@ def plot_batch_rejections(
 
 @in_paper_style
 def plot_batch_improvement(Ms: Sequence[int], *, r: float = 4.0, u: float = 0.9, v: float = 0.3, ax: Any = None) -> Any:
-    """Yin et al.'s closed-form one-step batch improvements BI(M) for their two examples."""
+    """Yin et al.'s closed-form one-step batch improvements BI(M) for their two examples.
+
+    Parameters
+    ----------
+    Ms : sequence of int
+        The numbers of drafts on the x axis.
+    r : float
+        Ratio |V|/|V'| of the uniform example's supports.
+    u, v : float
+        Success probabilities of the Bernoulli example's draft and target.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None: a new figure in the paper style.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+    """
     from ..sequence import bernoulli_batch_improvement, uniform_batch_improvement
 
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.0))
@@ -147,7 +199,22 @@ def plot_batch_improvement(Ms: Sequence[int], *, r: float = 4.0, u: float = 0.9,
 @in_paper_style
 def plot_pareto_front(p: Any, q: Any, eps: Any = None, *, ax: Any = None) -> Any:
     """Theorem 5's Pareto front P(reject) + bias = TV(p, q) with Decoding-OPT (on the front)
-    and Decoding-UNO (above it) over the over-acceptance thresholds ``eps``."""
+    and Decoding-UNO (above it) over the over-acceptance thresholds ``eps``.
+
+    Parameters
+    ----------
+    p, q : array_like, shape (n,)
+        Target and draft distributions.
+    eps : array_like of float, optional
+        The thresholds; None: 25 from 0 to max(q − p).
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None: a new figure in the paper style.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+    """
     from ..sequence import decoder_losses, pareto_front
 
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.4))
@@ -178,7 +245,24 @@ def plot_pareto_front(p: Any, q: Any, eps: Any = None, *, ax: Any = None) -> Any
 def plot_decoder_losses(p: Any, q: Any, eps: Any, *, ax: Any = None, rejection: bool = True) -> Any:
     """Bias of Decoding-OPT and Decoding-UNO against the over-acceptance threshold ε (left
     axis); with ``rejection``, the rejection probability on its own right-hand axis.
-    Returns the left Axes (the right one is ``ax.right_axis``)."""
+    Returns the left Axes (the right one is ``ax.right_axis``).
+
+    Parameters
+    ----------
+    p, q : array_like, shape (n,)
+        Target and draft distributions.
+    eps : array_like of float
+        The over-acceptance thresholds ε.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None: a new figure in the paper style.
+    rejection : bool
+        Also draw the rejection probability on a right-hand axis.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The left Axes drawn on.
+    """
     from ..sequence import decoder_losses
 
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.2))

@@ -121,7 +121,13 @@ QUANTITY_LABELS = {
 
 
 def paper_style() -> Any:
-    """A context in which figures are drawn and saved in the paper style (:data:`PAPER_RC`)."""
+    """A context in which figures are drawn and saved in the paper style (:data:`PAPER_RC`).
+
+    Returns
+    -------
+    contextmanager
+        ``matplotlib.rc_context(PAPER_RC)``, for a ``with`` statement.
+    """
     import matplotlib
 
     return matplotlib.rc_context(PAPER_RC)
@@ -155,7 +161,26 @@ def paper_figure(
 ) -> tuple[Any, Any]:
     """``plt.subplots`` at a paper width (:data:`COLUMN_WIDTH` or :data:`TEXT_WIDTH`) with the
     paper fonts; ``height`` defaults to 2.3 in per row.  Draw inside :func:`paper_style` so
-    that later text gets the same sizes."""
+    that later text gets the same sizes.
+
+    Parameters
+    ----------
+    nrows, ncols : int
+        The grid of Axes.
+    width : float
+        Figure width in inches.
+    height : float or None
+        Figure height in inches; None: 2.3 per row.
+    **kwargs
+        Passed on to ``plt.subplots`` (``layout``, ``sharex``, ...).
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+        The new figure.
+    ax : matplotlib.axes.Axes or ndarray of Axes
+        Its Axes, as ``plt.subplots`` returns them.
+    """
     import matplotlib.pyplot as plt
 
     with paper_style():
@@ -192,6 +217,22 @@ def save_figure(
     Metadata that would change from run to run (creation date, software version) is left
     out, so the same figure gives the same bytes on the same machine and library versions.
     Returns the paths written.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure to write.
+    path : str or os.PathLike
+        Target path; its suffix is replaced by each format's (missing folders are made).
+    formats : sequence of str
+        File formats, as suffixes without the dot.
+    dpi : int
+        Resolution of raster formats.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written, one per format.
     """
     import matplotlib
 

@@ -25,6 +25,29 @@ def plot_accepted_tokens(
     verifier (error bars: ± 2 standard errors), for one draft length.
 
     ``length=None`` takes the largest length in the table.  Returns the Axes.
+
+    Parameters
+    ----------
+    table : TreeTable
+        Rows of (verifier, drafts, length, k, value, std_err), as ``tree_table`` makes them.
+    length : int or None
+        The draft length shown; None: the largest in the table.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None: a new figure in the paper style.
+    title : str or None
+        Title of the Axes; None: the draft length.
+    legend : bool
+        Draw the legend below the Axes.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+
+    Raises
+    ------
+    InputError
+        If ``table`` is not a TreeTable or ``length`` is not one of its lengths.
     """
     from ..tree._real import SERIES_STYLES, VERIFIER_NAMES, TreeTable
 
@@ -78,7 +101,29 @@ def plot_accepted_tokens(
 def plot_budget_curve(curve: Any, *, ax: Any = None, title: str | None = None, legend: bool = True):
     """Expected accepted tokens per step against the node budget N (log₂ axis), one line
     per tree-building strategy (error bars: ± 2 standard errors over positions).
-    Returns the Axes."""
+    Returns the Axes.
+
+    Parameters
+    ----------
+    curve : BudgetCurve
+        Per-position values by strategy and budget, as ``tree.budget_curve`` makes them.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None: a new figure in the paper style.
+    title : str or None
+        Title of the Axes (None: none).
+    legend : bool
+        Draw the legend below the Axes.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+
+    Raises
+    ------
+    InputError
+        If ``curve`` is not a BudgetCurve.
+    """
     from ..tree._budget import NAMES, BudgetCurve
 
     if not isinstance(curve, BudgetCurve):

@@ -29,7 +29,28 @@ def plot_acceptance_curves(
     legend: bool = True,
 ) -> Any:
     """Acceptance against a parameter t, one line per entry of ``curves`` (keys "optimal",
-    "K-SEQ", "RRS" get paper labels); a shaded band marks where "optimal" equals 1."""
+    "K-SEQ", "RRS" get paper labels); a shaded band marks where "optimal" equals 1.
+
+    Parameters
+    ----------
+    t : sequence of float
+        The parameter on the x axis.
+    curves : mapping of str to sequence of float
+        Acceptance per value of ``t``, one line per entry.
+    title : str
+        Title of the Axes ("": none).
+    xlabel : str
+        Label of the x axis.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None: a new figure in the paper style.
+    legend : bool
+        Draw the legend below the Axes.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+    """
     ax = new_axes(ax, figsize=(3.3, 3.0))
     t = np.asarray(t, dtype=float)
     for name, ys in curves.items():
@@ -61,7 +82,26 @@ def plot_gap_heatmap(
 ) -> Any:
     """Verifiers (rows) × k (columns): the mean gap α*(own law) − α, written in each cell
     (± its standard error when ``stderr`` is given).  A cell whose verifier is not defined
-    for that k is hatched and reads "n/a"; a gap of exactly 0 reads "0 (optimal)"."""
+    for that k is hatched and reads "n/a"; a gap of exactly 0 reads "0 (optimal)".
+
+    Parameters
+    ----------
+    mean_gap : mapping of str to mapping of int to float or None
+        ``mean_gap[verifier][k]``: the mean gap (None: not defined for k).
+    stderr : mapping of str to mapping of int to float, optional
+        Standard errors of the same cells.
+    title : str
+        Title of the Axes ("": none).
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None: a new figure in the paper style.
+    labels : mapping of str to str, optional
+        Row labels by verifier name, over the paper's defaults.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+    """
     import matplotlib.colors as mcolors
     from matplotlib.patches import Rectangle
 
@@ -110,7 +150,24 @@ def plot_gap_bars(
     labels: Mapping[str, str] | None = None,
 ) -> Any:
     """Grouped bars: mean gap α*(own law) − α per verifier (groups) and k (bars).  A bar that
-    is not defined for its k is replaced by an "n/a" mark, a zero gap by a "0" mark."""
+    is not defined for its k is replaced by an "n/a" mark, a zero gap by a "0" mark.
+
+    Parameters
+    ----------
+    mean_gap : mapping of str to mapping of int to float or None
+        ``mean_gap[verifier][k]``: the mean gap (None: not defined for k).
+    title : str
+        Title of the Axes ("": none).
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None: a new figure in the paper style.
+    labels : mapping of str to str, optional
+        Group labels by verifier name, over the paper's defaults.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+    """
     ax = new_axes(ax, figsize=(TEXT_WIDTH, 3.0))
     labels = {**VERIFIER_LABELS, **(labels or {})}
     names = list(mean_gap)

@@ -142,7 +142,13 @@ class ConeSize:
     seconds: float
 
     def describe(self) -> str:
-        """One phrase: the cone and its size."""
+        """One phrase: the cone and its size.
+
+        Returns
+        -------
+        str
+            The cone's rows, dimension, extreme rays (a lower bound) and estimated time.
+        """
         cone = "set cone" if self.reduced else "full tuple cone"
         return (
             f"the {cone} has {count(self.constraints)} rows, dimension {count(self.dim)} and at least "
@@ -157,6 +163,25 @@ def cone_size(n: int, k: int, *, reduced: bool) -> ConeSize:
     Full cone: ``n**k`` cells; each token lies in ``n**k - (n-1)**k`` tuples, so there are
     ``n·(n**k - (n-1)**k)`` rows.  Set cone: ``Σ_{r ≤ k} C(n, r)`` cells and
     ``Σ_{r ≤ k} r·C(n, r)`` rows.
+
+    Parameters
+    ----------
+    n : int
+        Vocabulary size.
+    k : int
+        Number of drafts.
+    reduced : bool
+        The set cone (True) or the full tuple cone (False).
+
+    Returns
+    -------
+    ConeSize
+        Cells, dimension, rows, a lower bound on the extreme rays and the estimated seconds.
+
+    Raises
+    ------
+    MethodError
+        If n or k is beyond the range of the formulas (n > 64 or k > 1000).
     """
     n, k = int(n), int(k)
     if n > _MAX_FORMULA_N or k > _MAX_FORMULA_K:  # far beyond any limit: no big-number formulas
@@ -244,6 +269,19 @@ class FarkasCone:
     Coordinates are ``(u_cell for cell in cells) + (v_0, ..., v_{n-1})``.  A cell is an
     ordered draft tuple (full cone) or a frozenset of tokens (set cone, ``reduced``).
     ``edges`` lists the pairs ``(cell index, y)``, one constraint ``u_cell + v_y >= 0`` each.
+
+    Attributes
+    ----------
+    n : int
+        Vocabulary size.
+    k : int
+        Number of drafts.
+    reduced : bool
+        Whether the cells are draft sets (the set cone) or ordered tuples.
+    cells : tuple
+        The cells, in coordinate order.
+    edges : tuple of (int, int)
+        ``(cell index, y)`` for each constraint, y a token of the cell.
     """
 
     n: int
@@ -258,7 +296,13 @@ class FarkasCone:
         return len(self.cells) + self.n
 
     def constraint_rows(self) -> list[list[int]]:
-        """cdd rows ``[0, a_1..a_d]`` meaning ``a·z >= 0`` (a cone: no constant term)."""
+        """cdd rows ``[0, a_1..a_d]`` meaning ``a·z >= 0`` (a cone: no constant term).
+
+        Returns
+        -------
+        list of list of int
+            One row per edge, with 1 at the cell's ``u`` and at the token's ``v``.
+        """
         m, d = len(self.cells), self.dim
         rows = []
         for i, y in self.edges:
@@ -269,7 +313,18 @@ class FarkasCone:
         return rows
 
     def cell_label(self, i: int) -> str:
-        """Readable label: ``x(0,1,1)`` for a tuple, ``A{0,1}`` for a set."""
+        """Readable label: ``x(0,1,1)`` for a tuple, ``A{0,1}`` for a set.
+
+        Parameters
+        ----------
+        i : int
+            Index of the cell.
+
+        Returns
+        -------
+        str
+            The label.
+        """
         c = self.cells[i]
         if isinstance(c, frozenset):
             return "A{" + ",".join(map(str, sorted(c))) + "}"
@@ -301,6 +356,18 @@ def farkas_cone(n: int, k: int, *, reduced: bool = False) -> FarkasCone:
         ``False``: one ``u`` per ordered tuple in Ωᵏ (``n**k`` cells, Khisti et al.'s
         system).  ``True``: one ``u`` per possible draft set (nonempty, at most ``k``
         tokens) — the symmetry-reduced cone.
+
+    Returns
+    -------
+    FarkasCone
+        The cone's cells and constraints (no double description is run).
+
+    Raises
+    ------
+    InputError
+        If n or k is not an integer of at least 2.
+    MethodError
+        If the cone has more than :data:`MAX_CONE_CELLS` cells.
     """
     n, k = _check_nk(n, k)
     size = cone_size(n, k, reduced=reduced)
@@ -321,7 +388,21 @@ def farkas_cone(n: int, k: int, *, reduced: bool = False) -> FarkasCone:
 
 @dataclass(frozen=True)
 class ConeRays:
-    """Exact V-representation of a cone: extreme rays and a lineality basis (Fractions)."""
+    """Exact V-representation of a cone: extreme rays and a lineality basis (Fractions).
+
+    Attributes
+    ----------
+    cone : FarkasCone
+        The cone described.
+    rays : tuple of tuple of Fraction
+        Its extreme rays, in the cone's coordinates.
+    lineality : tuple of tuple of Fraction
+        A basis of its lineality space.
+    seconds : float
+        Wall time of the double description.
+    extra : dict
+        Further data a caller attaches.
+    """
 
     cone: FarkasCone
     rays: tuple[tuple[Fraction, ...], ...]
@@ -349,6 +430,20 @@ def extreme_rays(cone: FarkasCone, *, cache: bool = True, max_seconds: float = M
         Refuse (:class:`~optaccept.MethodError`, before cddlib runs) a cone whose estimated
         double description (:func:`cone_size`) takes longer: default
         :data:`MAX_DD_SECONDS`.
+
+    Returns
+    -------
+    ConeRays
+        The extreme rays and a lineality basis, each generator re-checked.
+
+    Raises
+    ------
+    MethodError
+        If the estimated double description takes longer than ``max_seconds``.
+    MissingDependencyError
+        If pycddlib with GMP is not installed.
+    SolverError
+        If cddlib's answer fails the independent re-check.
     """
     key = (cone.n, cone.k, cone.reduced)
     if cache and key in _CACHE:
@@ -415,6 +510,20 @@ def verify_rays(rays: ConeRays, *, extremality: bool = True, indices: Sequence[i
     (or those in ``indices``) has tight constraints of rank ``dim - lineality_dim - 1``
     (rank over GF(p) — a lower bound of the rational rank, so reaching the maximum
     proves the ray extreme).
+
+    Parameters
+    ----------
+    rays : ConeRays
+        The double description to re-check.
+    extremality : bool
+        Also prove each ray extreme by the rank of its tight constraints.
+    indices : sequence of int, optional
+        The rays whose extremality is checked (default: all).
+
+    Raises
+    ------
+    SolverError
+        If a generator fails a check; the message names it.
     """
     cone = rays.cone
     for j, vec in enumerate(rays.lineality):
@@ -478,6 +587,21 @@ def token_orbits(rays: ConeRays) -> list[list[int]]:
     Uses the two generators of S_n (a transposition and an n-cycle).  Raises
     :class:`~optaccept.SolverError` if an image is not among the rays (the ray set
     must be invariant, since the cone is).
+
+    Parameters
+    ----------
+    rays : ConeRays
+        The extreme rays of a cone.
+
+    Returns
+    -------
+    list of list of int
+        Indices of the rays, one sorted list per orbit, the orbits by their smallest index.
+
+    Raises
+    ------
+    SolverError
+        If two rays coincide up to scaling and lineality, or the ray set is not invariant.
     """
     cone = rays.cone
     norm = [normalize_ray(cone, r) for r in rays.rays]

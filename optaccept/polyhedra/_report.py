@@ -64,6 +64,20 @@ def symbolic_terms(drafts: str, n: int, k: int) -> int:
     2-core machine): i.i.d. n = 3, k = 200 (527,826) 1.4 s; independent n = 2, k = 14
     (131,072) 0.8 s, n = 5, k = 5 (756,250) 0.9 s; refused: i.i.d. n = 4, k = 50
     (1.9 M) 2.7 s, independent n = 3, k = 10 (1.5 M) 17 s of wall time on the loaded machine.
+
+    Parameters
+    ----------
+    drafts : {"iid", "swor", "independent"}
+        The draft law.
+    n : int
+        Vocabulary size.
+    k : int
+        Number of drafts.
+
+    Returns
+    -------
+    int
+        The estimated number of terms (compared with :data:`MAX_SYMBOLIC_TERMS`).
     """
     if drafts == "swor":
         return sum(math.comb(n, r) * math.perm(r, k) for r in range(k, n + 1))
@@ -146,6 +160,23 @@ class KDraftReport:
 
         ``p`` and ``q`` are converted to Fractions exactly (floats keep their binary
         value); for ``drafts="independent"`` ``q`` is a sequence of ``k`` distributions.
+
+        Parameters
+        ----------
+        p : sequence of numbers, length n
+            Target distribution.
+        q : sequence of numbers, length n, or sequence of k such sequences
+            Draft distribution (one per draft for independent drafts).
+
+        Returns
+        -------
+        list of Fraction
+            The value of each ray, in the order of ``rays``.
+
+        Raises
+        ------
+        InputError
+            If p or q has not length n, or q does not fit the draft law.
         """
         from ._exact import ExactLaw, cell_probs
 
@@ -165,11 +196,35 @@ class KDraftReport:
 
     def decides_alpha_one(self, p: Sequence[Any], q: Sequence[Any]) -> bool:
         """True iff every ray inequality holds at ``(p, q)`` — by Farkas' lemma, iff α* = 1
-        (exact arithmetic; ``p`` and ``q`` should sum to exactly 1)."""
+        (exact arithmetic; ``p`` and ``q`` should sum to exactly 1).
+
+        Parameters
+        ----------
+        p : sequence of numbers, length n
+            Target distribution.
+        q : sequence of numbers, length n, or sequence of k such sequences
+            Draft distribution (one per draft for independent drafts).
+
+        Returns
+        -------
+        bool
+            Whether every ray's value is ≥ 0.
+
+        Raises
+        ------
+        InputError
+            As :meth:`ray_values`.
+        """
         return all(val >= 0 for val in self.ray_values(p, q))
 
     def counts(self) -> dict[str, int]:
-        """Number of rays of each kind."""
+        """Number of rays of each kind.
+
+        Returns
+        -------
+        dict of str to int
+            Counts under ``"trivial"``, ``"subset"`` and ``"other"``.
+        """
         out = {"trivial": 0, "subset": 0, "other": 0}
         for r in self.classification:
             out[r.kind] += 1
@@ -200,7 +255,13 @@ class KDraftReport:
         return head + html_table(["S", "inequality"], rows, max_rows=20)
 
     def summary(self) -> str:
-        """One line: instance, ray counts, verdict."""
+        """One line: instance, ray counts, verdict.
+
+        Returns
+        -------
+        str
+            The line.
+        """
         c = self.counts()
         cone = "set cone" if self.reduced else "tuple cone"
         return (
@@ -212,7 +273,19 @@ class KDraftReport:
         )
 
     def to_json(self, *, include_rays: bool = True) -> dict[str, Any]:
-        """A JSON-serialisable certificate (Fractions as strings)."""
+        """A JSON-serialisable certificate (Fractions as strings).
+
+        Parameters
+        ----------
+        include_rays : bool
+            Also list every ray with its reading (the bulk of the certificate).
+
+        Returns
+        -------
+        dict
+            The instance, the cone's size and coordinates, the lineality, the ray counts,
+            the inequalities and sets, the verdict ``holds``, timings and software versions.
+        """
         cone = self.cone
         out: dict[str, Any] = {
             "n": self.n,

@@ -132,6 +132,15 @@ class SymbolicLaw:
         Target symbols ``p0…p{n-1}``.
     q : tuple of sympy.Symbol, or tuple of tuples (independent: one tuple per draft)
         Draft symbols.
+    n : int
+        Vocabulary size.
+    k : int
+        Number of drafts.
+
+    Raises
+    ------
+    InputError
+        If ``name`` is not a symbolic draft law, or swor has k > n.
     """
 
     def __init__(self, name: str, n: int, k: int) -> None:
@@ -180,7 +189,18 @@ class SymbolicLaw:
         return self.name == "swor"
 
     def scalar(self, x: Fraction) -> Any:
-        """An exact constant of the domain."""
+        """An exact constant of the domain.
+
+        Parameters
+        ----------
+        x : Fraction
+            The constant.
+
+        Returns
+        -------
+        Fraction or domain element
+            ``x`` itself in the formal basis (swor), else ``x`` as an element of the ring.
+        """
         if self.formal:
             return Fraction(x)
         return self._dom(_sympy().Rational(x.numerator, x.denominator))
@@ -191,14 +211,40 @@ class SymbolicLaw:
         return _Formal(self) if self.formal else self._dom.zero
 
     def p_of(self, S: Iterable[int]) -> Any:
-        """p(S) with the simplex constraint applied."""
+        """p(S) with the simplex constraint applied.
+
+        Parameters
+        ----------
+        S : iterable of int
+            Token ids.
+
+        Returns
+        -------
+        object
+            An element of the law's exact domain: a polynomial over the rationals with the
+            simplex substituted (iid, independent), or a formal combination of ordered
+            tuples (swor).
+        """
         return sum((self._p[y] for y in S), self.zero)
 
     def _qsum(self, i: int, S: Iterable[int]) -> Any:
         return sum((self._q[i][y] for y in S), self._dom.zero)
 
     def tuple_prob(self, x: Sequence[int]) -> Any:
-        """D(x̄) for an ordered draft tuple."""
+        """D(x̄) for an ordered draft tuple.
+
+        Parameters
+        ----------
+        x : sequence of int
+            The ordered draft tuple.
+
+        Returns
+        -------
+        object
+            An element of the law's exact domain: a polynomial over the rationals with the
+            simplex substituted (iid, independent), or a formal combination of ordered
+            tuples (swor).
+        """
         if self.name == "iid":
             out = self._dom.one
             for y in x:
@@ -214,7 +260,18 @@ class SymbolicLaw:
         return _Formal(self, {tuple(x): Fraction(1)})
 
     def tuple_prob_field(self, x: Sequence[int]) -> Any:
-        """Successive-sampling D(x̄) as a rational function (swor only)."""
+        """Successive-sampling D(x̄) as a rational function (swor only).
+
+        Parameters
+        ----------
+        x : sequence of int
+            The ordered draft tuple.
+
+        Returns
+        -------
+        object
+            An element of the rational function field (zero for a tuple with a repeat).
+        """
         if len(set(x)) < len(x):
             return self._field.zero
         out, used = self._field.one, self._field.zero
@@ -225,7 +282,20 @@ class SymbolicLaw:
 
     def set_prob(self, A: Iterable[int]) -> Any:
         """D(set(x̄) = A): inclusion–exclusion over ``D(set ⊆ B)`` (iid, independent), or
-        the sum of D(x̄) over the orderings of A (swor)."""
+        the sum of D(x̄) over the orderings of A (swor).
+
+        Parameters
+        ----------
+        A : iterable of int
+            The draft set, as token ids.
+
+        Returns
+        -------
+        object
+            An element of the law's exact domain: a polynomial over the rationals with the
+            simplex substituted (iid, independent), or a formal combination of ordered
+            tuples (swor).
+        """
         A = tuple(sorted(set(A)))
         if self.name == "swor":
             if len(A) != self.k:
@@ -259,7 +329,20 @@ class SymbolicLaw:
 
     def subset_prob(self, S: Iterable[int]) -> Any:
         """D(set(x̄) ⊆ S), from the law's own formula: ``q(S)^k``, ``∏ q_i(S)``, or for
-        swor the sum of D(x̄) over ordered distinct tuples of S (successive sampling)."""
+        swor the sum of D(x̄) over ordered distinct tuples of S (successive sampling).
+
+        Parameters
+        ----------
+        S : iterable of int
+            Token ids.
+
+        Returns
+        -------
+        object
+            An element of the law's exact domain: a polynomial over the rationals with the
+            simplex substituted (iid, independent), or a formal combination of ordered
+            tuples (swor).
+        """
         S = tuple(sorted(set(S)))
         if self.name != "swor":
             return self._subset_prob_closed(S)
@@ -267,11 +350,33 @@ class SymbolicLaw:
 
     # -- display forms (sympy expressions in all n symbols) ----------------------------
     def p_display(self, S: Sequence[int]) -> Any:
-        """p(S) as a sympy expression."""
+        """p(S) as a sympy expression.
+
+        Parameters
+        ----------
+        S : sequence of int
+            Token ids.
+
+        Returns
+        -------
+        sympy.Expr
+            The sum of the target symbols of S.
+        """
         return _sympy().Add(*[self.p[y] for y in S])
 
     def subset_display(self, S: Sequence[int]) -> Any:
-        """D(set ⊆ S) as a compact sympy expression (no simplex substitution)."""
+        """D(set ⊆ S) as a compact sympy expression (no simplex substitution).
+
+        Parameters
+        ----------
+        S : sequence of int
+            Token ids.
+
+        Returns
+        -------
+        sympy.Expr
+            ``q(S)**k`` (iid), ``∏ qᵢ(S)`` (independent) or the successive-sampling sum (swor).
+        """
         sp = _sympy()
         if self.name == "iid":
             return sp.Add(*[self.q[y] for y in S]) ** self.k
@@ -295,7 +400,18 @@ class SymbolicLaw:
         )
 
     def cell_display(self, cell: tuple[int, ...] | frozenset[int]) -> Any:
-        """D(x̄) (tuple cell) or D(set = A) (set cell) as a sympy expression."""
+        """D(x̄) (tuple cell) or D(set = A) (set cell) as a sympy expression.
+
+        Parameters
+        ----------
+        cell : tuple of int or frozenset of int
+            An ordered draft tuple or a draft set.
+
+        Returns
+        -------
+        sympy.Expr
+            Its probability (factored, for a set cell of iid or independent drafts).
+        """
         sp = _sympy()
         if isinstance(cell, frozenset):
             A = tuple(sorted(cell))
@@ -325,7 +441,18 @@ class SymbolicLaw:
         return sp.Mul(*terms)
 
     def substitute_simplex(self, expr: Any) -> Any:
-        """Substitute ``p_{n-1} = 1 - Σ p``, ``q_{n-1} = 1 - Σ q`` (each draft) in ``expr``."""
+        """Substitute ``p_{n-1} = 1 - Σ p``, ``q_{n-1} = 1 - Σ q`` (each draft) in ``expr``.
+
+        Parameters
+        ----------
+        expr : sympy.Expr
+            An expression in the law's symbols.
+
+        Returns
+        -------
+        sympy.Expr
+            ``expr`` on the simplex, in the first n − 1 symbols of each law.
+        """
         sp = _sympy()
         groups = [self.p] + (list(self.q) if self.name == "independent" else [self.q])
         subs = {g[-1]: 1 - sp.Add(*g[:-1]) for g in groups}
@@ -333,7 +460,27 @@ class SymbolicLaw:
 
 
 def symbolic_law(name: str, n: int, k: int) -> SymbolicLaw:
-    """The symbolic draft law ``name`` (one of :data:`DRAFT_LAWS`) for ``n`` tokens, ``k`` drafts."""
+    """The symbolic draft law ``name`` (one of :data:`DRAFT_LAWS`) for ``n`` tokens, ``k`` drafts.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`DRAFT_LAWS` (any case).
+    n : int
+        Vocabulary size.
+    k : int
+        Number of drafts.
+
+    Returns
+    -------
+    SymbolicLaw
+        The law, with symbols ``p0…`` and ``q0…`` (``q1_0…`` for independent drafts).
+
+    Raises
+    ------
+    InputError
+        If ``name`` is not a symbolic draft law, or swor has k > n.
+    """
     if not isinstance(name, str):
         raise InputError(f"drafts: must be one of {', '.join(DRAFT_LAWS)}, got {name!r}")
     return SymbolicLaw(name.lower(), n, k)

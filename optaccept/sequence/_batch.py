@@ -102,6 +102,13 @@ def _residuals(p: np.ndarray, q: np.ndarray, M: int) -> tuple[np.ndarray, np.nda
 def residual_chain(p: Any, q: Any, M: int) -> tuple[np.ndarray, np.ndarray]:
     r"""The RRS residuals :math:`p^1 = p,\ p^{m+1} = (p^m - q)_+ / \mathrm{TV}(p^m, q)`.
 
+    Parameters
+    ----------
+    p, q : array_like, shape (n,)
+        Target and draft laws.
+    M : int
+        Number of drafts, at least 1.
+
     Returns
     -------
     residuals : ndarray, shape (M + 1, n)
@@ -109,13 +116,31 @@ def residual_chain(p: Any, q: Any, M: int) -> tuple[np.ndarray, np.ndarray]:
         with positive probability) the rows repeat :math:`p^m`.
     tv : ndarray, shape (M + 1,)
         :math:`\mathrm{TV}(p^m, q)`, m = 1..M+1.
+
+    Raises
+    ------
+    InputError
+        If p or q is not a distribution, they differ in length, or M is not a positive integer.
     """
     p, q = as_distribution_pair(p, q)
     return _residuals(p, q, _check_m(M))
 
 
 def batch_rejection_probability(p: Any, q: Any, M: int) -> float:
-    r"""Probability that RRS rejects all M i.i.d. drafts: :math:`\prod_{m=1}^{M}\mathrm{TV}(p^m, q)`."""
+    r"""Probability that RRS rejects all M i.i.d. drafts: :math:`\prod_{m=1}^{M}\mathrm{TV}(p^m, q)`.
+
+    Parameters
+    ----------
+    p, q : array_like, shape (n,)
+        Target and draft laws.
+    M : int
+        Number of drafts, at least 1.
+
+    Returns
+    -------
+    float
+        The probability that every draft is rejected.
+    """
     _, tv = residual_chain(p, q, M)
     return float(np.prod(tv[:-1]))
 
@@ -135,6 +160,11 @@ def batch_improvement(p: Any, q: Any, M: int) -> float:
     M : int
         Number of drafts, at least 1 (BI_1 = 0).
 
+    Returns
+    -------
+    float
+        BI_M(p, q), in [0, TV(p, q)].
+
     Examples
     --------
     >>> round(batch_improvement([0.5, 0.5, 0, 0], [0.25] * 4, 3), 12)  # r = 2
@@ -146,7 +176,25 @@ def batch_improvement(p: Any, q: Any, M: int) -> float:
 
 def uniform_batch_improvement(r: float, M: int) -> float:
     r"""Closed form for q uniform on V, p uniform on V' in V, r = |V|/|V'| (Yin et al.):
-    :math:`\mathrm{BI} = (1 - 1/r) - (1 - 1/r)^M`, since every residual equals p."""
+    :math:`\mathrm{BI} = (1 - 1/r) - (1 - 1/r)^M`, since every residual equals p.
+
+    Parameters
+    ----------
+    r : float
+        |V| / |V'|, at least 1.
+    M : int
+        Number of drafts, at least 1.
+
+    Returns
+    -------
+    float
+        BI_M for this pair.
+
+    Raises
+    ------
+    InputError
+        If r < 1 or M is not a positive integer.
+    """
     r = float(r)
     if not r >= 1:
         raise InputError(f"r: must be at least 1 (|V| / |V'|), got {r!r}")
@@ -161,6 +209,25 @@ def bernoulli_batch_improvement(u: float, v: float, M: int) -> float:
     The residuals are :math:`p^2 = p^3 = \dots = \delta_0` with
     :math:`\mathrm{TV}(\delta_0, \mathrm{Ber}(u)) = u`.  For u < v the roles of 0 and 1
     swap: :math:`(v - u)(1 - (1 - u)^{M-1})`.
+
+    Parameters
+    ----------
+    u : float
+        Draft's probability of token 1, in [0, 1].
+    v : float
+        Target's probability of token 1, in [0, 1].
+    M : int
+        Number of drafts, at least 1.
+
+    Returns
+    -------
+    float
+        BI_M for this pair.
+
+    Raises
+    ------
+    InputError
+        If u or v lies outside [0, 1] or M is not a positive integer.
     """
     u, v = float(u), float(v)
     for name, x in (("u", u), ("v", v)):
@@ -210,6 +277,29 @@ def batch_rejection_profile(
     """Per-step rejection probabilities of batch speculative decoding, shape (T,).
 
     See :func:`batch_expected_rejections`.
+
+    Parameters
+    ----------
+    chain : MarkovPair or PositionPair
+        The target and draft sequence models.
+    M : int
+        Number of draft sequences, at least 1.
+    continuation : {"single", "matching"}
+        Which draft sequences stay candidates after an acceptance.
+    progress : bool
+        Show a progress bar over the steps.
+
+    Returns
+    -------
+    ndarray of float64, shape (T,)
+        The rejection probability at each step; their sum is
+        :func:`batch_expected_rejections`.
+
+    Raises
+    ------
+    InputError
+        If ``chain`` is not a sequence pair, M is not a positive integer, or
+        ``continuation`` is unknown.
     """
     chain = _check_pair(chain)
     M = _check_m(M)
@@ -231,6 +321,23 @@ def round_start_measure(chain: SequencePair, M: int) -> np.ndarray:
     (a sub-probability; C = 1 for a position pair).  Since the output follows p,
     :math:`E[N_{rej}] = \sum_t E_{p}[\mathrm{TV}(p_t, q_t)] - \sum_t \sum_c f_t(c)\,
     \mathrm{BI}_M(p_t(\cdot \mid c), q_t(\cdot \mid c))`.
+
+    Parameters
+    ----------
+    chain : MarkovPair or PositionPair
+        The target and draft sequence models.
+    M : int
+        Number of draft sequences, at least 1.
+
+    Returns
+    -------
+    ndarray of float64, shape (T, C)
+        f_t(c) in row t − 1, column c.
+
+    Raises
+    ------
+    InputError
+        If ``chain`` is not a sequence pair or M is not a positive integer.
     """
     chain = _check_pair(chain)
     M = _check_m(M)
@@ -292,6 +399,23 @@ def batch_rejection_limit(chain: SequencePair, *, continuation: str = "single") 
       every position rejects with probability p(O) and the limit is
       :math:`\sum_t E_{x_{<t}\sim p}[p_t(q_t = 0)]`, which is 0 when the draft's support
       covers the target's.
+
+    Parameters
+    ----------
+    chain : MarkovPair or PositionPair
+        The target and draft sequence models.
+    continuation : {"single", "matching"}
+        Which draft sequences stay candidates after an acceptance.
+
+    Returns
+    -------
+    float
+        The limit of the expected number of rejections as M → ∞.
+
+    Raises
+    ------
+    InputError
+        If ``chain`` is not a sequence pair or ``continuation`` is unknown.
     """
     chain = _check_pair(chain)
     continuation = _check_continuation(continuation)
@@ -337,10 +461,31 @@ def simulate_batch_rejections(
     drafts.  Candidates are verified in index order by RRS; if all are rejected the token
     comes from the last residual, one rejection is counted and M fresh drafts start.
 
+    Parameters
+    ----------
+    chain : MarkovPair or PositionPair
+        The target and draft sequence models.
+    M : int
+        Number of draft sequences, at least 1.
+    runs : int
+        Number of independent sequences, at least 1.
+    rng : numpy.random.Generator or int or None
+        Source of randomness (an int is a seed; None: fresh entropy).
+    continuation : {"single", "matching"}
+        Which draft sequences stay candidates after an acceptance.
+    progress : bool
+        Show a progress bar over the steps.
+
     Returns
     -------
     RejectionEstimate
         A float (mean rejections) with ``.counts``, ``.tokens``, ``.stderr``.
+
+    Raises
+    ------
+    InputError
+        If ``chain`` is not a sequence pair, M or ``runs`` is not a positive integer,
+        ``continuation`` is unknown, or ``rng`` is neither a Generator, a seed nor None.
     """
     chain = _check_pair(chain)
     M = _check_m(M)

@@ -175,7 +175,13 @@ class MarkovPair(SequencePair):
         return self.target[t], self.draft[t]
 
     def marginals(self) -> np.ndarray:
-        """(T + 1, S) laws of x_0, ..., x_T under the target chain."""
+        """(T + 1, S) laws of x_0, ..., x_T under the target chain.
+
+        Returns
+        -------
+        ndarray of float64, shape (T + 1, S)
+            Row t is the law of x_t when every token is drawn from the target.
+        """
         out = np.empty((self.horizon + 1, self.n))
         out[0] = self.initial
         for t in range(self.horizon):
@@ -204,6 +210,17 @@ class MarkovPair(SequencePair):
             One (S, S) matrix per model instead of one per step.
         concentration : float
             Dirichlet parameter (small values give peaked rows).
+
+        Returns
+        -------
+        MarkovPair
+            The random pair, with rows checked to sum 1 within 1e-6.
+
+        Raises
+        ------
+        InputError
+            If ``states`` or ``horizon`` is not a positive integer, ``concentration`` is not
+            positive, or ``rng`` is neither a Generator, a seed nor None.
 
         Examples
         --------
@@ -234,6 +251,24 @@ class MarkovPair(SequencePair):
 
         Next-token laws of a language model depend on the whole prefix, not on one
         previous token, so the result is a :class:`PositionPair`, not a Markov pair.
+
+        Parameters
+        ----------
+        dists : object
+            Anything with ``.target`` and ``.draft`` arrays of shape (positions, vocab).
+        tol : float, optional
+            Tolerance on row sums, as in :class:`PositionPair`.
+
+        Returns
+        -------
+        PositionPair
+            Row t of each array is the law of token t.
+
+        Raises
+        ------
+        InputError
+            If ``dists`` lacks ``.target`` or ``.draft``, or their rows are not distributions
+            of the same shape.
         """
         return PositionPair.from_distributions(dists, tol=tol)
 
@@ -284,7 +319,27 @@ class PositionPair(SequencePair):
 
     @classmethod
     def from_distributions(cls, dists: Any, *, tol: float | None = None) -> PositionPair:
-        """Build from any object with ``.target`` and ``.draft`` arrays of shape (positions, vocab)."""
+        """Build from any object with ``.target`` and ``.draft`` arrays of shape (positions, vocab).
+
+        Parameters
+        ----------
+        dists : object
+            Anything with ``.target`` and ``.draft`` arrays of shape (positions, vocab), e.g.
+            the language-model ``Distributions``.
+        tol : float, optional
+            Tolerance on row sums, as in the constructor.
+
+        Returns
+        -------
+        PositionPair
+            Row t of each array is the law of token t.
+
+        Raises
+        ------
+        InputError
+            If ``dists`` lacks ``.target`` or ``.draft``, or their rows are not distributions
+            of the same shape.
+        """
         try:
             target, draft = dists.target, dists.draft
         except AttributeError:

@@ -74,7 +74,25 @@ def _as_eps(eps: Any) -> np.ndarray:
 
 
 def rejection_probability(q: Any, b: Any) -> float:
-    r""":math:`R = \sum_x (1 - b(x)) q(x)`, the probability that the draft token is rejected."""
+    r""":math:`R = \sum_x (1 - b(x)) q(x)`, the probability that the draft token is rejected.
+
+    Parameters
+    ----------
+    q : array_like, shape (n,)
+        Draft law.
+    b : array_like, shape (n,)
+        Acceptance probabilities in [0, 1].
+
+    Returns
+    -------
+    float
+        R.
+
+    Raises
+    ------
+    InputError
+        If q is not a distribution or b is not n probabilities in [0, 1].
+    """
     q = as_distribution(q, "q")
     return float(((1 - _as_rule(b, q.size)) * q).sum())
 
@@ -115,7 +133,28 @@ def optimal_rejection_distribution(p: Any, q: Any, b: Any) -> tuple[np.ndarray, 
 
 
 def output_loss(p: Any, q: Any, b: Any, law: Any) -> float:
-    r"""Bias :math:`\mathrm{TV}(b q + R\,\mathcal P, p)` of any decoder (rule b, rejection law)."""
+    r"""Bias :math:`\mathrm{TV}(b q + R\,\mathcal P, p)` of any decoder (rule b, rejection law).
+
+    Parameters
+    ----------
+    p, q : array_like, shape (n,)
+        Target and draft laws.
+    b : array_like, shape (n,)
+        Acceptance probabilities in [0, 1].
+    law : array_like, shape (n,)
+        The rejection law :math:`\mathcal P`.
+
+    Returns
+    -------
+    float
+        The total-variation distance of the decoder's output law from p.
+
+    Raises
+    ------
+    InputError
+        If p, q or ``law`` is not a distribution of length n, or b is not n
+        probabilities in [0, 1].
+    """
     p, q = _pq(p, q)
     b = _as_rule(b, p.size)
     law = as_distribution(law, "law", n=p.size)
@@ -133,6 +172,23 @@ def over_acceptance(p: Any, q: Any, eps: float) -> np.ndarray:
 
     :math:`\varepsilon = 0` is speculative decoding; :math:`\varepsilon \ge \max(q - p)`
     accepts every draft.
+
+    Parameters
+    ----------
+    p, q : array_like, shape (n,)
+        Target and draft laws.
+    eps : float
+        The threshold ε ≥ 0.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        :math:`b_\varepsilon` (read-only).
+
+    Raises
+    ------
+    InputError
+        If p or q is not a distribution, or ``eps`` is not one finite number ≥ 0.
     """
     p, q = _pq(p, q)
     e = _as_eps(eps)
@@ -231,6 +287,17 @@ def decoder_losses(p: Any, q: Any, eps: Any) -> DecoderLosses:
         :class:`PositionPair`'s ``target`` and ``draft``) and results are averaged over them.
     eps : array_like
         Thresholds ε >= 0.
+
+    Returns
+    -------
+    DecoderLosses
+        Rejection probability and both biases per threshold, and TV(p, q).
+
+    Raises
+    ------
+    InputError
+        If p or q is not made of distributions, their shapes differ, or a threshold is
+        negative or not finite.
     """
     P = _as_stochastic(p, "p")
     Q = _as_stochastic(q, "q")

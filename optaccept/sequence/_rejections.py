@@ -86,6 +86,21 @@ def scaled_rule(scale: float) -> AcceptanceRule:
     Its rejection law is :math:`(p - b q) / (1 - \sum b q)`; lambda = 1 is speculative
     decoding.  Used to illustrate Yin et al.'s Theorem 2 (no unbiased rejection rule has
     fewer expected rejections).
+
+    Parameters
+    ----------
+    scale : float
+        λ, in [0, 1].
+
+    Returns
+    -------
+    callable
+        The rule ``rule(p, q) -> b``, rows of acceptance probabilities.
+
+    Raises
+    ------
+    InputError
+        If ``scale`` lies outside [0, 1].
     """
     lam = float(scale)
     if not 0.0 <= lam <= 1.0:
@@ -104,9 +119,22 @@ def rejection_profile(chain: SequencePair, acceptance: AcceptanceRule | None = N
     :math:`\mathrm{TV}(p_t, q_t)` (Yin et al., Theorem 1).  Any unbiased rule keeps the
     prefix distributed as p, so the same forward recursion applies to it.
 
+    Parameters
+    ----------
+    chain : MarkovPair or PositionPair
+        The target and draft sequence models.
+    acceptance : callable, optional
+        An unbiased acceptance rule ``b = acceptance(p, q)`` (rows); None: speculative decoding.
+
     Returns
     -------
     ndarray, shape (T,)
+        The rejection probability at each step.
+
+    Raises
+    ------
+    InputError
+        If ``chain`` is not a sequence pair, or the rule is not unbiased-compatible.
     """
     chain = _check_pair(chain)
     mu = chain._initial_contexts()
@@ -159,6 +187,18 @@ def unbiased_rejections(chain: SequencePair, acceptance: AcceptanceRule) -> floa
     output law equal to p.  Then :math:`E[N_{rej}] = \sum_t E_p[1 - \sum_x b_t q_t]
     \ge` :func:`expected_rejections` (Theorem 2), with equality for speculative decoding.
 
+    Parameters
+    ----------
+    chain : MarkovPair or PositionPair
+        The target and draft sequence models.
+    acceptance : callable
+        The rule ``b = acceptance(p, q)``, rows of acceptance probabilities.
+
+    Returns
+    -------
+    float
+        The expected number of rejections over the T steps.
+
     Raises
     ------
     InputError
@@ -168,7 +208,18 @@ def unbiased_rejections(chain: SequencePair, acceptance: AcceptanceRule) -> floa
 
 
 def acceleration(chain: SequencePair) -> float:
-    """T / E[N_rej]: generated tokens per large-model call (infinite when the models agree)."""
+    """T / E[N_rej]: generated tokens per large-model call (infinite when the models agree).
+
+    Parameters
+    ----------
+    chain : MarkovPair or PositionPair
+        The target and draft sequence models.
+
+    Returns
+    -------
+    float
+        T / :func:`expected_rejections` (``inf`` when there are none).
+    """
     e = expected_rejections(chain)
     return float(chain.horizon / e) if e > 0 else float("inf")
 

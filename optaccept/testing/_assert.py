@@ -128,11 +128,19 @@ def assert_acceptance(
         Probability, over the seed, that a correct implementation fails (default 1e-6): half
         for the losslessness test, half for the exact binomial test of the acceptance count.
 
+    Returns
+    -------
+    AuditReport
+        The audit's report, with the binomial test's ``acceptance_p_value`` and
+        ``acceptance_false_alarm`` in ``details``.
+
     Raises
     ------
     AssertionError
         With the report: not lossless, or an acceptance count the declared rule gives with
         probability below the test's share of ``false_alarm``.
+    InputError
+        If ``declared`` is not a declared rule, or an input is refused by the audit.
     """
     false_alarm = _check_false_alarm(false_alarm)
     if declared not in DECLARED:
@@ -168,7 +176,24 @@ def assert_acceptance(
 def verifier_fn(verifier: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray, np.random.Generator], np.ndarray]:
     """A verifier of :mod:`optaccept.verifiers` (e.g. ``verifiers.RRS()``) as the engine-style
     callable ``fn(P, Q, X, rng) -> Y`` the assertions take (rows of P and Q must be equal, as the
-    audit makes them)."""
+    audit makes them).
+
+    Parameters
+    ----------
+    verifier : Verifier
+        A verifier of :mod:`optaccept.verifiers`.
+
+    Returns
+    -------
+    callable
+        ``fn(P, Q, X, rng) -> Y``: P and Q of shape (rows, n) with equal rows, X of shape
+        (rows, k), Y of shape (rows,); ``fn`` raises :class:`InputError` on unequal rows.
+
+    Raises
+    ------
+    InputError
+        If ``verifier`` is not a verifier of :mod:`optaccept.verifiers`.
+    """
     from ..verifiers import Verifier
 
     if not isinstance(verifier, Verifier):

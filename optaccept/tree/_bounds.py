@@ -159,6 +159,36 @@ def upper_bound(
 
     ``value`` is the bound; ``details["per_depth"]`` the terms of P(accepted ≥ d).
     ``progress``: a bar over sampled trees (default: on in a terminal or Jupyter).
+
+    Parameters
+    ----------
+    target, draft : sequence models
+        As in :func:`accepted_tokens` (a Markov pair as ``target`` alone).
+    length, k, drafts :
+        The draft tree as chains, as in :func:`accepted_tokens`.
+    shape, children :
+        The draft tree as a shape and its children's law, as in :func:`accepted_tokens`.
+    samples : int, optional
+        Estimate the depth ≥ 2 terms from this many sampled trees (at least 2).
+    rng : numpy.random.Generator or int, optional
+        Randomness of the sampled estimate.
+    prompt : int, optional
+        For a Markov pair: the state the step starts from (required).
+    temperature : float, optional
+        Apply p ∝ p^(1/T) to both models.
+    progress : bool, optional
+        A bar over sampled trees.
+
+    Returns
+    -------
+    TreeResult
+        ``value`` the bound (``std_err`` when sampled), ``details["per_depth"]`` its terms.
+
+    Raises
+    ------
+    InputError
+        If the tree is given both ways or incompletely, a Markov pair comes without
+        ``prompt``, or ``samples`` is below 2.
     """
     from ._api import _is_markov, resolve_models
     from ._draft import _check, sample_tree

@@ -184,6 +184,17 @@ class BudgetCurve:
     ``values[strategy]`` has one row per position (prompt) and one column per budget;
     :meth:`mean` and :meth:`std_err` average over positions.  Plot with
     :func:`optaccept.plots.plot_budget_curve`.
+
+    Attributes
+    ----------
+    budgets : tuple of int
+        The node budgets N, increasing.
+    values : dict of str to ndarray, shape (positions, len(budgets))
+        Accepted tokens per step, by strategy.
+    rates : ndarray of float64
+        Sequoia's calibrated acceptance rates a_r by rank.
+    meta : dict
+        Further data (``"sequoia_shapes"``: Sequoia's shape of each budget).
     """
 
     budgets: tuple[int, ...]
@@ -192,13 +203,45 @@ class BudgetCurve:
     meta: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def mean(self, strategy: str) -> np.ndarray:
+        """Mean over positions, one entry per budget.
+
+        Parameters
+        ----------
+        strategy : str
+            A key of ``values``.
+
+        Returns
+        -------
+        ndarray of float64, shape (len(budgets),)
+            The mean accepted tokens per step.
+        """
         return self.values[strategy].mean(axis=0)
 
     def std_err(self, strategy: str) -> np.ndarray:
+        """Standard error of :meth:`mean` over positions (zeros for one position).
+
+        Parameters
+        ----------
+        strategy : str
+            A key of ``values``.
+
+        Returns
+        -------
+        ndarray of float64, shape (len(budgets),)
+            The standard errors.
+        """
         v = self.values[strategy]
         return v.std(axis=0, ddof=1) / math.sqrt(v.shape[0]) if v.shape[0] > 1 else np.zeros(v.shape[1])
 
     def rows(self) -> list[dict[str, Any]]:
+        """The curve in long format.
+
+        Returns
+        -------
+        list of dict
+            One row per (strategy, budget): ``strategy``, ``name``, ``budget``, ``value``,
+            ``std_err`` and ``positions``.
+        """
         return [
             dict(
                 strategy=s, name=NAMES[s], budget=n, value=float(m), std_err=float(e), positions=self.values[s].shape[0]
@@ -208,6 +251,13 @@ class BudgetCurve:
         ]
 
     def to_markdown(self) -> str:
+        """The curve as a Markdown table.
+
+        Returns
+        -------
+        str
+            One row per budget, one column per strategy, each cell mean ± standard error.
+        """
         from .._display import Estimate, markdown_table
 
         header = ["N"] + [NAMES[s] for s in self.values]
@@ -218,6 +268,18 @@ class BudgetCurve:
         return markdown_table(header, body)
 
     def to_csv(self, path: str | Path) -> Path:
+        """Write :meth:`rows` as CSV.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            The file written.
+
+        Returns
+        -------
+        pathlib.Path
+            ``path``.
+        """
         path = Path(path)
         with path.open("w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=["strategy", "name", "budget", "value", "std_err", "positions"])

@@ -42,6 +42,15 @@ class DraftTree:
       node, verified once). Trying such a child twice would be wrong: after its first
       rejection its draft mass is 0, and a second try would accept it with
       probability 1, which is not lossless.
+
+    Parameters
+    ----------
+    chains : tuple of tuple of int
+        The chains, each of ``length`` tokens, in draw order.
+    length : int
+        Tokens per chain.
+    drafts : {"iid", "swor"}
+        How the chains were drawn.
     """
 
     __slots__ = ("chains", "length", "drafts", "_draws")
@@ -61,17 +70,58 @@ class DraftTree:
         return len(self.chains)
 
     def draws(self, u: Prefix) -> list[int]:
+        """The next tokens of the chains through node u, in chain order (duplicates kept).
+
+        Parameters
+        ----------
+        u : tuple of int
+            A node, as its token prefix (``()``: the root).
+
+        Returns
+        -------
+        list of int
+            One token per chain through u (empty at a leaf).
+        """
         return self._draws.get(u, [])
 
     def children(self, u: Prefix) -> list[int]:
+        """The distinct next tokens at node u, in order of first appearance.
+
+        Parameters
+        ----------
+        u : tuple of int
+            A node, as its token prefix (``()``: the root).
+
+        Returns
+        -------
+        list of int
+            The children's tokens.
+        """
         return list(dict.fromkeys(self._draws.get(u, [])))
 
     def candidates(self, u: Prefix) -> list[int]:
-        """The tokens a token-level verifier tries at node u, in order (see the class)."""
+        """The tokens a token-level verifier tries at node u, in order (see the class).
+
+        Parameters
+        ----------
+        u : tuple of int
+            A node, as its token prefix (``()``: the root).
+
+        Returns
+        -------
+        list of int
+            :meth:`children` for ``"swor"``, :meth:`draws` for ``"iid"``.
+        """
         return self.children(u) if self.drafts == "swor" else self.draws(u)
 
     def internal_nodes(self) -> list[Prefix]:
-        """Nodes with children (depth < length), root first."""
+        """Nodes with children (depth < length), root first.
+
+        Returns
+        -------
+        list of tuple of int
+            Their token prefixes.
+        """
         return list(self._draws)
 
     # the node interface shared with shaped trees (nodes here are token prefixes)
@@ -81,22 +131,74 @@ class DraftTree:
 
     @staticmethod
     def prefix(u: Prefix) -> Prefix:
+        """The token string of node u: the node itself (nodes here are token prefixes).
+
+        Parameters
+        ----------
+        u : tuple of int
+            A node, as its token prefix (``()``: the root).
+
+        Returns
+        -------
+        tuple of int
+            ``u``.
+        """
         return u
 
     @staticmethod
     def token(c: Prefix) -> int:
+        """The token of node c: its last.
+
+        Parameters
+        ----------
+        c : tuple of int
+            A node below the root.
+
+        Returns
+        -------
+        int
+            ``c[-1]``.
+        """
         return c[-1]
 
     def child_nodes(self, u: Prefix) -> list[Prefix]:
-        """The distinct children of u, as nodes."""
+        """The distinct children of u, as nodes.
+
+        Parameters
+        ----------
+        u : tuple of int
+            A node, as its token prefix (``()``: the root).
+
+        Returns
+        -------
+        list of tuple of int
+            ``u + (x,)`` for each child token x.
+        """
         return [u + (x,) for x in self.children(u)]
 
     def candidate_nodes(self, u: Prefix) -> list[Prefix]:
-        """The nodes a token-level verifier tries at u, in order (see ``candidates``)."""
+        """The nodes a token-level verifier tries at u, in order (see ``candidates``).
+
+        Parameters
+        ----------
+        u : tuple of int
+            A node, as its token prefix (``()``: the root).
+
+        Returns
+        -------
+        list of tuple of int
+            ``u + (x,)`` for each candidate token x (repeats kept for ``"iid"``).
+        """
         return [u + (x,) for x in self.candidates(u)]
 
     def nodes(self) -> frozenset[Prefix]:
-        """All nodes, the root ``()`` included."""
+        """All nodes, the root ``()`` included.
+
+        Returns
+        -------
+        frozenset of tuple of int
+            Every prefix of every chain.
+        """
         return frozenset(c[:d] for c in self.chains for d in range(self.length + 1))
 
     def __repr__(self) -> str:
@@ -152,6 +254,24 @@ def enumerate_trees(
     q: Callable[[Prefix], np.ndarray], length: int, k: int, drafts: str, *, max_trees: int = 200_000
 ) -> list[tuple[DraftTree, Any]]:
     """Every draft tree of positive probability, as ordered chains, with its probability.
+
+    Parameters
+    ----------
+    q : callable
+        The draft model, ``prefix -> next-token probabilities``.
+    length : int
+        Tokens per chain.
+    k : int
+        Number of chains.
+    drafts : {"iid", "swor"}
+        How the chains are drawn.
+    max_trees : int
+        Largest number of trees listed.
+
+    Returns
+    -------
+    list of (DraftTree, probability)
+        The trees with their probabilities (Fractions for Fraction laws).
 
     Raises
     ------
@@ -274,7 +394,26 @@ def _draw(law: np.ndarray, rng: np.random.Generator) -> int:
 def sample_tree(
     q: Callable[[Prefix], np.ndarray], length: int, k: int, drafts: str, rng: np.random.Generator
 ) -> DraftTree:
-    """Draw one draft tree from the draft model (autoregressively, chain by chain)."""
+    """Draw one draft tree from the draft model (autoregressively, chain by chain).
+
+    Parameters
+    ----------
+    q : callable
+        The draft model, ``prefix -> next-token probabilities``.
+    length : int
+        Tokens per chain.
+    k : int
+        Number of chains (at most |supp q(·|root)| distinct first tokens for ``"swor"``).
+    drafts : {"iid", "swor"}
+        How the chains are drawn.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    DraftTree
+        The drafted tree.
+    """
     if drafts == "iid":
         firsts = [_draw(q(()), rng) for _ in range(k)]
     else:

@@ -92,12 +92,32 @@ class Model:
         return vec
 
     def cached(self) -> _Cached:
-        """The model with a private per-prefix cache (drop it to free the memory)."""
+        """The model with a private per-prefix cache (drop it to free the memory).
+
+        Returns
+        -------
+        callable
+            ``prefix -> law``, each law read from the model once.
+        """
         return _Cached(self)
 
     def prefetch_into(self, memo: dict[Prefix, np.ndarray], prefixes: list[Prefix]) -> None:
         """Fill ``memo`` for ``prefixes`` with one ``batch_next_token_probs`` call when the
-        wrapped object has that method (e.g. one forward pass with a tree attention mask)."""
+        wrapped object has that method (e.g. one forward pass with a tree attention mask).
+
+        Parameters
+        ----------
+        memo : dict of tuple of int to ndarray
+            The cache filled, prefix → law (prefixes already in it are skipped).
+        prefixes : list of tuple of int
+            The prefixes whose laws are read.
+
+        Raises
+        ------
+        InputError
+            If the batched call returns a number of laws other than the prefixes asked, or
+            a law fails the model's checks.
+        """
         todo = [tuple(int(t) for t in u) for u in prefixes]
         todo = [u for u in dict.fromkeys(todo) if u not in memo]
         if not todo:
@@ -147,7 +167,27 @@ def _tempered(vec: np.ndarray, temperature: float) -> np.ndarray:
 
 
 def as_model(obj: Any, name: str, *, temperature: float | None = None) -> Model:
-    """Wrap a sequence model (callable, or object with ``next_token_probs``/``probs``)."""
+    """Wrap a sequence model (callable, or object with ``next_token_probs``/``probs``).
+
+    Parameters
+    ----------
+    obj : callable, object with ``next_token_probs`` or ``probs``, or Model
+        The sequence model, ``prefix -> next-token probabilities``.
+    name : str
+        The name error messages give it (e.g. ``"target"``).
+    temperature : float, optional
+        Apply p ∝ p^(1/T) to its laws.
+
+    Returns
+    -------
+    Model
+        The checked model (``obj`` itself when it is a Model at the same temperature).
+
+    Raises
+    ------
+    InputError
+        If ``obj`` is not a sequence model or ``temperature`` is not positive.
+    """
     if isinstance(obj, Model):
         if temperature is None or temperature == obj.temperature:
             return obj
@@ -176,6 +216,24 @@ def model_pair(pair: Any, *, prompt: int | None = None) -> tuple[Callable, Calla
     For a Markov pair the step starts after the prompt token ``prompt`` (a state);
     the law of token t + 1 of the step is ``target[t][last token]``.  For a position
     pair token t of the step has law ``target[t]`` whatever came before.
+
+    Parameters
+    ----------
+    pair : MarkovPair or PositionPair
+        The target and draft sequence models.
+    prompt : int, optional
+        For a Markov pair: the state the step starts from (required).
+
+    Returns
+    -------
+    target, draft : callable
+        ``prefix -> next-token probabilities``; a prefix beyond the pair's horizon raises
+        :class:`InputError`.
+
+    Raises
+    ------
+    InputError
+        If ``pair`` is neither pair, or a Markov pair comes without a valid ``prompt``.
     """
     from ..sequence import MarkovPair, PositionPair
 
@@ -212,7 +270,27 @@ def model_pair(pair: Any, *, prompt: int | None = None) -> tuple[Callable, Calla
 
 
 def with_temperature(model: Any, temperature: float, name: str = "model") -> Model:
-    """``model`` with its laws raised to 1/temperature and renormalised."""
+    """``model`` with its laws raised to 1/temperature and renormalised.
+
+    Parameters
+    ----------
+    model : sequence model
+        ``prefix -> next-token probabilities``.
+    temperature : float
+        T > 0.
+    name : str
+        The name error messages give the model.
+
+    Returns
+    -------
+    Model
+        The tempered model.
+
+    Raises
+    ------
+    InputError
+        If ``model`` is not a sequence model or ``temperature`` is not positive.
+    """
     return as_model(model, name, temperature=temperature)
 
 
@@ -236,7 +314,29 @@ class _Synthetic:
 def synthetic_pair(n: int, *, seed: int = 0, scale: float = 2.0, noise: float = 1.0) -> tuple[Callable, Callable]:
     """A random (target, draft) pair of sequence models over ``n`` tokens, for tests and
     benchmarks: target logits ~ scale·N(0, 1) i.i.d. per prefix, draft logits = target's
-    + noise·N(0, 1).  Deterministic in (seed, prefix); picklable (works with joblib)."""
+    + noise·N(0, 1).  Deterministic in (seed, prefix); picklable (works with joblib).
+
+    Parameters
+    ----------
+    n : int
+        Vocabulary size, at least 1.
+    seed : int
+        Seed of the pair.
+    scale : float
+        Standard deviation of the target's logits.
+    noise : float
+        Standard deviation of the draft's extra logit noise.
+
+    Returns
+    -------
+    target, draft : callable
+        ``prefix -> next-token probabilities`` over ``n`` tokens.
+
+    Raises
+    ------
+    InputError
+        If ``n`` is not a positive integer.
+    """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise InputError(f"n: must be an integer >= 1, got {n!r}")
     return _Synthetic(int(n), seed, scale, noise, 0), _Synthetic(int(n), seed, scale, noise, 1)

@@ -91,6 +91,21 @@ class AcceptanceProfile:
         ``"trtllm"``: ``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`` = AL − 1 (drafted tokens only;
         fractional values are read by the one-model path, the two-model path reads an integer).
         Where each option is read in the engines' code: docs/engines.md §1.
+
+        Parameters
+        ----------
+        name : {"vllm", "sglang", "trtllm"}
+            The engine.
+
+        Returns
+        -------
+        dict
+            Option or environment-variable name → value.
+
+        Raises
+        ------
+        InputError
+            If ``name`` is not one of the three engines.
         """
         if name == "vllm":
             rates = [round(float(r), 6) for r in self.rates]

@@ -73,6 +73,16 @@ class TreeTable:
     ``"exact per prompt"`` (a closed form at the root, averaged over the prompts) or
     ``"= block (k = 1)"``.  Export with :meth:`to_markdown`, :meth:`to_csv`,
     :meth:`to_latex`; plot with :func:`optaccept.plots.plot_accepted_tokens`.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The table's rows.
+    meta : dict, optional
+        Provenance of the values (models, prompts, trees).
+    differences : list of dict, optional
+        Paired differences on the same trees: ``{drafts, k, length, a, b, value, std_err}``
+        (a − b).
     """
 
     def __init__(
@@ -92,14 +102,38 @@ class TreeTable:
         return f"TreeTable({len(self.rows)} rows, k={ks}, length={ls})"
 
     def get(self, verifier: str, drafts: str, k: int, length: int) -> dict[str, Any]:
-        """The row of one cell (``KeyError`` when the verifier does not apply there)."""
+        """The row of one cell (``KeyError`` when the verifier does not apply there).
+
+        Parameters
+        ----------
+        verifier, drafts : str
+            The series.
+        k, length : int
+            The number of chains and their length.
+
+        Returns
+        -------
+        dict
+            The row.
+
+        Raises
+        ------
+        KeyError
+            If the table has no such row.
+        """
         for r in self.rows:
             if (r["verifier"], r["drafts"], r["k"], r["length"]) == (verifier, drafts, k, length):
                 return r
         raise KeyError(f"no row for verifier={verifier!r}, drafts={drafts!r}, k={k}, length={length}")
 
     def series(self) -> list[tuple[str, str]]:
-        """(verifier, drafts) pairs present, in display order."""
+        """(verifier, drafts) pairs present, in display order.
+
+        Returns
+        -------
+        list of (str, str)
+            The series of the table.
+        """
         seen = dict.fromkeys((r["verifier"], r["drafts"]) for r in self.rows)
         return [s for s in SERIES_STYLES if s in seen]
 
@@ -129,14 +163,31 @@ class TreeTable:
         return header, rows
 
     def to_markdown(self) -> str:
-        """One row per (length L, number of chains k), one column per verifier; value ± s.e."""
+        """One row per (length L, number of chains k), one column per verifier; value ± s.e.
+
+        Returns
+        -------
+        str
+            The Markdown table.
+        """
         from .._display import markdown_table
 
         return markdown_table(*self._body())
 
     def to_latex(self, caption: str = "Expected draft tokens accepted per step (± standard error).") -> str:
         """The values of :meth:`to_markdown` as a booktabs LaTeX ``table`` that fits a page: a
-        row per (length L, verifier), a column per number of chains k."""
+        row per (length L, verifier), a column per number of chains k.
+
+        Parameters
+        ----------
+        caption : str
+            The table's caption (LaTeX).
+
+        Returns
+        -------
+        str
+            The ``table`` environment.
+        """
         from .._display import Estimate, latex_table
 
         cols, series = self._grid()
@@ -155,7 +206,13 @@ class TreeTable:
         return latex_table(header, rows, caption=caption, label="tab:trees-accepted-tokens")
 
     def differences_markdown(self) -> str:
-        """Paired differences a − b on the same trees, ± their standard errors clustered by prompt."""
+        """Paired differences a − b on the same trees, ± their standard errors clustered by prompt.
+
+        Returns
+        -------
+        str
+            The Markdown table, one row per difference.
+        """
         from .._display import Estimate, markdown_table
 
         rows = [
@@ -171,7 +228,18 @@ class TreeTable:
         return markdown_table(["draft law", "L", "k", "difference", "tokens/step ± s.e."], rows)
 
     def differences_csv(self, path: str | Path) -> Path:
-        """The paired differences as CSV (numeric columns)."""
+        """The paired differences as CSV (numeric columns).
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            The file written.
+
+        Returns
+        -------
+        pathlib.Path
+            ``path``.
+        """
         path = Path(path)
         fields = ["drafts", "length", "k", "a", "b", "value", "std_err"]
         with path.open("w", newline="") as fh:
@@ -182,6 +250,18 @@ class TreeTable:
         return path
 
     def to_csv(self, path: str | Path) -> Path:
+        """The rows as CSV.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            The file written.
+
+        Returns
+        -------
+        pathlib.Path
+            ``path``.
+        """
         path = Path(path)
         fields = ["drafts", "verifier", "name", "k", "length", "value", "std_err", "trees", "prompts", "method"]
         with path.open("w", newline="") as fh:

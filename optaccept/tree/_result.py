@@ -14,12 +14,21 @@ __all__ = ["TreeResult", "LPCertificate"]
 class LPCertificate:
     """Evidence for the sequence-level LP (verifier ``"optimal"``), re-checked by the library.
 
-    primal_value : objective of the solver's plan (a lower bound once feasible).
-    max_violation : largest violation of the plan's constraints (equalities and signs).
-    upper_bound : b·λ + Σ_j (c - Aᵀλ)_j⁺ · ub_j for the solver's dual λ — a valid upper
-        bound on the LP optimum for *any* λ, since every variable lies in [0, ub_j].
-    duality_gap : upper_bound - primal_value.
-    variables, constraints : LP size.
+    Attributes
+    ----------
+    primal_value : float
+        Objective of the solver's plan (a lower bound once feasible).
+    max_violation : float
+        Largest violation of the plan's constraints (equalities and signs).
+    upper_bound : float
+        b·λ + Σ_j (c - Aᵀλ)_j⁺ · ub_j for the solver's dual λ — a valid upper bound on the
+        LP optimum for *any* λ, since every variable lies in [0, ub_j].
+    duality_gap : float
+        upper_bound - primal_value.
+    variables, constraints : int
+        LP size.
+    tol : float
+        Tolerance of ``ok`` on the violation and the gap.
     """
 
     primal_value: float
@@ -122,6 +131,15 @@ class TreeResult:
         return f"<table>{body}</table>"
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain-Python summary (for JSON).
+
+        Returns
+        -------
+        dict
+            ``verifier``, ``drafts``, ``length``, ``k``, ``value`` (a string such as
+            ``"5/9"`` when exact), ``std_err``, ``method``, ``trees`` and, for a shaped tree,
+            ``shape`` (its index paths).
+        """
         return {
             "verifier": self.verifier,
             "drafts": self.drafts,

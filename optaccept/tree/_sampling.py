@@ -36,7 +36,27 @@ __all__ = ["sample_accepted_tokens", "tree_value", "rao_blackwell"]
 def tree_value(tree: DraftTree | ShapedTree, target: Any, draft: Any, verifier: str = "token") -> Any:
     """Expected accepted length of ``verifier`` on one given tree (its coin flips summed
     out).  ``target`` and ``draft`` are sequence models or the cached
-    laws of a stored tree (any callable prefix -> probabilities)."""
+    laws of a stored tree (any callable prefix -> probabilities).
+
+    Parameters
+    ----------
+    tree : DraftTree or ShapedTree
+        The drafted tree.
+    target, draft : sequence models
+        ``prefix -> next-token probabilities``.
+    verifier : {"token", "block", "traversal", "target_only"}
+        The rule valued.
+
+    Returns
+    -------
+    float or Fraction
+        The expected accepted drafted tokens given the tree (exact with Fraction laws).
+
+    Raises
+    ------
+    MethodError
+        If ``verifier`` has no per-tree value or does not apply to the tree.
+    """
     from ._models import _Cached, as_model
 
     if verifier not in PER_TREE:

@@ -96,11 +96,28 @@ class Shape:
         self._b = b
 
     def branches(self, u: Path) -> int:
-        """Number of children of node u in the shape."""
+        """Number of children of node u in the shape.
+
+        Parameters
+        ----------
+        u : tuple of int
+            A node, as its index path (``()``: the root).
+
+        Returns
+        -------
+        int
+            Its number of children (0 for a leaf or a path not in the shape).
+        """
         return self._b.get(u, 0)
 
     def internal(self) -> list[Path]:
-        """Nodes with children, root first (by depth, then lexicographically)."""
+        """Nodes with children, root first (by depth, then lexicographically).
+
+        Returns
+        -------
+        list of tuple of int
+            Their index paths.
+        """
         return [u for u in ((),) + self.paths if u in self._b]
 
     @property
@@ -110,12 +127,28 @@ class Shape:
     # engine formats ------------------------------------------------------
     def to_choices(self) -> list[list[int]]:
         """The index paths as lists, by depth then lexicographically (EAGLE/Medusa
-        ``tree_choices``)."""
+        ``tree_choices``).
+
+        Returns
+        -------
+        list of list of int
+            One index path per node below the root.
+        """
         return [list(t) for t in self.paths]
 
     @classmethod
     def from_choices(cls, choices: Any) -> Shape:
         """A shape from EAGLE/Medusa ``tree_choices`` (a list of index paths).
+
+        Parameters
+        ----------
+        choices : iterable of sequence of int
+            The index paths, e.g. ``[[0], [1], [0, 0]]``.
+
+        Returns
+        -------
+        Shape
+            The shape with these nodes.
 
         Raises
         ------
@@ -133,13 +166,29 @@ class Shape:
 
     def to_vllm(self) -> str:
         """vLLM's ``speculative_token_tree``: the string of the list of index-path tuples,
-        by depth then lexicographically (the order vLLM sorts it into)."""
+        by depth then lexicographically (the order vLLM sorts it into).
+
+        Returns
+        -------
+        str
+            E.g. ``"[(0,), (1,), (0, 0)]"``.
+        """
         return str([tuple(t) for t in self.paths])
 
     @classmethod
     def from_vllm(cls, s: str) -> Shape:
         """A shape from vLLM's ``speculative_token_tree`` string (read, as vLLM does, with
         ``ast.literal_eval``).
+
+        Parameters
+        ----------
+        s : str
+            The option's value, e.g. ``"[(0,), (1,), (0, 0)]"``.
+
+        Returns
+        -------
+        Shape
+            The shape with these nodes.
 
         Raises
         ------
@@ -229,6 +278,18 @@ class Shape:
         list, or a string read as TensorRT-LLM does, with ``ast.literal_eval``); ``"sglang"``
         reads its three server arguments, and refuses those for which SGLang's tree depends
         on the context.
+
+        Parameters
+        ----------
+        name : {"vllm", "sglang", "trtllm"}
+            The engine.
+        params : mapping
+            Its parameters, as :meth:`to_engine` writes them.
+
+        Returns
+        -------
+        Shape
+            The shape the engine drafts.
 
         Raises
         ------
@@ -347,6 +408,16 @@ class Shape:
 def as_shape(spec: Any) -> Shape:
     """A :class:`Shape` from a branching tuple (b_1, …, b_L) or a list of index paths.
 
+    Parameters
+    ----------
+    spec : tuple of int, iterable of sequence of int, or Shape
+        The branching tuple, the index paths, or a shape (returned as it is).
+
+    Returns
+    -------
+    Shape
+        The shape.
+
     Raises
     ------
     InputError
@@ -415,6 +486,16 @@ class ShapedTree:
     * ``child_nodes(u)`` — u's children present in this tree, in index order;
     * ``candidate_nodes(u)`` — the same list (every child is tried: siblings are
       distinct for ``"topk"`` and ``"swor"``; equal ``"iid"`` siblings are separate draws).
+
+    Parameters
+    ----------
+    shape : Shape
+        The tree's shape.
+    children : {"topk", "swor", "iid"}
+        How the children were drafted.
+    tokens : dict of tuple of int to int
+        The token of each node present, by index path (nodes may be absent for ``"swor"``
+        and ``"topk"`` on a small support).
     """
 
     __slots__ = ("shape", "children", "tokens", "_prefix", "_kids")
@@ -452,24 +533,80 @@ class ShapedTree:
         return self.children != "iid"
 
     def prefix(self, u: Path) -> Prefix:
+        """The token string along the path to node u.
+
+        Parameters
+        ----------
+        u : tuple of int
+            A node present in the tree (``()``: the root).
+
+        Returns
+        -------
+        tuple of int
+            The tokens of u's ancestors below the root, then u's own.
+        """
         return self._prefix[u]
 
     def token(self, c: Path) -> int:
+        """The token of node c.
+
+        Parameters
+        ----------
+        c : tuple of int
+            A node below the root present in the tree.
+
+        Returns
+        -------
+        int
+            Its token.
+        """
         return self.tokens[c]
 
     def child_nodes(self, u: Path) -> list[Path]:
+        """u's children present in this tree, in index order.
+
+        Parameters
+        ----------
+        u : tuple of int
+            A node (``()``: the root).
+
+        Returns
+        -------
+        list of tuple of int
+            The children's index paths (empty for a leaf).
+        """
         return list(self._kids.get(u, ()))
 
     candidate_nodes = child_nodes
 
     def internal_nodes(self) -> list[Path]:
+        """Nodes with children present.
+
+        Returns
+        -------
+        list of tuple of int
+            Their index paths, root first.
+        """
         return list(self._kids)
 
     def internal_prefixes(self) -> list[Prefix]:
+        """The token strings of the nodes with children.
+
+        Returns
+        -------
+        list of tuple of int
+            One prefix per node of :meth:`internal_nodes`, in the same order.
+        """
         return [self._prefix[u] for u in self._kids]
 
     def nodes(self) -> frozenset[Prefix]:
-        """The token strings of all nodes, the root ``()`` included (the node set)."""
+        """The token strings of all nodes, the root ``()`` included (the node set).
+
+        Returns
+        -------
+        frozenset of tuple of int
+            The prefixes of every node present.
+        """
         return frozenset(self._prefix.values())
 
     @property
@@ -518,6 +655,22 @@ def enumerate_shaped(
 ) -> list[tuple[ShapedTree, Any]]:
     """Every drafted tree of ``shape`` with positive probability, with its probability
     (exact with Fraction laws).
+
+    Parameters
+    ----------
+    q : callable
+        The draft model, ``prefix -> next-token probabilities``.
+    shape : Shape
+        The tree's shape.
+    children : {"topk", "swor", "iid"}
+        How each node's children are drafted.
+    max_trees : int
+        Largest number of trees listed.
+
+    Returns
+    -------
+    list of (ShapedTree, probability)
+        The trees with their probabilities (Fractions for Fraction laws).
 
     Raises
     ------
@@ -624,7 +777,24 @@ def topk_tree(q: Callable[[Prefix], np.ndarray], shape: Shape) -> ShapedTree:
 def sample_shaped(
     q: Callable[[Prefix], np.ndarray], shape: Shape, children: str, rng: np.random.Generator
 ) -> ShapedTree:
-    """Draw one tree of ``shape`` from the draft model (node by node, root first)."""
+    """Draw one tree of ``shape`` from the draft model (node by node, root first).
+
+    Parameters
+    ----------
+    q : callable
+        The draft model, ``prefix -> next-token probabilities``.
+    shape : Shape
+        The tree's shape.
+    children : {"topk", "swor", "iid"}
+        How each node's children are drafted (``"topk"``: the deterministic tree).
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    ShapedTree
+        The drafted tree.
+    """
     if children == "topk":
         return topk_tree(q, shape)
     tokens: dict[Path, int] = {}

@@ -148,7 +148,34 @@ _RUNNERS = {"token": _run_token, "block": _run_block, "traversal": _run_traversa
 
 
 def simulate_step(tree: Any, P: Callable, Q: Callable, verifier: str, rng: Any) -> tuple[Prefix, int]:
-    """Run ``verifier`` once on ``tree``: (accepted tokens, emitted token)."""
+    """Run ``verifier`` once on ``tree``: (accepted tokens, emitted token).
+
+    Parameters
+    ----------
+    tree : DraftTree or ShapedTree
+        The drafted tree.
+    P, Q : callable
+        Target and draft models, ``prefix -> next-token probabilities``.
+    verifier : {"token", "block", "traversal", "target_only"}
+        The rule run.
+    rng : numpy.random.Generator or int
+        Source of the rule's coin flips.
+
+    Returns
+    -------
+    accepted : tuple of int
+        The accepted drafted tokens, root first.
+    emitted : int
+        The token emitted after them (correction or bonus).
+
+    Raises
+    ------
+    InputError
+        If ``verifier`` has no simulator.
+    MethodError
+        If the rule is not lossless on this tree (``"block"`` with k > 1; ``"token"`` or
+        ``"block"`` on top-k children).
+    """
     if verifier not in _RUNNERS:
         raise InputError(f"verifier: simulators exist for {tuple(_RUNNERS)}, got {verifier!r}")
     if verifier == "block" and tree.k != 1:
@@ -178,7 +205,40 @@ def simulate(
     The tree is k chains of ``length`` tokens (``drafts``), or a tree of ``shape``
     whose children are filled by ``children`` (required with ``shape``, as in
     :func:`accepted_tokens`).  ``progress``: a bar over steps (default: on in a
-    terminal or Jupyter)."""
+    terminal or Jupyter).
+
+    Parameters
+    ----------
+    target, draft : sequence models
+        ``prefix -> next-token probabilities``.
+    length, k, drafts :
+        The tree as k chains of ``length`` tokens drawn by ``drafts``.
+    verifier : {"token", "block", "traversal", "target_only"}
+        The rule run.
+    steps : int
+        Steps simulated, at least 1.
+    rng : numpy.random.Generator or int
+        Source of randomness.
+    shape, children :
+        The tree as a shape and its children's law, instead of chains.
+    progress : bool, optional
+        A bar over steps.
+
+    Returns
+    -------
+    accepted : ndarray of int, shape (steps,)
+        Accepted drafted tokens of each step.
+    texts : list of tuple of int
+        The generated text of each step.
+
+    Raises
+    ------
+    InputError
+        If the tree is given both ways or incompletely, ``steps`` is below 1, or an
+        argument is refused.
+    MethodError
+        If the rule is not lossless on this tree.
+    """
     from tqdm.auto import tqdm
 
     from ._models import as_model

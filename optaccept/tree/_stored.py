@@ -44,6 +44,23 @@ def trees_path(drafts: str = "iid", prompts: str = "builtin") -> Path:
     ``"extended"``: 12 trees after each of the 296 prompts of
     :func:`optaccept.llm.extended_prompts` (3,552 trees), the set behind the decided
     table of accepted tokens (standard errors of the verifier differences ≤ 0.02).
+
+    Parameters
+    ----------
+    drafts : {"iid", "swor"}
+        How the chains were drawn.
+    prompts : {"builtin", "extended"}
+        Which shipped set.
+
+    Returns
+    -------
+    pathlib.Path
+        The ``.npz`` file inside the installed package, for :meth:`DraftTrees.load`.
+
+    Raises
+    ------
+    InputError
+        If ``drafts`` or ``prompts`` is not one of its values.
     """
     from importlib import resources
 
@@ -72,6 +89,25 @@ class DraftTrees:
     the order the chains were drafted.  ``meta`` holds the provenance.  Rows are stored
     at every node, the leaves included (the target's row at a leaf is the law of the bonus
     token; accepted-token counts read the internal nodes only).
+
+    Parameters
+    ----------
+    target, draft : array_like, shape (nodes, vocab)
+        The rows p and q (or stored sparse rows as ``target`` with ``draft=None``).
+    tree, parent, depth, token : array_like of int, shape (nodes,)
+        The node arrays above.
+    prompt_index : array_like of int, shape (trees,)
+        The prompt each tree follows.
+    chains : array_like of int, shape (trees, k, length)
+        The node reached by each chain after each of its tokens.
+    meta : dict, optional
+        Provenance.
+
+    Raises
+    ------
+    InputError
+        If an array has the wrong shape, a tree index is out of range, or the trees do not
+        each have one root, in order.
     """
 
     def __init__(
@@ -185,7 +221,23 @@ class DraftTrees:
         return f"<table><caption>DraftTrees</caption>{body}</table>"
 
     def nodes(self, i: int) -> np.ndarray:
-        """Global indices of tree ``i``'s nodes (root first, breadth-first)."""
+        """Global indices of tree ``i``'s nodes (root first, breadth-first).
+
+        Parameters
+        ----------
+        i : int
+            A tree index in [0, n_trees).
+
+        Returns
+        -------
+        ndarray of int
+            The node indices.
+
+        Raises
+        ------
+        InputError
+            If ``i`` is not a tree index.
+        """
         i = self._tree_index(i)
         return np.flatnonzero(self.tree == i)
 
@@ -195,7 +247,18 @@ class DraftTrees:
         return int(i)
 
     def path(self, node: int) -> tuple[int, ...]:
-        """The tokens from the root to ``node`` (the node's prefix after the prompt)."""
+        """The tokens from the root to ``node`` (the node's prefix after the prompt).
+
+        Parameters
+        ----------
+        node : int
+            A global node index.
+
+        Returns
+        -------
+        tuple of int
+            The prefix (``()`` at a root).
+        """
         out = []
         j = int(node)
         while self.parent[j] >= 0:
@@ -204,12 +267,44 @@ class DraftTrees:
         return tuple(reversed(out))
 
     def chains(self, i: int) -> list[tuple[int, ...]]:
-        """Tree ``i``'s k drafted chains as token tuples, in drafting order."""
+        """Tree ``i``'s k drafted chains as token tuples, in drafting order.
+
+        Parameters
+        ----------
+        i : int
+            A tree index in [0, n_trees).
+
+        Returns
+        -------
+        list of tuple of int
+            The chains.
+
+        Raises
+        ------
+        InputError
+            If ``i`` is not a tree index.
+        """
         i = self._tree_index(i)
         return [tuple(int(self.token[j]) for j in row) for row in self.chains_nodes[i]]
 
     def prefixes(self, i: int) -> dict[tuple[int, ...], int]:
-        """Tree ``i``'s node prefixes (token tuples after the prompt) -> global node index."""
+        """Tree ``i``'s node prefixes (token tuples after the prompt) -> global node index.
+
+        Parameters
+        ----------
+        i : int
+            A tree index in [0, n_trees).
+
+        Returns
+        -------
+        dict of tuple of int to int
+            Prefix → node index, for every node of the tree.
+
+        Raises
+        ------
+        InputError
+            If ``i`` is not a tree index.
+        """
         i = self._tree_index(i)
         if self._prefix_index is None:
             index: list[dict[tuple[int, ...], int]] = [dict() for _ in range(self.n_trees)]
@@ -224,7 +319,18 @@ class DraftTrees:
         return self._prefix_index[i]
 
     def rows(self, nodes: Any = None) -> tuple[np.ndarray, np.ndarray]:
-        """Rows of p and q at ``nodes`` (default all) as float64, renormalised."""
+        """Rows of p and q at ``nodes`` (default all) as float64, renormalised.
+
+        Parameters
+        ----------
+        nodes : array_like of int or bool, optional
+            The nodes (a numpy index of the node axis; None: all).
+
+        Returns
+        -------
+        p, q : ndarray of float64, shape (rows, vocab)
+            Target and draft rows, each summing to 1.
+        """
         sel = np.arange(self.n_nodes) if nodes is None else np.arange(self.n_nodes)[np.asarray(nodes)]
         p, q = self._rows.dense(sel, np.float64)
         p /= p.sum(axis=1, keepdims=True)
@@ -240,6 +346,23 @@ class DraftTrees:
         the tree, renumbered 0, 1, ... in vocabulary order (prefixes are then in the
         new numbering, see :meth:`vocabulary`): every verifier's value is unchanged
         and truncated rows get small.
+
+        Parameters
+        ----------
+        i : int
+            A tree index in [0, n_trees).
+        compact : bool
+            Keep only the tree's support, renumbered.
+
+        Returns
+        -------
+        target, draft : StoredModel
+            The two replaying models.
+
+        Raises
+        ------
+        InputError
+            If ``i`` is not a tree index.
         """
         if compact:
             if self._compact is None:
@@ -269,7 +392,23 @@ class DraftTrees:
 
     def vocabulary(self, i: int) -> np.ndarray:
         """Tokens with p > 0 or q > 0 at some node of tree ``i`` (sorted): the compact
-        vocabulary of ``models(i, compact=True)``."""
+        vocabulary of ``models(i, compact=True)``.
+
+        Parameters
+        ----------
+        i : int
+            A tree index in [0, n_trees).
+
+        Returns
+        -------
+        ndarray of int
+            The tokens, sorted.
+
+        Raises
+        ------
+        InputError
+            If ``i`` is not a tree index.
+        """
         return self._rows.support(self.nodes(i))
 
     def draft_tree(self, i: int, *, k: int | None = None, length: int | None = None, compact: bool = False) -> Any:
@@ -279,6 +418,27 @@ class DraftTrees:
         The cut tree is a sample of the draft law with those k and length: i.i.d.
         chains stay i.i.d., and the first k of chains drawn sequentially without
         replacement at the root are drawn without replacement.
+
+        Parameters
+        ----------
+        i : int
+            A tree index in [0, n_trees).
+        k : int, optional
+            Chains kept (default: all stored).
+        length : int, optional
+            Tokens kept per chain (default: all stored).
+        compact : bool
+            Renumber the tokens as :meth:`models` does with ``compact=True``.
+
+        Returns
+        -------
+        DraftTree
+            The (cut) tree.
+
+        Raises
+        ------
+        InputError
+            If ``i`` is not a tree index, or ``k`` or ``length`` exceeds what is stored.
         """
         from ..tree import DraftTree
 
@@ -301,12 +461,38 @@ class DraftTrees:
         over the stored trees, from the file alone (``compact``: see :meth:`models`).
 
         The returned iterable has ``len`` and ``groups`` (each tree's prompt index), so
-        ``rao_blackwell`` clusters its standard error by prompt."""
+        ``rao_blackwell`` clusters its standard error by prompt.
+
+        Parameters
+        ----------
+        k : int, optional
+            Chains kept per tree (default: all stored).
+        length : int, optional
+            Tokens kept per chain (default: all stored).
+        compact : bool
+            Replay each tree on its own support (see :meth:`models`).
+
+        Returns
+        -------
+        iterable of (DraftTree, StoredModel, StoredModel)
+            One triple per tree, with ``len`` and ``groups``.
+        """
         return _Items(self, k, length, compact)
 
     def as_distributions(self, *, internal_only: bool = False) -> Distributions:
         """The node rows as :class:`Distributions` (prompt index, depth as step, token),
-        e.g. for ``gap_table`` or :func:`draft_quality`; ``internal_only`` drops the leaves."""
+        e.g. for ``gap_table`` or :func:`draft_quality`; ``internal_only`` drops the leaves.
+
+        Parameters
+        ----------
+        internal_only : bool
+            Keep only the nodes above the last depth.
+
+        Returns
+        -------
+        Distributions
+            One position per node kept.
+        """
         sel = self.depth < self.length if internal_only else np.ones(self.n_nodes, bool)
         target, draft = self._rows.dense(np.flatnonzero(sel))
         return Distributions(
@@ -319,7 +505,18 @@ class DraftTrees:
         )
 
     def select(self, trees: Any) -> DraftTrees:
-        """The trees selected by ``trees`` (indices, a slice or a boolean mask), renumbered."""
+        """The trees selected by ``trees`` (indices, a slice or a boolean mask), renumbered.
+
+        Parameters
+        ----------
+        trees : int array, slice or bool array
+            A numpy index of the tree axis.
+
+        Returns
+        -------
+        DraftTrees
+            The selected trees, numbered 0, 1, … in the order selected.
+        """
         idx = np.arange(self.n_trees)[trees]
         idx = np.atleast_1d(idx)
         keep = np.isin(self.tree, idx)
@@ -346,7 +543,25 @@ class DraftTrees:
 
     @classmethod
     def concatenate(cls, parts: Sequence[DraftTrees], meta: dict[str, Any] | None = None) -> DraftTrees:
-        """The trees of several parts, one after another (same vocabulary, k and length)."""
+        """The trees of several parts, one after another (same vocabulary, k and length).
+
+        Parameters
+        ----------
+        parts : sequence of DraftTrees
+            The parts, in order.
+        meta : dict, optional
+            Provenance of the result (default: the first part's).
+
+        Returns
+        -------
+        DraftTrees
+            All trees of the parts.
+
+        Raises
+        ------
+        InputError
+            If ``parts`` is empty or their vocabulary, k or length differ.
+        """
         if not parts:
             raise InputError("parts: nothing to concatenate")
         shapes = {(p.vocab_size, p.k, p.length) for p in parts}
@@ -396,6 +611,25 @@ class DraftTrees:
         entries are nonzero (truncated distributions), else dense rows.
         ``dtype="float16"`` halves the size of dense rows at ~1e-3 relative
         precision (rows are renormalised on use); the default keeps float32.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file written.
+        sparse : bool or None
+            Store each node's union of supports (True), dense rows (False), or choose (None).
+        dtype : {"float32", "float16"}
+            Precision of the stored rows.
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
+
+        Raises
+        ------
+        InputError
+            If ``dtype`` is neither.
         """
         if dtype not in ("float32", "float16"):
             raise InputError(f"dtype: must be 'float32' or 'float16', got {dtype!r}")
@@ -407,7 +641,25 @@ class DraftTrees:
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, verify: bool = True) -> DraftTrees:
-        """Read a file written by :meth:`save`; checks the checksum unless told not to."""
+        """Read a file written by :meth:`save`; checks the checksum unless told not to.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+        verify : bool
+            Check the checksum.
+
+        Returns
+        -------
+        DraftTrees
+            The trees, their rows and provenance.
+
+        Raises
+        ------
+        InputError
+            If the file is missing, damaged, of another format, or fails its checksum.
+        """
         kind = "an optaccept draft-tree archive (.npz written by 'extract_trees')"
         rows, _, data, meta = _read_archive(path, kind, FORMAT, verify, dense=False)
         meta.pop("row_dtype", None)
@@ -429,6 +681,15 @@ class StoredModel:
 
     Defined only on the stored prefixes (token tuples after the prompt); any other
     prefix raises ``KeyError`` naming it.
+
+    Parameters
+    ----------
+    rows : dict of tuple of int to array_like
+        Prefix → next-token distribution.
+    side : str
+        ``"target"`` or ``"draft"``, for messages.
+    where : str
+        Where the rows come from (e.g. ``"tree 3"``), for messages.
     """
 
     def __init__(self, rows: dict[tuple[int, ...], np.ndarray], side: str = "model", where: str = "") -> None:
@@ -440,6 +701,23 @@ class StoredModel:
         self.vocab_size = len(next(iter(self._rows.values()))) if self._rows else 0
 
     def __call__(self, prefix: Sequence[int]) -> np.ndarray:
+        """The stored distribution after ``prefix`` (also ``next_token_probs``).
+
+        Parameters
+        ----------
+        prefix : sequence of int
+            Token ids after the prompt.
+
+        Returns
+        -------
+        ndarray of float64, shape (vocab,)
+            The stored row (read-only).
+
+        Raises
+        ------
+        KeyError
+            If ``prefix`` is not a stored node.
+        """
         key = tuple(int(t) for t in prefix)
         try:
             return self._rows[key]
@@ -459,6 +737,23 @@ class StoredModel:
     next_token_probs = __call__
 
     def batch_next_token_probs(self, prefixes: Sequence[Sequence[int]]) -> np.ndarray:
+        """The stored distributions after several prefixes.
+
+        Parameters
+        ----------
+        prefixes : sequence of sequence of int
+            Stored prefixes.
+
+        Returns
+        -------
+        ndarray of float64, shape (len(prefixes), vocab)
+            One row per prefix.
+
+        Raises
+        ------
+        KeyError
+            If a prefix is not a stored node.
+        """
         return np.stack([self(pr) for pr in prefixes])
 
     def __repr__(self) -> str:

@@ -31,7 +31,18 @@ NOTIONS = ("output", "rule")
 @dataclass(frozen=True)
 class Draws:
     """One simulated batch: drafts (size, k), output tokens y (size,), and the two
-    acceptance indicators."""
+    acceptance indicators.
+
+    Attributes
+    ----------
+    drafts : ndarray of int, shape (size, k)
+        The ordered draft tuples.
+    y : ndarray of int, shape (size,)
+        The verifier's output tokens.
+    rule_accepted : ndarray of bool, shape (size,)
+        Whether the rule accepted a draft (the "rule" notion); ``in_drafts`` gives the
+        "output" notion.
+    """
 
     drafts: np.ndarray
     y: np.ndarray
@@ -86,7 +97,18 @@ class Verifier:
 
     # -- input cleaning ------------------------------------------------------
     def supports(self, k: int) -> bool:
-        """True when this verifier is defined for k drafts."""
+        """True when this verifier is defined for k drafts.
+
+        Parameters
+        ----------
+        k : int
+            Number of drafts.
+
+        Returns
+        -------
+        bool
+            Whether ``min_k`` ≤ k ≤ ``max_k`` (no upper limit when ``max_k`` is None).
+        """
         return k >= self.min_k and (self.max_k is None or k <= self.max_k)
 
     def _check_k(self, k: Any) -> int:
@@ -102,7 +124,27 @@ class Verifier:
 
     # -- public API ----------------------------------------------------------
     def drafts(self, q: Any, k: Any) -> DraftLaw:
-        """The draft law this verifier runs on, for draft distribution q and k drafts."""
+        """The draft law this verifier runs on, for draft distribution q and k drafts.
+
+        Parameters
+        ----------
+        q : array_like, shape (n,)
+            Draft distribution.
+        k : int
+            Number of drafts.
+
+        Returns
+        -------
+        DraftLaw
+            The law of the ordered draft tuple (an :mod:`optaccept.drafts` object).
+
+        Raises
+        ------
+        InputError
+            If q is not a distribution or k is not a positive integer.
+        MethodError
+            If the verifier is not defined for k drafts.
+        """
         qf = as_distribution(q, "q")
         return self._law(qf, self._check_k(k))
 
@@ -117,6 +159,18 @@ class Verifier:
             Number of drafts.
         notion : {"output", "rule"}
             ``"output"``: P(Y ∈ set(x̄)); ``"rule"``: P(the rule accepts a draft).
+
+        Returns
+        -------
+        float
+            The acceptance probability under the chosen notion.
+
+        Raises
+        ------
+        InputError
+            If p or q is not a distribution, they differ in length, or ``notion`` is unknown.
+        MethodError
+            If the verifier is not defined for k drafts.
         """
         notion = check_notion(notion)
         pf, qf, k = self._inputs(p, q, k)
@@ -124,6 +178,17 @@ class Verifier:
 
     def sample(self, p: Any, q: Any, k: Any, rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
         """Run the verifier ``size`` times on fresh drafts.
+
+        Parameters
+        ----------
+        p, q : array_like, shape (n,)
+            Target and draft distributions.
+        k : int
+            Number of drafts.
+        rng : numpy.random.Generator or int
+            Source of randomness (an integer is a seed).
+        size : int
+            Number of runs, ≥ 0.
 
         Returns
         -------
@@ -136,7 +201,32 @@ class Verifier:
         return d.y, d.in_drafts
 
     def simulate(self, p: Any, q: Any, k: Any, rng: np.random.Generator, size: int) -> Draws:
-        """Like :meth:`sample`, returning the drafts and both acceptance indicators."""
+        """Like :meth:`sample`, returning the drafts and both acceptance indicators.
+
+        Parameters
+        ----------
+        p, q : array_like, shape (n,)
+            Target and draft distributions.
+        k : int
+            Number of drafts.
+        rng : numpy.random.Generator or int
+            Source of randomness (an integer is a seed).
+        size : int
+            Number of runs, ≥ 0.
+
+        Returns
+        -------
+        Draws
+            The drafts, the outputs and both acceptance indicators.
+
+        Raises
+        ------
+        InputError
+            If p or q is not a distribution, ``rng`` is neither a Generator nor a seed, or
+            ``size`` is not a non-negative integer.
+        MethodError
+            If the verifier is not defined for k drafts.
+        """
         pf, qf, k = self._inputs(p, q, k)
         rng, size = check_rng(rng), check_size(size)
         law = self._law(qf, k)

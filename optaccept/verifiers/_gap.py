@@ -27,7 +27,21 @@ class GapTable:
     ("output" notion), ``alpha_star[name][k]`` α* of its draft law; None where the
     verifier is not defined for k or its exact acceptance is beyond its size limit, and
     then ``missing[name][k]`` says why (the one-line refusal, or "not defined for this k").
-    Printed tables mark refused cells "refused [i]" with the reasons below them."""
+    Printed tables mark refused cells "refused [i]" with the reasons below them.
+
+    Attributes
+    ----------
+    ks : tuple of int
+        The numbers of drafts, one column each.
+    names : tuple of str
+        The verifiers' names, one row each.
+    alpha : dict of str to dict of int to float or None
+        Each verifier's exact acceptance ("output" notion) per k.
+    alpha_star : dict of str to dict of int to float or None
+        α* of each verifier's own draft law per k.
+    missing : dict of str to dict of int to str
+        Why a cell is empty, where it is.
+    """
 
     ks: tuple[int, ...]
     names: tuple[str, ...]
@@ -36,7 +50,20 @@ class GapTable:
     missing: dict[str, dict[int, str]] = field(default_factory=dict)
 
     def why(self, name: str, k: int) -> str | None:
-        """Why a cell is empty (None when it has a value)."""
+        """Why a cell is empty (None when it has a value).
+
+        Parameters
+        ----------
+        name : str
+            A verifier's name (a row).
+        k : int
+            A number of drafts (a column).
+
+        Returns
+        -------
+        str or None
+            The one-line refusal, "not defined for this k", or None.
+        """
         if self.alpha[name][k] is not None:
             return None
         return self.missing.get(name, {}).get(k, NOT_DEFINED)
@@ -64,13 +91,32 @@ class GapTable:
         return refs, notes
 
     def gap(self, name: str, k: int) -> float | None:
-        """α* − α for one cell (None where undefined)."""
+        """α* − α for one cell (None where undefined).
+
+        Parameters
+        ----------
+        name : str
+            A verifier's name (a row).
+        k : int
+            A number of drafts (a column).
+
+        Returns
+        -------
+        float or None
+            ``alpha_star[name][k] − alpha[name][k]``, or None where either is missing.
+        """
         a, s = self.alpha[name][k], self.alpha_star[name][k]
         return None if a is None or s is None else s - a
 
     def to_dict(self) -> dict[str, Any]:
         """Plain nested dict: {"ks": [...], "rows": {name: {k: {"alpha", "alpha_star", "gap",
-        "why"}}}}; ``why`` is None where the cell has a value."""
+        "why"}}}}; ``why`` is None where the cell has a value.
+
+        Returns
+        -------
+        dict
+            The nested dict above.
+        """
         return {
             "ks": list(self.ks),
             "rows": {
@@ -100,7 +146,13 @@ class GapTable:
         return "\n".join(out + notes)
 
     def to_markdown(self) -> str:
-        """The table as Markdown (α / α* per cell; the reasons for refused cells below it)."""
+        """The table as Markdown (α / α* per cell; the reasons for refused cells below it).
+
+        Returns
+        -------
+        str
+            One row per verifier, one column per k, then the notes.
+        """
         head = "| verifier | " + " | ".join(f"k={k}: α / α*" for k in self.ks) + " |"
         sep = "|---|" + "---|" * len(self.ks)
         refs, notes = self._footnotes()
@@ -125,7 +177,18 @@ class GapTable:
         ]
 
     def to_pandas(self) -> Any:
-        """A pandas DataFrame in long format (verifier, k, alpha, alpha_star, gap, why); needs pandas."""
+        """A pandas DataFrame in long format (verifier, k, alpha, alpha_star, gap, why); needs pandas.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per cell.
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed.
+        """
         try:
             import pandas as pd
         except ImportError:
@@ -135,7 +198,18 @@ class GapTable:
     def to_latex(
         self, caption: str = r"Exact acceptance $\alpha$ and $\alpha^*$ of each verifier's own draft law."
     ) -> str:
-        """A LaTeX ``table`` (booktabs) with α / α* per cell; ``--`` where undefined."""
+        """A LaTeX ``table`` (booktabs) with α / α* per cell; ``--`` where undefined.
+
+        Parameters
+        ----------
+        caption : str
+            The table's caption (LaTeX).
+
+        Returns
+        -------
+        str
+            The ``table`` environment.
+        """
         from .._display import latex_table
 
         rows = [

@@ -195,6 +195,26 @@ class KhistiIS(Verifier):
         objective, then, among its optima, the weights closest to the plain ranking
         tournament (see :func:`_stage`), so the plan is the same on every run and machine
         and permuting the tokens permutes it.
+
+        Parameters
+        ----------
+        p, q : ndarray of float64, shape (n,)
+            Target and draft distributions (already validated).
+        k : int
+            Number of drafts.
+
+        Returns
+        -------
+        stages : list
+            The k − 1 tournament stages, in order; stage m holds the ranking of the tokens,
+            the ``s`` tokens of its LP and their pairwise keep-weights ``W``.
+        pi : ndarray of float64, shape (n,)
+            π_k, the law of the token the tournament selects.
+
+        Raises
+        ------
+        MethodError
+            If k − 1 stages exceed the limit on the number of stages.
         """
         _check_stages(k)
         pi = q.copy()

@@ -48,7 +48,27 @@ def kseq_rho(p: np.ndarray, q: np.ndarray, k: int, xtol: float = RHO_XTOL) -> fl
     near-equal, tied, zero and near-one-hot laws (against bisection in exact Fractions,
     tests/test_verifiers_kseq_rho.py).  ρ* = 1 exactly when h(1) ≥ 0: p = q
     (h(ρ) = (1 − 1/ρ)ᵏ), disjoint supports (h ≡ 0) and k = 1.  ``xtol`` is accepted for
-    compatibility; the bisection always runs to adjacent floats."""
+    compatibility; the bisection always runs to adjacent floats.
+
+    Parameters
+    ----------
+    p, q : array_like, shape (n,)
+        Target and draft distributions.
+    k : int
+        Number of i.i.d. drafts.
+    xtol : float
+        Must be positive; otherwise unused (see above).
+
+    Returns
+    -------
+    float
+        ρ*, in [1, k].
+
+    Raises
+    ------
+    InputError
+        If ``xtol`` is not positive.
+    """
     if not xtol > 0:
         raise InputError(f"xtol: must be positive, got {xtol!r}")
     return float(kseq_parts(np.asarray(p, dtype=np.float64)[None], np.asarray(q, dtype=np.float64)[None], k)[0][0])

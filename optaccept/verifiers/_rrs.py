@@ -66,7 +66,23 @@ __all__ = ["RRS", "RRSWithoutReplacement", "rrs_residuals", "MAX_RRS_STATES", "M
 def rrs_residuals(p: np.ndarray, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Residuals r¹..r^{k+1} (rows of a (k+1, n) array) and the rejection
     probabilities TV(r^m, q), m = 1..k, of RRS with replacement (the batched
-    :func:`optaccept.verifiers._batched.rrs_chain` on one row)."""
+    :func:`optaccept.verifiers._batched.rrs_chain` on one row).
+
+    Parameters
+    ----------
+    p, q : array_like, shape (n,)
+        Target and draft distributions.
+    k : int
+        Number of i.i.d. drafts.
+
+    Returns
+    -------
+    residuals : ndarray of float64, shape (k + 1, n)
+        Row m − 1 is r^m, the target law left after m − 1 rejections (r¹ = p).
+    rejections : ndarray of float64, shape (k,)
+        TV(r^m, q) for m = 1..k: the probability that draft m is rejected given the
+        earlier ones were.
+    """
     res, rho = rrs_chain(np.asarray(p, dtype=np.float64)[None], np.asarray(q, dtype=np.float64)[None], k)
     return np.concatenate(res, axis=0), rho[0]
 

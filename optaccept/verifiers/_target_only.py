@@ -38,6 +38,23 @@ def target_only_acceptance(p: Any, drafts: DraftLaw) -> Any:
     Exact (a Fraction) when both ``p`` and the law are given in Fractions.  Closed forms for
     i.i.d. (1 − (1 − q(y))ᵏ), greedy/SpecHub and independent drafts; otherwise the law's own
     D(set ⊆ Ω∖{y}) per token (for drafts without replacement: one integral per token).
+
+    Parameters
+    ----------
+    p : array_like, shape (n,)
+        Target distribution (Fractions, with an exact law, for the exact answer).
+    drafts : DraftLaw
+        Any draft law of :mod:`optaccept.drafts` on the same n tokens.
+
+    Returns
+    -------
+    float or Fraction
+        Σ_y p(y)·P(y ∈ set(x̄)).
+
+    Raises
+    ------
+    InputError
+        If ``drafts`` is not a draft law, or p is not a distribution of length n.
     """
     if not isinstance(drafts, DraftLaw):
         raise InputError(f"drafts: must be a draft law (IID, WithoutReplacement, ...), got {type(drafts).__name__}")
@@ -85,7 +102,29 @@ def target_only_respond(p: Any, drafts: np.ndarray, rng: np.random.Generator) ->
     are, together, an inverse-CDF draw of p that visits the drafted tokens first; the output
     is therefore Y ~ p independently of the drafts (module docstring), and the rule accepts
     exactly when Y ∈ set(x̄).  This samples that joint law directly: one uniform per row,
-    Y by the inverse CDF of p, accepted = Y ∈ the row's drafts."""
+    Y by the inverse CDF of p, accepted = Y ∈ the row's drafts.
+
+    Parameters
+    ----------
+    p : array_like, shape (n,)
+        Target distribution.
+    drafts : array_like of int, shape (rows, k)
+        Ordered draft tuples, token ids in [0, n).
+    rng : numpy.random.Generator
+        Source of the one uniform per row.
+
+    Returns
+    -------
+    y : ndarray of int, shape (rows,)
+        Output tokens, each ~ p.
+    accepted : ndarray of bool, shape (rows,)
+        Whether Y is one of the row's drafts.
+
+    Raises
+    ------
+    InputError
+        If p is not a distribution or ``drafts`` is not a 2-D array of token ids in [0, n).
+    """
     pf = as_distribution(p, "p")
     d = np.asarray(drafts, dtype=np.int64)
     if d.ndim != 2 or (d.size and (d.min() < 0 or d.max() >= pf.size)):
@@ -99,7 +138,18 @@ def target_only_respond(p: Any, drafts: np.ndarray, rng: np.random.Generator) ->
 class TargetOnly(Verifier):
     """Target-only verification on i.i.d. drafts (``drafts="iid"``), drafts without
     replacement (``"swor"``) or greedy drafts (``"greedy"``); see the module docstring.
-    For any other draft law, :func:`target_only_acceptance` gives its exact acceptance."""
+    For any other draft law, :func:`target_only_acceptance` gives its exact acceptance.
+
+    Parameters
+    ----------
+    drafts : {"iid", "swor", "greedy"}
+        The draft law the verifier runs on.
+
+    Raises
+    ------
+    InputError
+        If ``drafts`` is not one of the three names.
+    """
 
     name = "target_only"
     title = "target-only (accept x w.p. p(x), siblings renormalised)"
