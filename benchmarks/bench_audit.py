@@ -69,8 +69,12 @@ def main() -> None:
     for eps, Ns in ((0.01, (50_000, 100_000, 200_000)), (0.001, (2_000_000,) if args.quick else (10_000_000,))):
         for N in Ns:
             runs = 3 if N > 1_000_000 else 10
-            hit = sum(not audit.audit_verifier(biased(eps), P0, Q0, k=1, samples=N, rng=np.random.default_rng(100 + s)).lossless
-                      for s in range(runs))
+            hit = sum(
+                not audit.audit_verifier(
+                    biased(eps), P0, Q0, k=1, samples=N, rng=np.random.default_rng(100 + s)
+                ).lossless
+                for s in range(runs)
+            )
             print(f"| {eps} | {N:,} | {runs} | {hit} |")
     print("\n## Speed: 200,000 steps at n = 1,000 (k = 2, i.i.d. drafts)\n")
     rng = np.random.default_rng(0)
@@ -86,10 +90,14 @@ def main() -> None:
     t0 = time.perf_counter()
     audit.audit_verifier(timed, p, q, k=2, samples=200_000, rng=np.random.default_rng(1), declared="sd")
     total = time.perf_counter() - t0
-    print(f"audit total {total:.2f} s, of which fn {t_fn[0]:.2f} s: audit beyond fn {total - t_fn[0]:.2f} s "
-          f"({(total - t_fn[0]) / max(t_fn[0], 1e-9):.2f}× fn's own time)")
-    print("\nSamples the DKW bound needs for a KS distance ε along one order at rate 1e-6 (4 orders): "
-          + ", ".join(f"ε = {e}: {math.log(8 / 1e-6) / (2 * e * e):,.0f}" for e in (0.01, 0.001)))
+    print(
+        f"audit total {total:.2f} s, of which fn {t_fn[0]:.2f} s: audit beyond fn {total - t_fn[0]:.2f} s "
+        f"({(total - t_fn[0]) / max(t_fn[0], 1e-9):.2f}× fn's own time)"
+    )
+    print(
+        "\nSamples the DKW bound needs for a KS distance ε along one order at rate 1e-6 (4 orders): "
+        + ", ".join(f"ε = {e}: {math.log(8 / 1e-6) / (2 * e * e):,.0f}" for e in (0.01, 0.001))
+    )
 
 
 if __name__ == "__main__":

@@ -144,7 +144,9 @@ def main() -> None:
                 f"| {label} (sized for {100 * change:g} %) | {R:,} | {fa3:.4f} | {fa05:.4f} | {pw[0]:.3f} | {pw[1]:.3f} |"
             )
     fr = [fixed_rtol(reqs[1.0], reqs[w], 80, runs, rng) for w in (1.0, 1.04, 1.113)]
-    lines.append(f"| fixed rtol 5 % on 0/1 counts | 80 | {fr[0]:.4f} (no stated rate) | — | {fr[1]:.3f} | {fr[2]:.3f} |")
+    lines.append(
+        f"| fixed rtol 5 % on 0/1 counts | 80 | {fr[0]:.4f} (no stated rate) | — | {fr[1]:.3f} | {fr[2]:.3f} |"
+    )
     lines.append("")
     lines.append(f"Total {time.perf_counter() - t0:.0f} s on the reference CPU.")
     text = "\n".join(lines)

@@ -51,22 +51,28 @@ def main() -> None:
     t_extract = time.perf_counter() - t0
     tok = pair.tokenizer
     tok.padding_side = "left"
-    texts = [tok.apply_chat_template([{"role": "user", "content": p.text}],
-                                     add_generation_prompt=True, tokenize=False) for p in prompts]
+    texts = [
+        tok.apply_chat_template([{"role": "user", "content": p.text}], add_generation_prompt=True, tokenize=False)
+        for p in prompts
+    ]
     enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
     torch.manual_seed(0)
     t0 = time.perf_counter()
     with torch.no_grad():
-        pair.target.generate(**enc, do_sample=True, max_new_tokens=n_tokens,
-                             min_new_tokens=n_tokens, pad_token_id=tok.pad_token_id)
+        pair.target.generate(
+            **enc, do_sample=True, max_new_tokens=n_tokens, min_new_tokens=n_tokens, pad_token_id=tok.pad_token_id
+        )
     t_gen = time.perf_counter() - t0
     print("| what | tokens | seconds | tokens/s | ratio to generate |")
     print("|---|---|---|---|---|")
-    print(f"| HF generate (baseline) | {n_prompts * n_tokens} | {t_gen:.2f} | "
-          f"{n_prompts * n_tokens / t_gen:.1f} | 1.0 |")
-    print(f"| llm.extract (generate + teacher forcing + p, q rows) | {len(data)} | "
-          f"{t_extract:.2f} | {len(data) / t_extract:.1f} | "
-          f"{(t_extract / len(data)) / (t_gen / (n_prompts * n_tokens)):.2f} |")
+    print(
+        f"| HF generate (baseline) | {n_prompts * n_tokens} | {t_gen:.2f} | {n_prompts * n_tokens / t_gen:.1f} | 1.0 |"
+    )
+    print(
+        f"| llm.extract (generate + teacher forcing + p, q rows) | {len(data)} | "
+        f"{t_extract:.2f} | {len(data) / t_extract:.1f} | "
+        f"{(t_extract / len(data)) / (t_gen / (n_prompts * n_tokens)):.2f} |"
+    )
 
     print("\n## Batched α* at vocabulary 49,152 (real SmolLM2 rows, float64)\n")
     B = min(len(data), 32 if args.quick else 64)
@@ -76,12 +82,16 @@ def main() -> None:
     laws = {"iid": oa.IID, "swor": oa.WithoutReplacement, "greedy": oa.Greedy}
     for k in (2, 4, 8):
         for name, law in laws.items():
-            t_b = best_time(lambda name=name, k=k: llm.batched_optimal_acceptance(
-                p, q, k, name, device=device), repeat=2)
+            t_b = best_time(
+                lambda name=name, k=k: llm.batched_optimal_acceptance(p, q, k, name, device=device), repeat=2
+            )
             m = 2 if name == "swor" and k > 2 else 8
-            t_c = best_time(lambda law=law, k=k, m=m: [
-                oa.optimal_acceptance(p[i], law(q[i], k), method="sorted") for i in range(m)
-            ], repeat=1)
+            t_c = best_time(
+                lambda law=law, k=k, m=m: [
+                    oa.optimal_acceptance(p[i], law(q[i], k), method="sorted") for i in range(m)
+                ],
+                repeat=1,
+            )
             rb, rc = B / t_b, m / t_c
             print(f"| {name} | {k} | {rb:.1f} | {rc:.1f} | {rb / rc:.1f} |")
     if device.type == "cuda":
@@ -92,8 +102,9 @@ def main() -> None:
         for name in ("iid", "greedy"):
             llm.batched_optimal_acceptance(pt, qt, 4, name)
             torch.cuda.synchronize()
-            t = best_time(lambda name=name: (llm.batched_optimal_acceptance(pt, qt, 4, name),
-                                             torch.cuda.synchronize()), repeat=2)
+            t = best_time(
+                lambda name=name: (llm.batched_optimal_acceptance(pt, qt, 4, name), torch.cuda.synchronize()), repeat=2
+            )
             print(f"| {name} | 4 | {4096 / t:.0f} positions/s |")
 
 

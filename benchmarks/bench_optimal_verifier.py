@@ -87,11 +87,15 @@ def _part_5(args) -> None:
     import math
 
     print("\n## 5. Without replacement, top-m drafts, n = 49,152: the flow-plan verifier\n")
-    print("Zipf(1.1) p and q with σ = 1 (seed m + k), q truncated to its m most likely tokens and "
-          "renormalised. α* solve: `optimal_acceptance` (sorted prefix scan); build: "
-          "`optimal_verifier` (set law, exact max flow by Dinic in integer units, sparse rows, certificate); one run each.\n")
-    print("| m | k | draft sets | α* | α* solve (ms) | build (s) | acceptance − α* | conditional (µs) | "
-          "sampler, 100k draws (s) |")
+    print(
+        "Zipf(1.1) p and q with σ = 1 (seed m + k), q truncated to its m most likely tokens and "
+        "renormalised. α* solve: `optimal_acceptance` (sorted prefix scan); build: "
+        "`optimal_verifier` (set law, exact max flow by Dinic in integer units, sparse rows, certificate); one run each.\n"
+    )
+    print(
+        "| m | k | draft sets | α* | α* solve (ms) | build (s) | acceptance − α* | conditional (µs) | "
+        "sampler, 100k draws (s) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     cases = ((50, 2), (16, 8)) if args.quick else ((50, 2), (40, 3), (100, 3), (25, 5), (16, 8))
     n = 4096 if args.quick else 49_152
@@ -114,8 +118,11 @@ def _part_5(args) -> None:
         t0 = time.perf_counter()
         ov.sample(np.random.default_rng(0), 100_000)
         samp = time.perf_counter() - t0
-        print(f"| {m} | {k} | {math.comb(m, k)} | {star:.6f} | {1e3 * solve:.1f} | {build:.2f} | "
-              f"{ov.acceptance - star:.1e} | {1e6 * cond:.0f} | {samp:.2f} |", flush=True)
+        print(
+            f"| {m} | {k} | {math.comb(m, k)} | {star:.6f} | {1e3 * solve:.1f} | {build:.2f} | "
+            f"{ov.acceptance - star:.1e} | {1e6 * cond:.0f} | {samp:.2f} |",
+            flush=True,
+        )
 
 
 def _parts_1_to_4(args, ns, sigmas) -> None:
@@ -126,14 +133,17 @@ def _parts_1_to_4(args, ns, sigmas) -> None:
         t0 = time.perf_counter()
         p0, q0 = zipf_pair(64, 1.0, seed=1)
         optimal_verifier(p0, oa.IID(q0, 2))
-        print(f"compiled kernels: first call (compile or load from numba's cache) "
-              f"{time.perf_counter() - t0:.2f} s\n")
+        print(f"compiled kernels: first call (compile or load from numba's cache) {time.perf_counter() - t0:.2f} s\n")
     else:
         print("numba not installed: only the numpy form is timed\n")
-    print("Families: `logits` (p = softmax of N(0, 3²) logits, q = p·e^{N(0,1)}, renormalised), "
-          "`zipf σ` (Zipf(1.1) with log-normal noise σ on p and q). α* solve: best of 7; builds: best of 5.\n")
-    print("| n | k | family | α* | α* solve (ms) | build, compiled (ms) | ratio to solve | build, numpy (ms) | "
-          "ratio to solve | acceptance − α* | shares |")
+    print(
+        "Families: `logits` (p = softmax of N(0, 3²) logits, q = p·e^{N(0,1)}, renormalised), "
+        "`zipf σ` (Zipf(1.1) with log-normal noise σ on p and q). α* solve: best of 7; builds: best of 5.\n"
+    )
+    print(
+        "| n | k | family | α* | α* solve (ms) | build, compiled (ms) | ratio to solve | build, numpy (ms) | "
+        "ratio to solve | acceptance − α* | shares |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for n in ns:
         fams = [("logits", *logit_pair(n, seed=n % 89))]
@@ -183,8 +193,10 @@ def _parts_1_to_4(args, ns, sigmas) -> None:
 
         from optaccept.optimal import optimal_verifier_batched
 
-        print("Rows of the `logits` family, k = 4. Baseline, measured in the same run: one kept "
-              "verifier per row (`optimal_verifier(...)` then its output for the row's tuple), one thread.\n")
+        print(
+            "Rows of the `logits` family, k = 4. Baseline, measured in the same run: one kept "
+            "verifier per row (`optimal_verifier(...)` then its output for the row's tuple), one thread.\n"
+        )
         print("| n | rows | threads | seconds | positions/s | ratio to baseline |")
         print("|---|---|---|---|---|---|")
         for n in (1000, 8192) if args.quick else (1000, 49_152, 131_072):
@@ -206,7 +218,9 @@ def _parts_1_to_4(args, ns, sigmas) -> None:
                 t0 = time.perf_counter()
                 optimal_verifier_batched(Pt, Qt, Dt, torch.Generator().manual_seed(0), threads=threads)
                 dt = time.perf_counter() - t0
-                print(f"| {n} | {rows} | {threads} | {dt:.3f} | {rows / dt:.0f} | {rows / dt / base:.2f}× |", flush=True)
+                print(
+                    f"| {n} | {rows} | {threads} | {dt:.3f} | {rows / dt:.0f} | {rows / dt / base:.2f}× |", flush=True
+                )
     except ImportError:
         print("torch not installed: skipped")
 

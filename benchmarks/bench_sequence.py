@@ -39,7 +39,9 @@ def main() -> None:
 
     seed = sq.MarkovPair.random(states=7, horizon=50, rng=np.random.default_rng(10))
     t_dp, _ = best_time_and_result(lambda: sq.expected_rejections(seed))
-    t_mc, est = best_time_and_result(lambda: sq.simulate_rejections(seed, runs=5000, rng=np.random.default_rng(1)), repeat=1)
+    t_mc, est = best_time_and_result(
+        lambda: sq.simulate_rejections(seed, runs=5000, rng=np.random.default_rng(1)), repeat=1
+    )
     print(
         f"Theorem 1, seed chain S=7, T=50: DP {t_dp * 1e3:.3f} ms, Monte Carlo 5000 runs "
         f"{t_mc * 1e3:.1f} ms (ratio {t_mc / t_dp:.0f}x, standard error {est.stderr:.3f})"
@@ -66,7 +68,9 @@ def main() -> None:
     t_build, pair = best_time_and_result(lambda: sq.PositionPair(p, q), repeat=1)
     t_tv, _ = best_time_and_result(lambda: sq.expected_rejections(pair))
     t_b4, _ = best_time_and_result(lambda: sq.batch_expected_rejections(pair, 4), repeat=1)
-    t_mc, _ = best_time_and_result(lambda: sq.simulate_rejections(pair, runs=2000, rng=np.random.default_rng(3)), repeat=1)
+    t_mc, _ = best_time_and_result(
+        lambda: sq.simulate_rejections(pair, runs=2000, rng=np.random.default_rng(3)), repeat=1
+    )
     t_dec, _ = best_time_and_result(lambda: sq.decoder_losses(p, q, np.linspace(0, 0.05, 11)), repeat=1)
     print(
         f"Position pair 64 x 49152: validate {t_build * 1e3:.0f} ms, Theorem 1 {t_tv * 1e3:.1f} ms, "

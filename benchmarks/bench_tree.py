@@ -77,6 +77,7 @@ def lp_limits(limit: float, max_vocab: int, rows: list[tuple[int, int]]) -> None
         r1, t1 = _timed(lambda: tree.accepted_tokens(target, draft, L, k, "iid", "optimal", max_trees=10**8))
         assert c0.ok and r1.certificate.ok
         best, nxt = None, f"not reached (max vocabulary {max_vocab})"
+
         # the LP's size: node sets × nodes in the hub form, about nodes² rounds × nodes for the vertices
         def size_of(n: int, L: int = L, k: int = k) -> float:
             return float(n) ** (L * k) if k < 3 else float(n) ** (2 * L)

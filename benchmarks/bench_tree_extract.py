@@ -48,8 +48,10 @@ def main() -> None:
     pair = llm.smollm2_layerskip().to(device)
     prompts = llm.builtin_prompts()[:n_prompts]
     llm.extract_trees(pair, prompts[:1], k=1, length=1, device=device, progress=False)  # warm-up
-    print("\n| k × L | trees | nodes | tree extraction (nodes/s) | chains one by one (nodes/s) | speed-up | "
-          "max difference |")
+    print(
+        "\n| k × L | trees | nodes | tree extraction (nodes/s) | chains one by one (nodes/s) | speed-up | "
+        "max difference |"
+    )
     print("|---|---|---|---|---|---|---|")
     enc = _encode(pair.tokenizer, prompts, None)
     total_nodes = 0
@@ -68,23 +70,30 @@ def main() -> None:
                 pair.draft(ids)
         t_chain = time.perf_counter() - t0
         err = float(np.abs(pt.cpu().numpy() - trees.target[-1]).max())
-        print(f"| {k} × {L} | {trees.n_trees} | {nodes} | {nodes / t_tree:.1f} | {nodes / t_chain:.1f} | "
-              f"{t_chain / t_tree:.1f}× | {err:.1e} |")
+        print(
+            f"| {k} × {L} | {trees.n_trees} | {nodes} | {nodes / t_tree:.1f} | {nodes / t_chain:.1f} | "
+            f"{t_chain / t_tree:.1f}× | {err:.1e} |"
+        )
     tok = pair.tokenizer
     tok.padding_side = "left"
-    texts = [tok.apply_chat_template([{"role": "user", "content": p.text}], add_generation_prompt=True,
-                                     tokenize=False) for p in prompts]
+    texts = [
+        tok.apply_chat_template([{"role": "user", "content": p.text}], add_generation_prompt=True, tokenize=False)
+        for p in prompts
+    ]
     n_new = 16
     t0 = time.perf_counter()
     with torch.no_grad():
         for text in texts:  # one prompt at a time, as extract_trees
             e = tok(text, return_tensors="pt", add_special_tokens=False).to(device)
             torch.manual_seed(0)
-            pair.target.generate(**e, do_sample=True, max_new_tokens=n_new, min_new_tokens=n_new,
-                                 pad_token_id=tok.pad_token_id)
+            pair.target.generate(
+                **e, do_sample=True, max_new_tokens=n_new, min_new_tokens=n_new, pad_token_id=tok.pad_token_id
+            )
     t_gen = time.perf_counter() - t0
-    print(f"\nplain generation (target, KV cache, {n_prompts} prompts × {n_new} tokens, one prompt at a time): "
-          f"{n_prompts * n_new / t_gen:.1f} tokens/s")
+    print(
+        f"\nplain generation (target, KV cache, {n_prompts} prompts × {n_new} tokens, one prompt at a time): "
+        f"{n_prompts * n_new / t_gen:.1f} tokens/s"
+    )
 
 
 if __name__ == "__main__":

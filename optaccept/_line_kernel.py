@@ -27,7 +27,16 @@ import numpy as np
 from . import _jit
 
 __all__ = [
-    "available", "device", "device_py", "pick_one", "pick_one_py", "scan", "scan_py", "select_probs", "shares", "shares_py",
+    "available",
+    "device",
+    "device_py",
+    "pick_one",
+    "pick_one_py",
+    "scan",
+    "scan_py",
+    "select_probs",
+    "shares",
+    "shares_py",
 ]
 
 _KERNEL = None
@@ -122,9 +131,15 @@ def shares(ell: np.ndarray, dens: np.ndarray, left: np.ndarray, right: np.ndarra
     f64 = np.float64
     s_home = np.empty(m)
     cnt = _SHARES(
-        np.ascontiguousarray(ell, dtype=f64), np.ascontiguousarray(dens, dtype=f64),
-        np.ascontiguousarray(left, dtype=np.int64), np.ascontiguousarray(right, dtype=np.int64),
-        np.ascontiguousarray(amount, dtype=f64), ptr, pcell, plen, s_home,
+        np.ascontiguousarray(ell, dtype=f64),
+        np.ascontiguousarray(dens, dtype=f64),
+        np.ascontiguousarray(left, dtype=np.int64),
+        np.ascontiguousarray(right, dtype=np.int64),
+        np.ascontiguousarray(amount, dtype=f64),
+        ptr,
+        pcell,
+        plen,
+        s_home,
     )
     return ptr, pcell[:cnt], plen[:cnt], s_home
 
@@ -140,11 +155,23 @@ def _scratch_arrays(m: int, name: str = "work"):
     if kept is None or kept[0].size < m + 2:
         size = max(m + 2, 1024)
         if name == "work":
-            kept = (np.empty(size), np.empty(size, dtype=np.int64), np.empty(size), np.empty(size, dtype=np.int64),
-                    np.empty(size, dtype=np.int64), np.empty(size))
+            kept = (
+                np.empty(size),
+                np.empty(size, dtype=np.int64),
+                np.empty(size),
+                np.empty(size, dtype=np.int64),
+                np.empty(size, dtype=np.int64),
+                np.empty(size),
+            )
         else:
-            kept = (np.empty(size), np.empty(size), np.empty(size, dtype=np.int64),
-                    np.empty(3 * size, dtype=np.int64), np.empty(3 * size), np.empty(size))
+            kept = (
+                np.empty(size),
+                np.empty(size),
+                np.empty(size, dtype=np.int64),
+                np.empty(3 * size, dtype=np.int64),
+                np.empty(3 * size),
+                np.empty(size),
+            )
         if m <= 1 << 21:
             setattr(_scratch, name, kept)
     return kept
@@ -194,8 +221,21 @@ def pick_one(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, line: np.ndarray,
     mark, ent_s, ent_c, ent_l = _scratch_pick(m)
     # the pieces reuse the scan's queue arrays (m + 2 long), free once the scan is done
     i, sy = _PICK(
-        np.ascontiguousarray(line, dtype=np.int64), np.ascontiguousarray(x, dtype=np.int64),
-        np.ascontiguousarray(u, dtype=np.float64), ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, ent_l, qpos, qrem,
+        np.ascontiguousarray(line, dtype=np.int64),
+        np.ascontiguousarray(x, dtype=np.int64),
+        np.ascontiguousarray(u, dtype=np.float64),
+        ell,
+        dens,
+        mp,
+        mc,
+        ma,
+        nm,
+        mark,
+        ent_s,
+        ent_c,
+        ent_l,
+        qpos,
+        qrem,
     )
 
     def all_s() -> np.ndarray:
@@ -212,11 +252,16 @@ def _scratch_pick(m: int):
     kept = getattr(_scratch, "pick", None)
     if kept is None or kept[0].size < m:
         size = max(m, 1024)
-        kept = (np.zeros(size, dtype=np.int64), np.empty(2 * size, dtype=np.int64),
-                np.empty(2 * size, dtype=np.int64), np.empty(2 * size))
+        kept = (
+            np.zeros(size, dtype=np.int64),
+            np.empty(2 * size, dtype=np.int64),
+            np.empty(2 * size, dtype=np.int64),
+            np.empty(2 * size),
+        )
         if m <= 1 << 21:
             _scratch.pick = kept
     return kept
+
 
 # ---------------------------------------------------------------------------------------
 # the kernels (plain Python that numba compiles; the scan also runs uncompiled on Fractions)

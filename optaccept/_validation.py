@@ -547,7 +547,9 @@ def check_rng(rng: Any, name: str = "rng", *, allow_none: bool = False) -> np.ra
     if rng is None and allow_none:
         return np.random.default_rng()
     extra = ", a non-negative integer seed or None" if allow_none else " or a non-negative integer seed"
-    raise InputError(f"{name}: must be a numpy.random.Generator{extra} (e.g. np.random.default_rng(0)), got {plain(rng)}")
+    raise InputError(
+        f"{name}: must be a numpy.random.Generator{extra} (e.g. np.random.default_rng(0)), got {plain(rng)}"
+    )
 
 
 def check_size(size: Any, name: str = "size") -> int:

@@ -887,4 +887,3 @@ def law_from_name(
         raise InputError(f"{arg}: must be one of {names}, got {name!r}")
     cls = LAWS[name]
     return cls(q, **kw) if name == "spechub" else cls(q, k, **kw)
-

@@ -72,8 +72,9 @@ Q0 = np.array([0.12, 0.30, 0.08, 0.20, 0.15, 0.05, 0.10])
 
 @pytest.mark.parametrize("seed", range(3))
 def test_correct_sd_passes_with_its_exact_acceptance(seed):
-    rep = audit.audit_verifier(_sd, P0, Q0, k=1, drafts="iid", samples=100_000,
-                               rng=np.random.default_rng(seed), declared="sd")
+    rep = audit.audit_verifier(
+        _sd, P0, Q0, k=1, drafts="iid", samples=100_000, rng=np.random.default_rng(seed), declared="sd"
+    )
     assert rep.lossless
     assert abs(rep.expected - np.minimum(P0, Q0).sum()) < 1e-12
     assert abs(rep.acceptance - rep.expected) < 5 * rep.acceptance_se
@@ -82,8 +83,9 @@ def test_correct_sd_passes_with_its_exact_acceptance(seed):
 
 
 def test_correct_rrs_passes():
-    rep = audit.audit_verifier(_rrs, P0, Q0, k=3, drafts="iid", samples=100_000,
-                               rng=np.random.default_rng(5), declared="rrs")
+    rep = audit.audit_verifier(
+        _rrs, P0, Q0, k=3, drafts="iid", samples=100_000, rng=np.random.default_rng(5), declared="rrs"
+    )
     assert rep.lossless and abs(rep.acceptance - rep.expected) < 5 * rep.acceptance_se
     assert rep.gap > 0  # RRS is below α* of i.i.d. drafts here
 
@@ -107,8 +109,9 @@ def test_correction_from_p_is_caught():
 
 def test_lossless_but_weak_rule_passes_with_its_gap():
     """Target-only where min(1, p/q) was meant: lossless, but it accepts Σ p·q, not Σ min(p, q)."""
-    rep = audit.audit_verifier(_target_only, P0, Q0, k=1, samples=40_000, rng=np.random.default_rng(4),
-                               declared="target_only")
+    rep = audit.audit_verifier(
+        _target_only, P0, Q0, k=1, samples=40_000, rng=np.random.default_rng(4), declared="target_only"
+    )
     assert rep.lossless
     assert abs(rep.expected - float(P0 @ Q0)) < 1e-12
     assert abs(rep.acceptance - rep.expected) < 5 * rep.acceptance_se
@@ -197,7 +200,11 @@ def test_command_line_exit_status_and_errors(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["lossless"] is False
     np.savez(tmp_path / "part.npz", P=np.ones((2, 2)) / 2)
     (tmp_path / "junk.npz").write_text("not a zip")
-    for f, msg in (("part.npz", "missing array(s) Q, X, Y"), ("junk.npz", "not a .npz file"), ("none.npz", "No such file")):
+    for f, msg in (
+        ("part.npz", "missing array(s) Q, X, Y"),
+        ("junk.npz", "not a .npz file"),
+        ("none.npz", "No such file"),
+    ):
         assert main(["audit", str(tmp_path / f)]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("optaccept: error:") and msg in err[0], err

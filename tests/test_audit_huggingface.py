@@ -35,8 +35,9 @@ def test_gamma_one_audited_as_lossless_with_exact_sd_acceptance():
         torch.manual_seed(int(rng.integers(2**31)))
         return np.array([_call(P[b], Q[b], [int(X[b, 0])], 1)[0][0] for b in range(X.shape[0])])
 
-    rep = audit.audit_verifier(fn, P0, Q0, k=1, drafts="iid", samples=20_000, rng=np.random.default_rng(0),
-                               declared="sd")
+    rep = audit.audit_verifier(
+        fn, P0, Q0, k=1, drafts="iid", samples=20_000, rng=np.random.default_rng(0), declared="sd"
+    )
     assert rep.lossless, rep
     assert abs(rep.acceptance - rep.expected) < 5 * rep.acceptance_se, rep
     assert abs(rep.expected - np.minimum(P0, Q0).sum()) < 1e-12
@@ -54,11 +55,13 @@ def test_chain_decoding_loop_text_is_the_targets(gamma):
         matches.append(n)
     Y = np.array(text)
     T = Y.size
-    rep = audit.audit_log(np.tile(P0, (T, 1)), np.tile(Q0, (T, 1)), np.zeros((T, 1), dtype=np.int64), Y,
-                          rng=np.random.default_rng(0))
+    rep = audit.audit_log(
+        np.tile(P0, (T, 1)), np.tile(Q0, (T, 1)), np.zeros((T, 1), dtype=np.int64), Y, rng=np.random.default_rng(0)
+    )
     assert rep.lossless, rep  # the generated text, token after token, has the target's law
-    exact = float(tree.accepted_tokens(lambda u: P0, lambda u: Q0, length=gamma, k=1, drafts="iid",
-                                       verifier="token").value)
+    exact = float(
+        tree.accepted_tokens(lambda u: P0, lambda u: Q0, length=gamma, k=1, drafts="iid", verifier="token").value
+    )
     m = np.array(matches, dtype=float)
     assert abs(m.mean() - exact) < 5 * m.std() / np.sqrt(m.size) + 1e-12, (m.mean(), exact)
 
@@ -73,8 +76,9 @@ def test_truncated_q_fed_to_hf_sampler_is_caught():
         torch.manual_seed(int(rng.integers(2**31)))
         return np.array([_call(P[b], top, [int(X[b, 0])], 1)[0][0] for b in range(X.shape[0])])
 
-    rep = audit.audit_verifier(fn, P0, Q0, k=1, drafts="iid", samples=20_000, rng=np.random.default_rng(3),
-                               declared="sd")
+    rep = audit.audit_verifier(
+        fn, P0, Q0, k=1, drafts="iid", samples=20_000, rng=np.random.default_rng(3), declared="sd"
+    )
     assert not rep.lossless, rep
 
 
@@ -147,8 +151,9 @@ def test_static_ensemble_over_chains(gamma):
     bias = 0.5 * np.abs(u - P0).sum()
     assert abs(bias - S / (S + beta**gamma) * (1 - w) * tv) < 1e-12
     T = Y.size
-    rep = audit.audit_log(np.tile(P0, (T, 1)), np.tile(Q0, (T, 1)), np.zeros((T, 1), dtype=np.int64), Y,
-                          rng=np.random.default_rng(0))
+    rep = audit.audit_log(
+        np.tile(P0, (T, 1)), np.tile(Q0, (T, 1)), np.zeros((T, 1), dtype=np.int64), Y, rng=np.random.default_rng(0)
+    )
     assert not rep.lossless, rep
 
 
@@ -173,8 +178,9 @@ def test_chain_audit_of_hf_sampler(gamma):
     pair): lossless, mean accepted tokens = the exact token-level value of optaccept.tree, and
     the gap to the one-chain optimum (block verification) reported."""
     target, draft = tree.synthetic_pair(5, seed=gamma, scale=1.5)
-    rep = audit.audit_chain(_hf_chain, target, draft, gamma, steps=4000, rng=np.random.default_rng(gamma),
-                            declared="token")
+    rep = audit.audit_chain(
+        _hf_chain, target, draft, gamma, steps=4000, rng=np.random.default_rng(gamma), declared="token"
+    )
     assert rep.lossless, rep
     assert abs(rep.expected_z) < 5, rep
     assert rep.optimum >= rep.expected - 1e-12 and abs(sum(rep.accepted_law) - 1) < 1e-12
@@ -184,6 +190,12 @@ def test_chain_audit_of_hf_sampler(gamma):
 def test_chain_audit_catches_a_truncated_q():
     target, draft = tree.synthetic_pair(5, seed=1, scale=1.5)
     flat = np.full(5, 0.2)  # the ratio against a law the drafts did not come from
-    rep = audit.audit_chain(lambda P, Q, X, rng: _hf_chain(P, Q, X, rng, q_for_ratio=flat), target, draft, 3,
-                            steps=4000, rng=np.random.default_rng(9))
+    rep = audit.audit_chain(
+        lambda P, Q, X, rng: _hf_chain(P, Q, X, rng, q_for_ratio=flat),
+        target,
+        draft,
+        3,
+        steps=4000,
+        rng=np.random.default_rng(9),
+    )
     assert not rep.lossless, rep

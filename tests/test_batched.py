@@ -371,7 +371,11 @@ def _swor_rows_for_windows(rng, n):
     q = rng.dirichlet(np.ones(n))
     yield "p_eq_q", q.copy(), q
     half = n // 2
-    yield "disjoint", np.r_[rng.dirichlet(np.ones(half)), np.zeros(n - half)], np.r_[np.zeros(half), rng.dirichlet(np.ones(n - half))]
+    yield (
+        "disjoint",
+        np.r_[rng.dirichlet(np.ones(half)), np.zeros(n - half)],
+        np.r_[np.zeros(half), rng.dirichlet(np.ones(n - half))],
+    )
 
 
 @pytest.mark.parametrize("n", [40, 3000])

@@ -293,8 +293,10 @@ def test_reproducer_zero_target_token_never_output():
     from optaccept.optimal import optimal_verifier_batched
 
     out = optimal_verifier_batched(
-        torch.tensor(p[None, :]).repeat(50, 1), torch.tensor(law.q[None, :]).repeat(50, 1),
-        torch.full((50, 11), 2), torch.Generator().manual_seed(0),
+        torch.tensor(p[None, :]).repeat(50, 1),
+        torch.tensor(law.q[None, :]).repeat(50, 1),
+        torch.full((50, 11), 2),
+        torch.Generator().manual_seed(0),
     )
     assert (out != 2).all()
 
@@ -312,7 +314,7 @@ def test_every_conditional_is_a_law(kind: str):
         supp = int(np.count_nonzero(q))
         if kind == "spechub" and supp < 2:
             continue
-        for k in ([2] if kind == "spechub" else range(1, min(supp, 3) + 1)):
+        for k in [2] if kind == "spechub" else range(1, min(supp, 3) + 1):
             law, _ = _law(kind, q, k, rng)
             ov = oa.optimal_verifier(p, law)
             for x in _tuples(law, law.n, k):

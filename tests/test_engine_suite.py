@@ -47,8 +47,7 @@ def test_without_replacement_verifiers_pass(pqk):
     testing.assert_lossless(
         testing.verifier_fn(verifiers.RRSWithoutReplacement()), p, q, k=k, drafts="swor", rng=4, samples=STEPS
     )
-    testing.assert_lossless(testing.verifier_fn(verifiers.HuGreedy()), p, q, k=k, drafts="greedy", rng=5,
-                            samples=STEPS)
+    testing.assert_lossless(testing.verifier_fn(verifiers.HuGreedy()), p, q, k=k, drafts="greedy", rng=5, samples=STEPS)
 
 
 # -- deliberately wrong verifiers (each bug is one an engine has shipped, docs/audit.md §5) --------

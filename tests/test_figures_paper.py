@@ -207,7 +207,9 @@ def test_palette_is_colour_blind_safe_and_used():
     okabe_ito = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"}
     assert okabe_ito <= set(plots.PALETTE)
     ax = plots.plot_alpha_vs_k(*_pairs(), ks=(1, 2, 3))
-    colours = [matplotlib.colors.to_hex(line.get_color()).upper() for line in ax.get_lines() if line.get_label()[:1] != "_"]
+    colours = [
+        matplotlib.colors.to_hex(line.get_color()).upper() for line in ax.get_lines() if line.get_label()[:1] != "_"
+    ]
     assert colours and all(c in plots.PALETTE for c in colours), colours
     markers = {line.get_marker() for line in ax.get_lines() if line.get_label()[:1] != "_"}
     styles = {line.get_linestyle() for line in ax.get_lines() if line.get_label()[:1] != "_"}

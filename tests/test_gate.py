@@ -34,8 +34,9 @@ def test_chain_step_values_average_to_the_enumerated_value(verifier, seed):
     Q = np.array([[table_q[c[:i]] for i in range(g)] for c in chains])
     weight = np.array([math.prod(table_q[c[:i]][c[i]] for i in range(g)) for c in chains])
     vals = audit.step_values({"P": P, "Q": Q, "X": np.array(chains)}, verifier).exact
-    ref = tree.accepted_tokens(lambda u: table_p[tuple(u)], lambda u: table_q[tuple(u)], length=g,
-                               verifier=verifier).value
+    ref = tree.accepted_tokens(
+        lambda u: table_p[tuple(u)], lambda u: table_q[tuple(u)], length=g, verifier=verifier
+    ).value
     assert float(weight @ vals) == pytest.approx(float(ref), rel=1e-12)
 
 
@@ -167,8 +168,9 @@ def test_npz_round_trip_and_refusals(tmp_path):
         audit.regression_gate({"accepted": [1, 2], "request": [0, 0]}, {"accepted": [1, 2], "request": [0, 1]})
 
 
-@pytest.mark.parametrize("verifier,cls,k", [("rrs", "RRS", 2), ("sd", "SD", 1), ("target_only", "TargetOnly", 3),
-                                            ("kseq-output", "KSeq", 2)])
+@pytest.mark.parametrize(
+    "verifier,cls,k", [("rrs", "RRS", 2), ("sd", "SD", 1), ("target_only", "TargetOnly", 3), ("kseq-output", "KSeq", 2)]
+)
 def test_one_token_log_values_are_each_rows_exact_acceptance(verifier, cls, k):
     from optaccept import verifiers
 

@@ -30,10 +30,15 @@ def _tex_ready() -> str | None:
     if shutil.which("kpsewhich") is None:
         return "kpsewhich is not installed (a TeX distribution is incomplete)"
     missing = [
-        s for s in ("booktabs.sty", "siunitx.sty", "tabularx.sty")
+        s
+        for s in ("booktabs.sty", "siunitx.sty", "tabularx.sty")
         if not subprocess.run(["kpsewhich", s], capture_output=True, text=True).stdout.strip()
     ]
-    return f"TeX packages missing: {', '.join(missing)} (apt: texlive-latex-recommended texlive-science)" if missing else None
+    return (
+        f"TeX packages missing: {', '.join(missing)} (apt: texlive-latex-recommended texlive-science)"
+        if missing
+        else None
+    )
 
 
 _WHY = _tex_ready()
@@ -42,7 +47,8 @@ needs_tex = pytest.mark.skipif(_WHY is not None, reason=_WHY or "")
 #: two-column page: text 7 in, columns 3.3 in (0.4 in apart); one-column pages of 3.3 and 7 in
 _PAGES = {
     "two-column": r"\documentclass[10pt,twocolumn]{article}"
-    "\n" r"\setlength{\textwidth}{7in}\setlength{\columnsep}{0.4in}",
+    "\n"
+    r"\setlength{\textwidth}{7in}\setlength{\columnsep}{0.4in}",
     "3.3in": r"\documentclass[10pt]{article}" "\n" r"\setlength{\textwidth}{3.3in}",
     "7in": r"\documentclass[10pt]{article}" "\n" r"\setlength{\textwidth}{7in}",
 }

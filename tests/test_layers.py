@@ -20,8 +20,10 @@ def test_import_contracts_hold():
 
 def test_library_never_imports_the_applications():
     """Applications (cli, jobs) sit above everything: importing the library loads neither."""
-    code = "import sys, optaccept, optaccept.optimal, optaccept.verifiers, optaccept.tree; " \
-           "print(sorted(m for m in sys.modules if m.startswith(('optaccept.cli', 'optaccept.jobs'))))"
+    code = (
+        "import sys, optaccept, optaccept.optimal, optaccept.verifiers, optaccept.tree; "
+        "print(sorted(m for m in sys.modules if m.startswith(('optaccept.cli', 'optaccept.jobs'))))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"

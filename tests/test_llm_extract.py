@@ -30,17 +30,16 @@ def tiny_tokenizer():
         vocab[chr(c)] = len(vocab)
     tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tk.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tk, eos_token="<eos>", unk_token="<unk>", pad_token="<eos>"
-    )
+    return PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<eos>", unk_token="<unk>", pad_token="<eos>")
 
 
 def tiny_model(seed=0, scale=0.3):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(seed)
-    cfg = GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=1000, bos_token_id=0,
-                     eos_token_id=0, initializer_range=scale)
+    cfg = GPT2Config(
+        n_layer=2, n_embd=64, n_head=2, vocab_size=1000, bos_token_id=0, eos_token_id=0, initializer_range=scale
+    )
     return GPT2LMHeadModel(cfg).eval()
 
 
@@ -56,8 +55,7 @@ def model():
 
 @pytest.fixture
 def pair(model, tok):
-    return ModelPair(model, tok, target_warp=Warp(1.0), draft_warp=Warp(1.7),
-                     target_id="tiny-gpt2")
+    return ModelPair(model, tok, target_warp=Warp(1.0), draft_warp=Warp(1.7), target_id="tiny-gpt2")
 
 
 def run(pair, prompts=PROMPTS, **kw):
@@ -78,8 +76,7 @@ def test_rows_are_the_models_next_token_distributions(pair, model, tok):
         with torch.no_grad():
             logits = model(torch.tensor([ids])).logits[0, -1]
         np.testing.assert_allclose(data.target[row], torch.softmax(logits, -1).numpy(), atol=2e-6)
-        np.testing.assert_allclose(data.draft[row], torch.softmax(logits / 1.7, -1).numpy(),
-                                   atol=2e-6)
+        np.testing.assert_allclose(data.draft[row], torch.softmax(logits / 1.7, -1).numpy(), atol=2e-6)
         assert data.target[row, data.token[row]] > 0
     # Steps run 0, 1, 2, ... per prompt; only end-of-text stops a prompt early.
     for i in range(len(PROMPTS)):
@@ -197,8 +194,7 @@ def test_resume_after_interruption(pair, tmp_path, monkeypatch):
 
 
 def test_sweep_equals_separate_extractions(pair):
-    sweep = extract_sweep(pair, [1.2, 2.0], PROMPTS[:3], max_new_tokens=4, batch_size=2,
-                          device="cpu", progress=False)
+    sweep = extract_sweep(pair, [1.2, 2.0], PROMPTS[:3], max_new_tokens=4, batch_size=2, device="cpu", progress=False)
     for t, d in sweep.items():
         single = run(pair.with_temperatures(draft=t), PROMPTS[:3], max_new_tokens=4)
         assert np.array_equal(d.token, single.token)
@@ -260,14 +256,28 @@ def test_from_pretrained_and_cli(model, tok, tmp_path, capsys):
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
     out = tmp_path / "d.npz"
-    args = parser.parse_args(["extract", "--model", str(folder), "--limit", "3",
-                              "--max-new-tokens", "3", "-o", str(out), "--quiet",
-                              "--device", "cpu"])
+    args = parser.parse_args(
+        [
+            "extract",
+            "--model",
+            str(folder),
+            "--limit",
+            "3",
+            "--max-new-tokens",
+            "3",
+            "-o",
+            str(out),
+            "--quiet",
+            "--device",
+            "cpu",
+        ]
+    )
     assert args.func(args) == 0
     data = Distributions.load(out)
     assert data.meta["prompt_ids"] == [p.id for p in builtin_prompts()[:3]]
-    args = parser.parse_args(["gap-table", str(out), "-k", "2", "3", "--quiet", "--fast",
-                              "--out", str(tmp_path / "fig")])
+    args = parser.parse_args(
+        ["gap-table", str(out), "-k", "2", "3", "--quiet", "--fast", "--out", str(tmp_path / "fig")]
+    )
     assert args.func(args) == 0
     text = capsys.readouterr().out
     assert "alpha_swor" in text
@@ -287,8 +297,10 @@ def test_compact_rows_keep_alpha(model, tok):
         for law in ("iid", "swor", "greedy"):
             if law != "iid" and np.any((q > 0).sum(1) < k):
                 continue
-            np.testing.assert_allclose(batched_optimal_acceptance(pc, qc, k, law),
-                                       batched_optimal_acceptance(p, q, k, law), atol=1e-12)
+            np.testing.assert_allclose(
+                batched_optimal_acceptance(pc, qc, k, law), batched_optimal_acceptance(p, q, k, law), atol=1e-12
+            )
         for v in ("rrs", "kseq", "kseq-output", "nss"):
-            np.testing.assert_allclose(batched_verifier_acceptance(pc, qc, k, v),
-                                       batched_verifier_acceptance(p, q, k, v), atol=1e-12)
+            np.testing.assert_allclose(
+                batched_verifier_acceptance(pc, qc, k, v), batched_verifier_acceptance(p, q, k, v), atol=1e-12
+            )

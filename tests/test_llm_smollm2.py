@@ -41,8 +41,9 @@ def test_smollm2_end_to_end(tmp_path):
     # Independent reference for the first position: an uncached forward pass on the
     # chat-formatted prompt.
     tok = pair.tokenizer
-    text = tok.apply_chat_template([{"role": "user", "content": prompts[0].text}],
-                                   add_generation_prompt=True, tokenize=False)
+    text = tok.apply_chat_template(
+        [{"role": "user", "content": prompts[0].text}], add_generation_prompt=True, tokenize=False
+    )
     ids = tok(text, add_special_tokens=False, return_tensors="pt")["input_ids"]
     with torch.no_grad():
         logits = pair.target(ids.to(pair.target.device)).logits[0, -1].float().cpu()
@@ -71,8 +72,7 @@ def test_shipped_distributions():
     np.testing.assert_allclose(data.target.sum(1), 1, atol=1e-4)
     # Same model, top-50 of each: identical supports (temperature keeps the order).
     assert np.array_equal(data.target > 0, data.draft > 0)
-    table = gap_table(data.subset(slice(0, 40)), ks=(2, 4), device="cpu", progress=False,
-                      slow_verifiers=False)
+    table = gap_table(data.subset(slice(0, 40)), ks=(2, 4), device="cpu", progress=False, slow_verifiers=False)
     for k in (2, 4):
         assert table.mean("alpha_swor", k) >= table.mean("alpha_iid", k) - 1e-12
         assert table.mean("rrs", k) <= table.mean("alpha_iid", k) + 1e-12

@@ -20,9 +20,18 @@ from optaccept.tree._real import tree_table  # noqa: E402
 @pytest.fixture(scope="session")
 def tiny():
     """A tiny random Llama (4 layers, vocabulary 64) and a layer-skip draft of it."""
-    cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-                                   bos_token_id=1, eos_token_id=2, pad_token_id=0)
+    cfg = transformers.LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
+    )
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(cfg).eval()
     return model
@@ -89,8 +98,9 @@ def test_layer_skip_shares_weights_and_differs(tiny):
 def test_tree_extraction_matches_chains_tiny(tiny, drafts, tmp_path):
     pair = llm.ModelPair(tiny, _Tok(), llm.layer_skip(tiny, [0, 2]), draft_warp=llm.Warp(1.3))
     prompts = ["123", "4567", "89"]
-    trees = llm.extract_trees(pair, prompts, k=3, length=3, drafts=drafts, trees_per_prompt=2, device="cpu",
-                              chat=False, progress=False)
+    trees = llm.extract_trees(
+        pair, prompts, k=3, length=3, drafts=drafts, trees_per_prompt=2, device="cpu", chat=False, progress=False
+    )
     assert trees.n_trees == 6 and trees.k == 3 and trees.length == 3
     ids = [[1] + [3 + int(c) for c in s] for s in prompts]
     _check_rows(pair, trees, ids, 1e-5)
@@ -150,8 +160,13 @@ def test_sequence_models_and_replay(tiny):
         assert abs(a - b) < 1e-5
     # compact vocabulary: same values
     ct, cd = trees.models(0, compact=True)
-    assert abs(tree.tree_value(trees.draft_tree(0, compact=True), ct, cd, "token")
-               - tree.tree_value(t, stored_t, stored_d, "token")) < 1e-12
+    assert (
+        abs(
+            tree.tree_value(trees.draft_tree(0, compact=True), ct, cd, "token")
+            - tree.tree_value(t, stored_t, stored_d, "token")
+        )
+        < 1e-12
+    )
 
 
 # ------------------------------------------------------------ the real built-in pair
@@ -275,8 +290,7 @@ def test_batch_sd_is_token_verification_at_one_token():
         b = rng.integers(0, 6, size=n) + (np.arange(n) == n - 1)
         p = [F(int(x), int(a.sum())) for x in a]
         q = [F(int(x), int(b.sum())) for x in b]
-        r = tree.accepted_tokens(lambda u, p=p: p, lambda u, q=q: q, length=1, k=M, drafts="iid",
-                                 verifier="token")
+        r = tree.accepted_tokens(lambda u, p=p: p, lambda u, q=q: q, length=1, k=M, drafts="iid", verifier="token")
         want = 1 - sequence.batch_rejection_probability(np.array(p, float), np.array(q, float), M)
         assert abs(float(r.value) - want) < 1e-12
         # and α* bounds it (length 1: the optimal verifier is α* of the core)
@@ -291,8 +305,7 @@ def test_batch_sd_markov_horizon_one():
     for M in (1, 2, 4):
         rej = sequence.batch_expected_rejections(chain, M=M)
         acc = sum(
-            float(w) * float(tree.accepted_tokens(chain, length=1, k=M, drafts="iid", verifier="token",
-                                                  prompt=s).value)
+            float(w) * float(tree.accepted_tokens(chain, length=1, k=M, drafts="iid", verifier="token", prompt=s).value)
             for s, w in enumerate(init if init is not None else np.full(5, 0.2))
         )
         assert abs((1 - acc) - rej) < 1e-9, (M, rej, acc)
@@ -329,8 +342,14 @@ def test_sparse_rows_match_the_dense_rows(tmp_path):
     np.testing.assert_array_equal(both.dense()[0], t[[1, 2, 8]])
     # three trees of three nodes (a root and two children), built from the dense rows
     trees = llm.DraftTrees(
-        t, d, tree=np.repeat(np.arange(3), 3), parent=[-1, 0, 0, -1, 3, 3, -1, 6, 6], depth=[0, 1, 1] * 3,
-        token=[-1, 0, 1] * 3, prompt_index=[0, 0, 1], chains=np.array([[[1], [2]], [[4], [5]], [[7], [8]]]),
+        t,
+        d,
+        tree=np.repeat(np.arange(3), 3),
+        parent=[-1, 0, 0, -1, 3, 3, -1, 6, 6],
+        depth=[0, 1, 1] * 3,
+        token=[-1, 0, 1] * 3,
+        prompt_index=[0, 0, 1],
+        chains=np.array([[[1], [2]], [[4], [5]], [[7], [8]]]),
         meta={"drafts": "iid"},
     )
     p, q = trees.rows([3, 8])

@@ -108,7 +108,15 @@ def test_outputs_do_not_depend_on_the_thread_count(tmp_path):
         "out / 'trees_budget', 'stored laws')"
     )
     for threads in (1, 2):
-        _run_in_subprocess(code, threads, tmp_path / f"t{threads}" if (tmp_path / f"t{threads}").mkdir() is None else None)
+        _run_in_subprocess(
+            code, threads, tmp_path / f"t{threads}" if (tmp_path / f"t{threads}").mkdir() is None else None
+        )
     a, b = _digests(tmp_path / "t1" / "out"), _digests(tmp_path / "t2" / "out")
     assert a == b
-    assert {"verifiers_gap.json", "verifiers_gap.csv", "trees_budget.csv", "trees_budget.tex", "alpha_example.csv"} <= set(a)
+    assert {
+        "verifiers_gap.json",
+        "verifiers_gap.csv",
+        "trees_budget.csv",
+        "trees_budget.tex",
+        "alpha_example.csv",
+    } <= set(a)

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
-PRIVATE = re.compile(r"(from|import)\s+optaccept(\.\w+)*\._\w+|optaccept(\.\w+)*\._\w+\s+import|from\s+\.\w*\s+import\s+_")
+PRIVATE = re.compile(
+    r"(from|import)\s+optaccept(\.\w+)*\._\w+|optaccept(\.\w+)*\._\w+\s+import|from\s+\.\w*\s+import\s+_"
+)
 
 
 def _read(path: Path):

@@ -324,15 +324,22 @@ def test_batched_sum_rule(law, scale):
     Q = rng.dirichlet(np.ones(n), size=rows)
     lawf = oa.IID if law == "iid" else oa.WithoutReplacement
     drafts = torch.tensor(np.stack([lawf(Q[r], k).sample(rng, 1)[0] for r in range(rows)]))
-    for name, (a, b) in (("p", (P * np.array([[1.0], [scale], [1.0]]), Q)), ("q", (P, Q * np.array([[1.0], [1.0], [scale]])))):
+    for name, (a, b) in (
+        ("p", (P * np.array([[1.0], [scale], [1.0]]), Q)),
+        ("q", (P, Q * np.array([[1.0], [1.0], [scale]]))),
+    ):
         row = 1 if name == "p" else 2
         total = float(np.sum((a if name == "p" else b)[row]))
         with pytest.raises(oa.InputError, match=rf"^{name}: row {row} sums to {total:.6g}"):
-            optimal_verifier_batched(torch.tensor(a), torch.tensor(b), drafts, torch.Generator().manual_seed(0), law=law)
+            optimal_verifier_batched(
+                torch.tensor(a), torch.tensor(b), drafts, torch.Generator().manual_seed(0), law=law
+            )
         y = optimal_verifier_batched(
             torch.tensor(a), torch.tensor(b), drafts, torch.Generator().manual_seed(0), law=law, normalize=True
         )
-        y0 = optimal_verifier_batched(torch.tensor(P), torch.tensor(Q), drafts, torch.Generator().manual_seed(0), law=law)
+        y0 = optimal_verifier_batched(
+            torch.tensor(P), torch.tensor(Q), drafts, torch.Generator().manual_seed(0), law=law
+        )
         assert torch.equal(y, y0)
     # float32 rows, each off by float32 rounding only: accepted without a warning
     P32 = torch.tensor(P, dtype=torch.float32)
@@ -358,8 +365,9 @@ def test_batched_torch_form_without_replacement():
         Q.append(q)
     P, Q = np.array(P), np.array(Q)
     drafts = np.stack([oa.WithoutReplacement(Q[r], k).sample(rng, 1)[0] for r in range(rows)])
-    y = optimal_verifier_batched(torch.tensor(P), torch.tensor(Q), torch.tensor(drafts),
-                                 torch.Generator().manual_seed(0), law="swor")
+    y = optimal_verifier_batched(
+        torch.tensor(P), torch.tensor(Q), torch.tensor(drafts), torch.Generator().manual_seed(0), law="swor"
+    )
     assert y.shape == (rows,)
     for r in range(rows):
         c = optimal_verifier(P[r], oa.WithoutReplacement(Q[r], k)).conditional(drafts[r])
@@ -367,8 +375,13 @@ def test_batched_torch_form_without_replacement():
     # one position repeated: the output frequencies of the most likely tokens match p
     m = 400
     d = torch.tensor(oa.WithoutReplacement(Q[0], k).sample(np.random.default_rng(9), m))
-    yy = optimal_verifier_batched(torch.tensor(np.repeat(P[:1], m, axis=0)), torch.tensor(np.repeat(Q[:1], m, axis=0)),
-                                  d, torch.Generator().manual_seed(1), law="swor").numpy()
+    yy = optimal_verifier_batched(
+        torch.tensor(np.repeat(P[:1], m, axis=0)),
+        torch.tensor(np.repeat(Q[:1], m, axis=0)),
+        d,
+        torch.Generator().manual_seed(1),
+        law="swor",
+    ).numpy()
     top = np.argsort(-P[0])[:5]
     counts = np.bincount(yy, minlength=n)[top]
     sd = np.sqrt(P[0][top] * (1 - P[0][top]) * m)

@@ -150,12 +150,15 @@ def test_shares_vectorised_matches_loop():
         keep = left < right
         left, right = left[keep], right[keep]
         a = rng.random(left.size) * 1e-3 * (dens[left] - dens[right])
-        ptr, pcell, plen = np.empty(m + 1, dtype=np.int64), np.empty(m + 2 * left.size, dtype=np.int64), np.empty(
-            m + 2 * left.size
+        ptr, pcell, plen = (
+            np.empty(m + 1, dtype=np.int64),
+            np.empty(m + 2 * left.size, dtype=np.int64),
+            np.empty(m + 2 * left.size),
         )
         sh = np.empty(m)
         cnt = _line_kernel.shares_py(ell, dens, left, right, a, ptr, pcell, plen, sh)
         vptr, vcell, vlen, vs = _shares_vectorised(ell, dens, left, right, a)
+
         # the loop keeps zero-length pieces (e.g. equal densities); compare the positive ones
         def pieces(pt, c, ln, m=m):
             out = []
@@ -251,8 +254,14 @@ def test_respond_one_is_the_verifiers_output():
     hot[3] = 1.0 - 1e-12
     ties = np.repeat(rng.dirichlet(np.ones(5)), 6) / 6
     flat = np.full(n, 1.0 / n)
-    for p, q in ((zp, rng.dirichlet(np.ones(n))), (rng.dirichlet(np.ones(n)), hot), (ties, ties[::-1].copy()),
-                 (flat, flat), (hot, flat), (zp, zp)):
+    for p, q in (
+        (zp, rng.dirichlet(np.ones(n))),
+        (rng.dirichlet(np.ones(n)), hot),
+        (ties, ties[::-1].copy()),
+        (flat, flat),
+        (hot, flat),
+        (zp, zp),
+    ):
         for k in (1, 3, 40):
             same_output(p, q, k, 40)
 

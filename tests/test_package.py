@@ -50,3 +50,5 @@ def test_ruff_clean():
         pytest.skip("ruff is not installed (the dev extra)")
     out = subprocess.run([exe, "check", "--no-cache", str(root)], capture_output=True, text=True, cwd=root)
     assert out.returncode == 0, out.stdout[-3000:]
+    out = subprocess.run([exe, "format", "--check", "--no-cache", str(root)], capture_output=True, text=True, cwd=root)
+    assert out.returncode == 0, "not formatted (run `ruff format .`):\n" + out.stdout[-3000:]

@@ -329,7 +329,9 @@ def test_job_quick_runs_every_fast_proof(tmp_path, capsys):
     from optaccept.polyhedra import _claims
 
     paths = _job.run(tmp_path, quick=True)
-    assert {p.name for p in paths} == {f"{k}.json" for k in _claims.CLAIMS} | {f"proofs_table.{e}" for e in ("md", "csv", "tex")}
+    assert {p.name for p in paths} == {f"{k}.json" for k in _claims.CLAIMS} | {
+        f"proofs_table.{e}" for e in ("md", "csv", "tex")
+    }
     for key in _claims.CLAIMS:
         cert = json.loads((tmp_path / "proofs" / f"{key}.json").read_text())
         assert cert["holds"] is True, key

@@ -27,8 +27,9 @@ def test_profile_means_equal_exact_accepted_tokens_on_topk_trees(shape):
     for (target, draft), text in zip(pairs, prof.details["texts"]):
         assert len(text) == 5
         for t in range(5):
-            r = tree.accepted_tokens(_shift(target, text[:t]), _shift(draft, text[:t]), shape=spec, children="topk",
-                                     verifier="target_only")
+            r = tree.accepted_tokens(
+                _shift(target, text[:t]), _shift(draft, text[:t]), shape=spec, children="topk", verifier="target_only"
+            )
             exact[t] += float(r.value) / len(pairs)
     np.testing.assert_allclose(prof.by_position.sum(axis=1), exact, rtol=1e-12)
     assert prof.mean_accepted == pytest.approx(exact.mean(), rel=1e-12)
@@ -73,13 +74,15 @@ def test_block_rates_match_its_value_and_a_simulation():
     shp = tree.as_shape((1, 1, 1))
     t = tree.sample_shaped(draft, shp, "iid", np.random.default_rng(3))
     assert _tree_rates(t, target, draft, "block", 3).sum() == pytest.approx(
-        float(tree.tree_value(t, target, draft, "block")), rel=1e-12)
+        float(tree.tree_value(t, target, draft, "block")), rel=1e-12
+    )
 
 
 def test_sampled_tree_profile_matches_exact_mean():
     target, draft = tree.synthetic_pair(4, seed=5)
-    prof = tree.acceptance_profile((target, draft), (2, 2), verifier="token", children="swor", positions=1,
-                                   samples=3000, rng=2)
+    prof = tree.acceptance_profile(
+        (target, draft), (2, 2), verifier="token", children="swor", positions=1, samples=3000, rng=2
+    )
     exact = float(tree.accepted_tokens(target, draft, shape=(2, 2), children="swor", verifier="token").value)
     assert abs(prof.mean_accepted - exact) < 0.03
 

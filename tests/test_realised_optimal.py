@@ -57,8 +57,9 @@ def test_output_law_is_p_on_a_real_row(data) -> None:
 
 
 def test_table_on_a_subset(data) -> None:
-    tb = llm.realised_optimal(data, ks=(2,), positions=list(ROWS), rng=np.random.default_rng(3),
-                              size=5_000, progress=False)
+    tb = llm.realised_optimal(
+        data, ks=(2,), positions=list(ROWS), rng=np.random.default_rng(3), size=5_000, progress=False
+    )
     assert list(tb.positions) == list(ROWS)
     s = tb.summary(2)
     assert s["positions"] == 2 and s["samples_per_position"] == 5_000
@@ -107,8 +108,9 @@ def test_without_replacement_on_real_rows(data) -> None:
     assert r.law == "swor" and abs(r.value - ref) <= 1e-12
     assert abs(r.acceptance - ref) <= 1e-13
     assert abs(r.mean - ref) <= 5 * r.se, (r.mean, ref, r.se)
-    tb = llm.realised_optimal(data, ks=(2, 3), positions=list(ROWS), rng=np.random.default_rng(3),
-                              size=5_000, progress=False, law="swor")
+    tb = llm.realised_optimal(
+        data, ks=(2, 3), positions=list(ROWS), rng=np.random.default_rng(3), size=5_000, progress=False, law="swor"
+    )
     for k in (2, 3):
         s = tb.summary(k)
         assert abs(s["z"]) <= 5 and abs(s["rule"] - s["alpha_swor"]) <= 1e-12

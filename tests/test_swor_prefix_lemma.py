@@ -59,7 +59,6 @@ def test_sorted_prefixes_attain_the_minimum_exactly():
         keys = [(F(10**9) if q[i] == 0 else p[i] / q[i], rng.random()) for i in range(n)]
         order = sorted(range(n), key=lambda i: keys[i])
         prefix = min(
-            sum((p[i] for i in order[:j]), F(0)) + 1 - (law.subset_prob(order[:j]) if j else F(0))
-            for j in range(n + 1)
+            sum((p[i] for i in order[:j]), F(0)) + 1 - (law.subset_prob(order[:j]) if j else F(0)) for j in range(n + 1)
         )
         assert prefix == full

@@ -58,8 +58,9 @@ def test_estimate_never_prints_plus_minus_zero():
 
 
 def test_csv_expansion_of_cells():
-    head, rows = _csv_columns(["k", "alpha", "gap", "note"],
-                              [[2, Estimate(0.9, 0.01), Shown(0.0, "< 1e-12"), "`a`"], [3, None, 1e-3, "b"]])
+    head, rows = _csv_columns(
+        ["k", "alpha", "gap", "note"], [[2, Estimate(0.9, 0.01), Shown(0.0, "< 1e-12"), "`a`"], [3, None, 1e-3, "b"]]
+    )
     assert head == ["k", "alpha", "alpha SE", "gap", "note"]
     assert rows == [[2, "0.9", "0.01", "0.0", "a"], [3, "", "", "0.001", "b"]]
     tex = latex_table(["k", "alpha", "gap", "note"], [[2, Estimate(0.9, 0.0), Shown(0.0, "< 1e-12"), "`a`"]])

@@ -37,7 +37,11 @@ def _rule_law(p, tuples, probs):
 
 
 def _exact_laws(q, k):
-    return [oa.IID(q, k), oa.WithoutReplacement(q, min(k, sum(1 for v in q if v))), oa.Greedy(q, min(k, sum(1 for v in q if v)))]
+    return [
+        oa.IID(q, k),
+        oa.WithoutReplacement(q, min(k, sum(1 for v in q if v))),
+        oa.Greedy(q, min(k, sum(1 for v in q if v))),
+    ]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -76,8 +80,13 @@ def test_every_law_closed_form_against_subset_probabilities():
         n = int(rng.integers(2, 7))
         p, q = rng.dirichlet(np.ones(n)), rng.dirichlet(np.ones(n))
         k = int(rng.integers(1, n + 1))
-        for law in (oa.IID(q, k), oa.WithoutReplacement(q, k), oa.Greedy(q, k), oa.SpecHub(q),
-                    oa.Independent([q, rng.dirichlet(np.ones(n))])):
+        for law in (
+            oa.IID(q, k),
+            oa.WithoutReplacement(q, k),
+            oa.Greedy(q, k),
+            oa.SpecHub(q),
+            oa.Independent([q, rng.dirichlet(np.ones(n))]),
+        ):
             ref = sum(p[y] * (1 - law.subset_prob([z for z in range(n) if z != y])) for y in range(n))
             got = target_only_acceptance(p, law)
             assert abs(got - ref) < 1e-12, (law, got, ref)

@@ -258,8 +258,15 @@ def test_rao_blackwell_matches_exact(tmp_path):
         assert abs(r.value - ex) <= 5 * r.std_err + 1e-12
     # resume: a checkpoint written by a shorter run is reused and the result is identical
     run = functools.partial(
-        tree.sample_accepted_tokens, P.__getitem__, Q.__getitem__, length=2, drafts="swor", rng=3, chunk=100,
-        progress=False, checkpoint=tmp_path,
+        tree.sample_accepted_tokens,
+        P.__getitem__,
+        Q.__getitem__,
+        length=2,
+        drafts="swor",
+        rng=3,
+        chunk=100,
+        progress=False,
+        checkpoint=tmp_path,
     )
     run(k=2, trees=300)
     assert len(list(tmp_path.glob("trees-*.npz"))) == 3

@@ -54,8 +54,18 @@ def _pair(rng, n, L, family):
 
 
 FAMILIES = ("dirichlet", "zeros", "p=q", "disjoint", "one-hot")
-CASES = [(1, 1, "iid", 4), (1, 2, "iid", 4), (1, 3, "swor", 4), (1, 5, "iid", 3), (2, 1, "iid", 3),
-         (2, 2, "iid", 3), (2, 2, "swor", 3), (2, 3, "iid", 2), (3, 1, "iid", 3), (3, 2, "swor", 2)]
+CASES = [
+    (1, 1, "iid", 4),
+    (1, 2, "iid", 4),
+    (1, 3, "swor", 4),
+    (1, 5, "iid", 3),
+    (2, 1, "iid", 3),
+    (2, 2, "iid", 3),
+    (2, 2, "swor", 3),
+    (2, 3, "iid", 2),
+    (3, 1, "iid", 3),
+    (3, 2, "swor", 2),
+]
 
 
 def _both(trees, P, n, L):
@@ -156,8 +166,19 @@ def test_hub_plan_is_a_verifier_of_the_stated_lp():
                 assert mass <= m.get(s[:-1], 0.0) + 1e-9
 
 
-@pytest.mark.parametrize("L,k,drafts,n", [(1, 3, "iid", 3), (2, 2, "iid", 3), (2, 3, "iid", 2), (3, 2, "iid", 2),
-                                          (1, 4, "iid", 2), (2, 2, "swor", 3), (1, 3, "swor", 4), (2, 3, "swor", 3)])
+@pytest.mark.parametrize(
+    "L,k,drafts,n",
+    [
+        (1, 3, "iid", 3),
+        (2, 2, "iid", 3),
+        (2, 3, "iid", 2),
+        (3, 2, "iid", 2),
+        (1, 4, "iid", 2),
+        (2, 2, "swor", 3),
+        (1, 3, "swor", 4),
+        (2, 3, "swor", 3),
+    ],
+)
 def test_node_set_law_equals_the_enumerated_trees_exactly(L, k, drafts, n):
     """node_set_law (multiplicity sums, no ordered trees) against the ordered trees of
     enumerate_trees aggregated by node set, in exact Fractions, with zeros in the laws."""

@@ -14,10 +14,24 @@ from optaccept import tree
 # tolerances, with and then without presolve, answered "infeasible" in a run of the family
 # below (its answer depends on the solver's state; the family test fails deterministically
 # without the fallback attempts)
-_P = {(): [1e-11, 1 - 1e-11], (0,): [1 - 1e-13, 1e-13], (1,): [1e-10, 1 - 1e-10], (0, 0): [1 - 1e-10, 1e-10],
-      (0, 1): [1e-13, 1 - 1e-13], (1, 0): [1e-12, 1 - 1e-12], (1, 1): [1e-11, 1 - 1e-11]}
-_Q = {(): [1 - 1e-10, 1e-10], (0,): [1 - 1e-11, 1e-11], (1,): [1 - 1e-13, 1e-13], (0, 0): [1e-13, 1 - 1e-13],
-      (0, 1): [1e-12, 1 - 1e-12], (1, 0): [1 - 1e-13, 1e-13], (1, 1): [1 - 1e-10, 1e-10]}
+_P = {
+    (): [1e-11, 1 - 1e-11],
+    (0,): [1 - 1e-13, 1e-13],
+    (1,): [1e-10, 1 - 1e-10],
+    (0, 0): [1 - 1e-10, 1e-10],
+    (0, 1): [1e-13, 1 - 1e-13],
+    (1, 0): [1e-12, 1 - 1e-12],
+    (1, 1): [1e-11, 1 - 1e-11],
+}
+_Q = {
+    (): [1 - 1e-10, 1e-10],
+    (0,): [1 - 1e-11, 1e-11],
+    (1,): [1 - 1e-13, 1e-13],
+    (0, 0): [1e-13, 1 - 1e-13],
+    (0, 1): [1e-12, 1 - 1e-12],
+    (1, 0): [1 - 1e-13, 1e-13],
+    (1, 1): [1 - 1e-10, 1e-10],
+}
 
 
 def _peaked(rng, n=2, L=2):
@@ -38,7 +52,9 @@ def _check(P, Q, k, drafts):
     assert cert.ok
     # the LP optimum is at least any lossless verifier's value and at most L; the plan is
     # feasible and optimal to the certificate's documented tolerance
-    tok = float(tree.accepted_tokens(P.__getitem__, Q.__getitem__, length=L, k=k, drafts=drafts, verifier="token").value)
+    tok = float(
+        tree.accepted_tokens(P.__getitem__, Q.__getitem__, length=L, k=k, drafts=drafts, verifier="token").value
+    )
     assert cert.max_violation <= cert.tol and abs(cert.duality_gap) <= cert.tol
     assert tok - cert.tol <= r.value <= cert.upper_bound + cert.tol <= L + 2 * cert.tol
 

@@ -129,8 +129,12 @@ def _chain_exact(P: np.ndarray, Q: np.ndarray, X: np.ndarray, verifier: str) -> 
         rp = {chain[:i]: np.asarray(P[t, i], dtype=np.float64) for i in range(len(chain) + 1)}
         rq = {chain[:i]: np.asarray(Q[t, i], dtype=np.float64) for i in range(len(chain))}
         out[t] = float(
-            tree_value(DraftTree((chain,), len(chain), "iid"), lambda u, rp=rp: rp[tuple(u)],
-                       lambda u, rq=rq: rq[tuple(u)], "block")
+            tree_value(
+                DraftTree((chain,), len(chain), "iid"),
+                lambda u, rp=rp: rp[tuple(u)],
+                lambda u, rq=rq: rq[tuple(u)],
+                "block",
+            )
         )
     return out
 
@@ -405,8 +409,10 @@ class RegressionGate:
             )
         other = "per_request" if self.definition == "pooled" else "pooled"
         o = self.by_definition[other]
-        lines.append(f"  {other:<16} difference {o['difference']:+.4f} ± {o['std_err']:.4f} "
-                     f"({'regressed' if o['regressed'] else 'not regressed'})")
+        lines.append(
+            f"  {other:<16} difference {o['difference']:+.4f} ± {o['std_err']:.4f} "
+            f"({'regressed' if o['regressed'] else 'not regressed'})"
+        )
         if self.counts is not None:
             lines.append(
                 f"  0/1 counts       difference {self.counts['difference']:+.4f} ± {self.counts['std_err']:.4f} "
@@ -495,8 +501,9 @@ def regression_gate(
     both = {d: _test(sb, sc, d, false_alarm, margin) for d in DEFINITIONS}
     counts = None
     if exact and vb.counts is not None and vc.counts is not None:
-        counts = _test(_summary(vb.counts, vb.request), _summary(vc.counts, vc.request), definition, false_alarm,
-                       margin)
+        counts = _test(
+            _summary(vb.counts, vb.request), _summary(vc.counts, vc.request), definition, false_alarm, margin
+        )
     main = both[definition]
     return RegressionGate(
         regressed=main["regressed"],

@@ -48,7 +48,6 @@ from ._prompts import as_prompts
 __all__ = ["extract_trees", "DRAFT_LAWS"]
 
 
-
 def _sample_children(q: np.ndarray, m: int, drafts: str, rng: np.random.Generator) -> list[int]:
     """m tokens at one node: i.i.d. from q, or m distinct ones without replacement."""
     if drafts == "iid":

@@ -26,7 +26,15 @@ from .. import _swor
 from .._stable import one_minus_pow1m, ratio_parts
 from ._result import AcceptanceResult
 
-__all__ = ["iid_scan", "iid_sorted", "iid_sorted_exact", "swor_sorted", "greedy_closed_form", "line_order", "ratio_order"]
+__all__ = [
+    "iid_scan",
+    "iid_sorted",
+    "iid_sorted_exact",
+    "swor_sorted",
+    "greedy_closed_form",
+    "line_order",
+    "ratio_order",
+]
 
 
 def _ipow(x: np.ndarray, k: int) -> np.ndarray:

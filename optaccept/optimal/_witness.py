@@ -130,7 +130,12 @@ def _exact_flow_witness(sl, px, n: int) -> dict[str, Any]:
         viol = max(viol, row - D[a])
         total += row
     viol = max([viol] + [used[y] - px[y] for y in range(n)])
-    return {"lower_bound": total, "violation": viol, "witness": f"exact max flow over {len(sl)} draft sets", "optimal": True}
+    return {
+        "lower_bound": total,
+        "violation": viol,
+        "witness": f"exact max flow over {len(sl)} draft sets",
+        "optimal": True,
+    }
 
 
 def _greedy_vertex_bound(pf: np.ndarray, law: DraftLaw) -> dict[str, Any]:

@@ -83,7 +83,13 @@ def assert_lossless(
     """
     false_alarm = _check_false_alarm(false_alarm)
     rep = audit_verifier(
-        fn, p, q, k=k, drafts=drafts, samples=check_size(samples, "samples"), rng=check_rng(rng),
+        fn,
+        p,
+        q,
+        k=k,
+        drafts=drafts,
+        samples=check_size(samples, "samples"),
+        rng=check_rng(rng),
         false_alarm=false_alarm,
     )
     if not rep.lossless:
@@ -149,8 +155,15 @@ def assert_acceptance(
         drafts = _DEFAULT_DRAFTS.get(declared, "iid")
     share = ACCEPTANCE_SHARE * false_alarm
     rep = audit_verifier(
-        fn, p, q, k=k, drafts=drafts, samples=check_size(samples, "samples"), rng=check_rng(rng),
-        declared=declared, false_alarm=false_alarm - share,
+        fn,
+        p,
+        q,
+        k=k,
+        drafts=drafts,
+        samples=check_size(samples, "samples"),
+        rng=check_rng(rng),
+        declared=declared,
+        false_alarm=false_alarm - share,
     )
     if declared == "kseq":  # the audit counts Y ∈ set(X): K-SEQ's output notion
         from .._validation import as_distribution_pair

@@ -268,12 +268,21 @@ def exact_accepted_tokens(
                 pass
             else:
                 return TreeResult(
-                    v, verifier, drafts, length, k, method="lp", trees=details["trees"], certificate=cert,
+                    v,
+                    verifier,
+                    drafts,
+                    length,
+                    k,
+                    method="lp",
+                    trees=details["trees"],
+                    certificate=cert,
                     details=details,
                 )
         law = node_set_law(Qc, length, k, drafts, max_sets=max_trees)
         v, cert, details = optimal_lp(law, Pc, P.n, length)
-        return TreeResult(v, verifier, drafts, length, k, method="lp", trees=len(law), certificate=cert, details=details)
+        return TreeResult(
+            v, verifier, drafts, length, k, method="lp", trees=len(law), certificate=cert, details=details
+        )
     from tqdm.auto import tqdm
 
     from ._progress import show_progress

@@ -306,13 +306,28 @@ def optimal_lp_chains(
     S = side.matrix.tocsc()
 
     h = _core._Highs()
-    for name, value in (("output_flag", False), ("solver", "simplex"), ("presolve", "off"), ("simplex_strategy", 4), ("time_limit", 20.0), ("primal_feasibility_tolerance", 1e-10),
-                        ("dual_feasibility_tolerance", 1e-10)):
+    for name, value in (
+        ("output_flag", False),
+        ("solver", "simplex"),
+        ("presolve", "off"),
+        ("simplex_strategy", 4),
+        ("time_limit", 20.0),
+        ("primal_feasibility_tolerance", 1e-10),
+        ("dual_feasibility_tolerance", 1e-10),
+    ):
         h.setOptionValue(name, value)
     h.addRows(1 + nside, b, b, 0, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
     ns = S.shape[1]
-    h.addCols(ns, np.zeros(ns), np.zeros(ns), np.ones(ns), S.nnz, S.indptr[:-1].astype(np.int32),
-              (S.indices + 1).astype(np.int32), S.data)
+    h.addCols(
+        ns,
+        np.zeros(ns),
+        np.zeros(ns),
+        np.ones(ns),
+        S.nnz,
+        S.indptr[:-1].astype(np.int32),
+        (S.indices + 1).astype(np.int32),
+        S.data,
+    )
     verts: list[np.ndarray] = []
 
     def column(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -388,9 +403,7 @@ def optimal_lp_chains(
     viol = float((np.abs(A @ z - b) * row_mass).max(initial=0.0))
     cert = LPCertificate(primal, viol, best_upper, best_upper - primal, A.shape[1], A.shape[0], tol)
     if not cert.ok:
-        raise SolverError(
-            f"verifier 'optimal': certificate off (violation {viol:.3g}, gap {cert.duality_gap:.3g})"
-        )
+        raise SolverError(f"verifier 'optimal': certificate off (violation {viol:.3g}, gap {cert.duality_gap:.3g})")
     loads = V.T @ z[ns:]
     details = {
         "trees": iid_node_sets(cov.chains, k),

@@ -219,7 +219,9 @@ def acceptance_profile(
     if verifier not in VERIFIERS:
         raise InputError(f"verifier: must be one of {VERIFIERS}, got {verifier!r}")
     if verifier == "traversal":
-        raise MethodError("verifier 'traversal': its per-depth law is not computed (tree.accepted_tokens gives its mean)")
+        raise MethodError(
+            "verifier 'traversal': its per-depth law is not computed (tree.accepted_tokens gives its mean)"
+        )
     if children is None:
         children = "topk" if verifier in _DETERMINISTIC_OPTIMUM else "iid"
     children = check_children(children)
@@ -269,8 +271,10 @@ def acceptance_profile(
     mean_rates = np.minimum.accumulate(rates.mean(axis=(0, 1)))  # non-increasing up to round-off
     per_text = rates.sum(axis=2).mean(axis=1)
     R = per_text.size
-    se = float(per_text.std(ddof=1) / math.sqrt(R)) if R > 1 else float(
-        rates.sum(axis=2).std(ddof=1) / math.sqrt(positions) if positions > 1 else 0.0
+    se = (
+        float(per_text.std(ddof=1) / math.sqrt(R))
+        if R > 1
+        else float(rates.sum(axis=2).std(ddof=1) / math.sqrt(positions) if positions > 1 else 0.0)
     )
     method = "exact per position" if children == "topk" else f"Rao–Blackwellised ({samples} trees per position)"
     return AcceptanceProfile(
