@@ -103,8 +103,10 @@ def main() -> None:
             worst[name] = [max(worst[name][0], v), max(worst[name][1], b)]
             fails[name] += f > 1e-12
     for name in ("iid", "swor"):
-        print(f"{name}: largest polytope violation {worst[name][0]:.1e}, bound violation {worst[name][1]:.1e}; "
-              f"pass-down fails on {fails[name]} of {args.instances} instances")
+        print(
+            f"{name}: largest polytope violation {worst[name][0]:.1e}, bound violation {worst[name][1]:.1e}; "
+            f"pass-down fails on {fails[name]} of {args.instances} instances"
+        )
 
 
 if __name__ == "__main__":
