@@ -19,7 +19,7 @@ class _GreedyVerifier(OptimalVerifier):
 
     def __init__(self, p, law: Greedy, exact: bool) -> None:
         self.law, self.exact, self.p = law, exact, p
-        from . import optimal_acceptance  # (the package imports this module)
+        from ._solve import optimal_acceptance  # (_solve imports this module)
 
         res = optimal_acceptance(p, law)
         self.value, self.subset = res.value, res.subset

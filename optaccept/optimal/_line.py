@@ -32,7 +32,7 @@ class _LineVerifier(OptimalVerifier):
         self.law, self.exact, self.p = law, exact, p
         k, n = law.k, law.n
         q = law.q_exact if exact else law.q
-        from . import optimal_acceptance  # (the package imports this module)
+        from ._solve import optimal_acceptance  # (_solve imports this module)
 
         res = optimal_acceptance(p, law)
         self.value = res.value

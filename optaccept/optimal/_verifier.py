@@ -46,6 +46,7 @@ from typing import Any
 from .._errors import InputError
 from ..drafts import IID, DraftLaw, Greedy
 from ._greedy_verifier import _GreedyVerifier
+from ._inputs import _clean_p
 from ._line import _LineVerifier
 from ._plan import _PlanVerifier
 from ._verifier_base import (
@@ -94,7 +95,6 @@ def optimal_verifier(p: Any, drafts: DraftLaw, *, normalize: bool = False, max_s
     """
     if not isinstance(drafts, DraftLaw):
         raise InputError(f"drafts: must be a draft law (IID, WithoutReplacement, ...), got {type(drafts).__name__}")
-    from . import _clean_p
 
     pf, px = _clean_p(p, drafts, normalize)
     exact = px is not None and drafts.exact

@@ -10,6 +10,7 @@ import numpy as np
 from .._errors import InputError
 from .._validation import as_distribution_row_pair
 from ..drafts import IID, WithoutReplacement
+from ._inputs import _clean_p
 from ._line import respond_one
 from ._verifier import optimal_verifier
 
@@ -58,8 +59,6 @@ def optimal_verifier_batched(
         ``generator``.
     """
     import torch
-
-    from . import _clean_p  # (the package imports this module)
 
     if law not in ("iid", "swor"):
         raise InputError(f"law: must be 'iid' or 'swor' in the batched form, got {law!r}")

@@ -10,6 +10,7 @@ import numpy as np
 from .._errors import InputError
 from ..drafts import IID, DraftLaw
 from ._greedy_verifier import _GreedyVerifier
+from ._inputs import _clean_p
 from ._line import _cell_masses, _LineVerifier
 from ._result import Verification
 from ._verifier_base import (
@@ -58,7 +59,6 @@ def verify_verifier(p: Any, drafts: DraftLaw, ov: OptimalVerifier, *, tol: float
     at its subset from the draft law's own formula, and the layout's feasibility."""
     if not isinstance(ov, OptimalVerifier):
         raise InputError("result: must be an OptimalVerifier")
-    from . import _clean_p
 
     pf, px = _clean_p(p, drafts, False)
     exact = ov.exact
