@@ -43,7 +43,19 @@ __version__ = _package_version()
 # Sub-packages and their entry points load on first use (PEP 562), so that
 # ``import optaccept`` stays light: verifiers need scipy.optimize, polyhedra pycddlib
 # and sympy, llm torch and transformers.
-_LAZY_MODULES = ("verifiers", "polyhedra", "sequence", "llm", "plots", "cli", "jobs", "tree", "audit", "testing")
+_LAZY_MODULES = (
+    "verifiers",
+    "polyhedra",
+    "sequence",
+    "llm",
+    "real",
+    "plots",
+    "cli",
+    "jobs",
+    "tree",
+    "audit",
+    "testing",
+)
 _LAZY_NAMES = {"gap_table": "verifiers", "canonical_decomposition": "verifiers"}
 
 
@@ -90,5 +102,6 @@ __all__ = [
     "polyhedra",
     "sequence",
     "llm",
+    "real",
     "__version__",
 ]

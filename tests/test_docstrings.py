@@ -28,6 +28,7 @@ PACKAGES = (
     "optaccept.polyhedra",
     "optaccept.audit",
     "optaccept.tree",
+    "optaccept.real",
     "optaccept.llm",
 )
 

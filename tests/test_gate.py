@@ -64,7 +64,7 @@ def test_tree_log_matches_exact_topk_value():
 
 
 def test_clustered_errors_match_their_definition():
-    from optaccept.tree._real import _clustered  # the tree tables' own implementation
+    from optaccept.real._tables import _clustered  # the tree tables' own implementation
 
     rng = np.random.default_rng(0)
     x = rng.random(40)

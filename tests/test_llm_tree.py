@@ -14,7 +14,7 @@ transformers = pytest.importorskip("transformers")
 from optaccept import InputError, llm, sequence, tree  # noqa: E402
 from optaccept.drafts import IID, WithoutReplacement  # noqa: E402
 from optaccept.optimal import optimal_acceptance  # noqa: E402
-from optaccept.tree._real import tree_table  # noqa: E402
+from optaccept.real._tables import tree_table  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -322,7 +322,7 @@ def test_swor_length_one_alpha_bound():
 def test_sparse_rows_match_the_dense_rows(tmp_path):
     """DraftTrees keeps rows on their union of supports: every access equals the dense
     computation, through select, concatenate and both archive layouts."""
-    from optaccept._storage import SparseRows
+    from optaccept.real._storage import SparseRows
 
     rng = np.random.default_rng(5)
     m, n = 9, 40

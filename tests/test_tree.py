@@ -401,7 +401,7 @@ def test_batched_target_reads_each_tree_once():
 
 def test_sweep_over_distribution_files(tmp_path):
     """Files travel to the workers as paths; rows agree with the position pair read directly."""
-    from optaccept._storage import Distributions
+    from optaccept.real._storage import Distributions
 
     rng = np.random.default_rng(12)
     paths = []

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from optaccept import InputError, llm, tree
-from optaccept._storage import SparseRows
-from optaccept.tree import _real
+from optaccept.real import _tables as _real
+from optaccept.real._storage import SparseRows
+from optaccept.real._stored import StoredModel
 from optaccept.tree._bounds import tree_bound_terms
-from optaccept.tree._stored import StoredModel
 
 RTOL = 1e-12
 

@@ -103,7 +103,7 @@ def _extract(args: argparse.Namespace) -> int:
 
 
 def _gap_table(args: argparse.Namespace) -> int:
-    from .._storage import Distributions
+    from ..real._storage import Distributions
 
     # Arguments and every file first, before any computation.
     if args.out is not None and Path(args.out).is_file():

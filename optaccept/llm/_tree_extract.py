@@ -17,10 +17,10 @@ and itself through a tree attention mask (SpecInfer, Miao et al. 2024, arXiv
 a node is therefore the model's next-token law given prompt + the node's path,
 as a separate forward pass of that chain would give (tested to 1e-5).
 
-The result is a :class:`~optaccept.llm.DraftTrees` (defined with the analyses that read it,
-in :mod:`optaccept.tree._stored`): the trees (node parents, tokens, depths, the k chains as
+The result is a :class:`~optaccept.real.DraftTrees` (numpy only, defined
+in :mod:`optaccept.real._stored`): the trees (node parents, tokens, depths, the k chains as
 node indices) and the rows p, q of every node, compressed, with provenance and a SHA-256
-checksum, like :class:`~optaccept.llm.Distributions`.  :meth:`DraftTrees.models` replays one
+checksum, like :class:`~optaccept.real.Distributions`.  :meth:`DraftTrees.models` replays one
 tree's rows as sequence models (prefix -> distribution), so that the tree computations run
 from a file, offline.  :class:`~optaccept.llm.LMSequenceModel` (in
 ``_lm_sequence``) is the live counterpart: a model and a prompt as a cached ``prefix -> distribution``
@@ -38,8 +38,8 @@ import torch
 
 from .._errors import InputError
 from .._rows import resolve_device
+from ..real._stored import DraftTrees
 from ..tree import DRAFT_LAWS  # the tree draft laws, one definition
-from ..tree._stored import DraftTrees
 from ._extract import _check_int, _encode, _meta, _prompt_seed, _resume
 from ._lm_sequence import _TreeRunner
 from ._models import ModelPair

@@ -49,7 +49,7 @@ def plot_accepted_tokens(
     InputError
         If ``table`` is not a TreeTable or ``length`` is not one of its lengths.
     """
-    from ..tree._real import SERIES_STYLES, VERIFIER_NAMES, TreeTable
+    from ..real._tables import SERIES_STYLES, VERIFIER_NAMES, TreeTable
 
     if not isinstance(table, TreeTable):
         raise InputError("table: must be a TreeTable (see tree_table)")

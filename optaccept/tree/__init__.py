@@ -27,6 +27,9 @@ Fraction(11, 9)
   :func:`sample_tree`; per-tree values: :func:`tree_value`.
 """
 
+import importlib
+from typing import Any
+
 from ._api import VERIFIERS, accepted_tokens
 from ._best import BEST_STRATEGIES, best_tree
 from ._bounds import upper_bound
@@ -34,12 +37,25 @@ from ._budget import STRATEGIES, BudgetCurve, budget_curve
 from ._draft import DRAFT_LAWS, DraftTree, enumerate_trees, sample_tree
 from ._models import Model, SequenceModel, as_model, model_pair, synthetic_pair, with_temperature
 from ._profile import AcceptanceProfile, acceptance_profile
-from ._real import TreeTable, tree_table
 from ._result import LPCertificate, TreeResult
 from ._sampling import rao_blackwell, sample_accepted_tokens, tree_value
 from ._shape import CHILDREN, Shape, ShapedTree, as_shape, enumerate_shaped, sample_shaped
 from ._simulate import simulate, simulate_step
 from ._sweep import sweep
+
+# tree_table and TreeTable moved to optaccept.real (tables of real-model trees); they
+# stay importable from here for one release, loaded on first use (real/ sits above tree/).
+_MOVED = {"tree_table": "optaccept.real._tables", "TreeTable": "optaccept.real._tables"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module 'optaccept.tree' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "accepted_tokens",

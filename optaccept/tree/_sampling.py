@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,20 @@ from ._result import TreeResult
 from ._shape import ShapedTree, sample_shaped
 
 __all__ = ["sample_accepted_tokens", "tree_value", "rao_blackwell"]
+
+
+def _clustered(x: Sequence[float], groups: Sequence[int]) -> tuple[float, float]:
+    """Mean of per-tree values and its standard error clustered by prompt (trees of one
+    prompt share it and are not independent): sqrt(G/(G−1)·Σ_g S_g²)/N, S_g the sum of
+    the deviations of cluster g."""
+    a = np.asarray(x, dtype=np.float64)
+    _, inv = np.unique(np.asarray(groups), return_inverse=True)
+    G = int(inv.max()) + 1
+    m = float(a.mean())
+    if G < 2:
+        return m, 0.0
+    s = np.bincount(inv, weights=a - m, minlength=G)
+    return m, float(math.sqrt(G / (G - 1) * float(s @ s)) / a.size)
 
 
 def tree_value(tree: DraftTree | ShapedTree, target: Any, draft: Any, verifier: str = "token") -> Any:
@@ -235,7 +251,7 @@ def rao_blackwell(
     items : iterable of (tree, target, draft)
         A :class:`DraftTree` or :class:`ShapedTree` drawn from the draft model and two
         sequence models answering at least its internal nodes (e.g. lookups into a
-        stored tree's laws), such as :meth:`optaccept.llm.DraftTrees.items`.
+        stored tree's laws), such as :meth:`optaccept.real.DraftTrees.items`.
     verifiers : tuple of str
         Per-tree verifiers (``"token"``, ``"block"``, ``"traversal"``, ``"target_only"``).
     groups : sequence, optional
@@ -260,7 +276,6 @@ def rao_blackwell(
     from tqdm.auto import tqdm
 
     from ._models import as_model
-    from ._real import _clustered
 
     if groups is None:
         groups = getattr(items, "groups", None)

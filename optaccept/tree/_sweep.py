@@ -35,7 +35,7 @@ def load_source(source: Any, *, start: int = 0, positions: int | None = None) ->
     path to a distribution file (``optaccept.llm`` ``.npz``), read as a
     :class:`~optaccept.sequence.PositionPair` over rows ``start`` .. ``start + positions``."""
     if isinstance(source, (str, os.PathLike)):
-        from .._storage import Distributions
+        from ..real._storage import Distributions
         from ..sequence import PositionPair
 
         d = Distributions.load(Path(source))

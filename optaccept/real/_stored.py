@@ -2,8 +2,9 @@
 draft's next-token laws read there (:class:`DraftTrees`, the file format
 ``optaccept.llm.DraftTrees/1``), and :class:`StoredModel`, which answers a tree computation
 from such a file offline.  The trees are grown from language models by
-:func:`optaccept.llm.extract_trees`; the analyses of :mod:`optaccept.tree` read them from here,
-with no model (and no torch) loaded.
+:func:`optaccept.llm.extract_trees`; the tables of :mod:`optaccept.real` and the analyses of
+:mod:`optaccept.tree` read them from here, with no model (and no torch) loaded.  The format
+name keeps its first home, so that files written before the move still load.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._storage import Distributions, SparseRows, _read_archive, _write_archive
 from .._validation import check_k
+from ._storage import Distributions, SparseRows, _read_archive, _write_archive
 
 __all__ = ["FORMAT", "TREES_FILES", "EXTENDED_TREES_FILES", "DraftTrees", "StoredModel", "trees_path"]
 

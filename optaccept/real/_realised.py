@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._storage import Distributions, check_data_and_ks
 from .._validation import check_rng, check_size
+from ._storage import Distributions, check_data_and_ks
 
 __all__ = ["RealisedTable", "realised_optimal"]
 

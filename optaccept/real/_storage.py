@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import InputError
-from ._io import _READ_ERRORS, _first_line
+from .._errors import InputError
+from .._io import _READ_ERRORS, _first_line
 
 __all__ = ["Distributions", "SparseRows"]
 

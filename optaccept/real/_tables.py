@@ -1,6 +1,6 @@
 """Accepted tokens per step on stored draft trees of a real pair: a table and a figure.
 
-The input is one :class:`optaccept.llm.DraftTrees` file per draft law (k chains of
+The input is one :class:`optaccept.real.DraftTrees` file per draft law (k chains of
 ``length`` tokens after each prompt, with the target's and the draft's laws at every
 node).  A tree stored with k chains of L tokens also gives, cut to its first k' ≤ k
 chains and their first L' ≤ L tokens, a sample of the draft law with k' and L', so one
@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._errors import InputError
+from ..tree._sampling import _clustered
 
 __all__ = ["TreeTable", "tree_table", "VERIFIER_NAMES", "SERIES_STYLES"]
 
@@ -278,20 +279,6 @@ class TreeTable:
         return html_table(header, rows, title="Expected draft tokens accepted per step (± standard error)")
 
 
-def _clustered(x: Sequence[float], groups: Sequence[int]) -> tuple[float, float]:
-    """Mean of per-tree values and its standard error clustered by prompt (trees of one
-    prompt share it and are not independent): sqrt(G/(G−1)·Σ_g S_g²)/N, S_g the sum of
-    the deviations of cluster g."""
-    a = np.asarray(x, dtype=np.float64)
-    _, inv = np.unique(np.asarray(groups), return_inverse=True)
-    G = int(inv.max()) + 1
-    m = float(a.mean())
-    if G < 2:
-        return m, 0.0
-    s = np.bincount(inv, weights=a - m, minlength=G)
-    return m, float(math.sqrt(G / (G - 1) * float(s @ s)) / a.size)
-
-
 def _prompt_roots(trees: Any) -> dict[str, Any]:
     """p and q at the root of the first tree of each prompt, each on its own support
     (tokens with p > 0 or q > 0: every one-token value ignores tokens with p = q = 0), and
@@ -374,7 +361,7 @@ def _node_laws(f: Any, cache: dict) -> dict[str, np.ndarray]:
 def _root_inclusions(f: Any, k: int, cache: dict) -> np.ndarray:
     """Per depth-1 node: P(its token is among k draws without replacement from the root's
     q) (:class:`optaccept.tree._bounds._Pi`), once per distinct root row and token."""
-    from ._bounds import _Pi
+    from ..tree._bounds import _Pi
 
     rows = f._rows
     parent, depth, token = np.asarray(f.parent), np.asarray(f.depth), np.asarray(f.token)
@@ -438,7 +425,7 @@ def _tree_laws(f: Any, i: int) -> tuple[Any, Any, dict[int, int]]:
     """Tree ``i``'s target and draft laws as checked, cached models on its compact
     vocabulary (as ``as_model(f.models(i, compact=True)[j]).cached()``, the rows checked
     at once), and the map from token to compact index."""
-    from ._models import Model
+    from ..tree._models import Model
 
     index = f.prefixes(i)
     nodes = list(index.values())
@@ -470,8 +457,8 @@ def _sampled_values(f: Any, cells: list[tuple[int, int]], bar: Any) -> dict[tupl
     """Per-tree values (:data:`optaccept.tree.PER_TREE`, the functions behind
     :func:`optaccept.tree.rao_blackwell`) of every (k, L) cell, one pass over the trees:
     each tree's laws are read and checked once for all its cells."""
-    from ._api import PER_TREE
-    from ._draft import DraftTree
+    from ..tree._api import PER_TREE
+    from ..tree._draft import DraftTree
 
     out = {(k, L): {v: np.empty(f.n_trees) for v in _cell_verifiers(f.drafts, k)} for k, L in cells}
     if not cells:
@@ -540,7 +527,7 @@ def tree_table(
     ----------
     trees : DraftTrees, path, or a dict / list of them (one per draft law)
         Stored draft trees (:func:`optaccept.llm.extract_trees`,
-        :func:`optaccept.llm.trees_path`).
+        :func:`optaccept.real.trees_path`).
     ks, lengths : iterables of int, optional
         Cells to fill (default: every k and length up to the stored ones).
     progress : bool, optional
@@ -559,7 +546,7 @@ def tree_table(
     """
     from tqdm.auto import tqdm
 
-    from ._progress import show_progress
+    from ..tree._progress import show_progress
     from ._stored import DraftTrees
 
     if isinstance(trees, (str, Path, DraftTrees)):
