@@ -11,8 +11,9 @@ import pytest
 
 import optaccept as oa
 from optaccept import verifiers as V
+from optaccept._limits import show_progress as progress_default
 from optaccept.cli import main
-from optaccept.verifiers._gap import NOT_DEFINED, progress_default
+from optaccept.verifiers._gap import NOT_DEFINED
 
 
 def _vocabulary_pair(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

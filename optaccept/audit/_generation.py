@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MissingDependencyError
+from .._limits import show_progress
 from .._validation import check_rng, check_size
 from ._core import FALSE_ALARM, _ks_uniform, pit_values
 
@@ -430,7 +431,7 @@ def audit_generation(
         total=texts,
         desc="audit_generation: runs of the loop",
         unit="run",
-        disable=None if progress is None else not progress,
+        disable=not show_progress(progress),
         leave=False,
     )
     j = 0

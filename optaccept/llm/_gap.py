@@ -359,7 +359,7 @@ def gap_table(
     from tqdm.auto import tqdm
 
     from .._errors import SolverError
-    from ..verifiers._gap import progress_default
+    from .._limits import show_progress
 
     ks = check_data_and_ks(data, ks)
     dev = resolve_device(device)
@@ -369,7 +369,7 @@ def gap_table(
         raise InputError(f"batch_size: must be at least 1, got {batch_size}")
     temp = float(data.meta.get("draft_warp", {}).get("temperature", float("nan")))
     acc: dict[tuple[float, int, str], list[np.ndarray]] = {}
-    show = progress_default(progress)
+    show = show_progress(progress)
     bar = tqdm(total=len(data), desc=f"gap table, k in {list(ks)}", unit="position", disable=not show)
     for lo in range(0, len(data), batch_size):
         p, q = data.compact_rows(lo, lo + batch_size)

@@ -9,8 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from ._witness import WEAK_WITNESS
-
 __all__ = ["AcceptanceResult", "FlowPlan", "TransportPlan", "Verification"]
 
 
@@ -216,6 +214,10 @@ class Verification:
     witness : str or None
         What proves the lower bound (None: not asked for, as for an optimal verifier, whose
         own rule is the witness and is checked through ``primal_value``).
+    witness_optimal : bool
+        Whether the witness's construction reaches α* when the value is right (a plan, the
+        optimal verifier's layout, a max flow); False for a valid bound that is not tight in
+        general, whose shortfall then neither confirms nor refutes the value.
     """
 
     dual_value: float | Fraction
@@ -229,6 +231,7 @@ class Verification:
     lower_gap: float | Fraction | None = None
     lower_violation: float | Fraction | None = None
     witness: str | None = None
+    witness_optimal: bool = True
 
     @property
     def upper_gap(self) -> float | Fraction:
@@ -284,7 +287,7 @@ class Verification:
                 )
             elif self.lower_gap is None:
                 parts.append(f"lower bound not established: {self.witness}")
-            elif self.witness == WEAK_WITNESS and not self.lower_violation:
+            elif not self.witness_optimal and not self.lower_violation:
                 parts.append(
                     f"lower bound not proved: the {self.witness} reaches {_num(self.lower_bound)}, "
                     f"{_num(self.lower_gap)} below the value (not tight in general, so this neither confirms nor "

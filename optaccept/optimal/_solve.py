@@ -251,6 +251,7 @@ def verify(
             lower_gap=None if lb is None else abs(result.value - lb),
             lower_violation=w["violation"],
             witness=w["witness"],
+            witness_optimal=w.get("optimal", True),
         )
     dual = float(pf[mask].sum()) + 1.0 - float(drafts.subset_prob(mask))
     out: dict[str, Any] = {"dual_value": dual, "value_gap": abs(float(result.value) - dual), "tol": tol}
@@ -282,6 +283,7 @@ def verify(
         lower_gap=None if lb is None else abs(float(result.value) - float(lb)),
         lower_violation=w["violation"],
         witness=w["witness"],
+        witness_optimal=w.get("optimal", True),
     )
     return Verification(**out)
 

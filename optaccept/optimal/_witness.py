@@ -40,10 +40,6 @@ MAX_WITNESS_SETS = 200_000
 #: of D(set ⊆ S) = ∏ᵢ qᵢ(S)).
 MAX_GREEDY_VERTEX_N = 4096
 
-#: The witness named when only a valid but not tight lower bound is known (without-replacement
-#: drafts beyond the flow's reach): a shortfall then leaves the value unproved, not refuted.
-WEAK_WITNESS = "greedy vertex of the coverage polymatroid (a valid bound; no optimal flow is known at this size)"
-
 
 def lower_witness(pf: np.ndarray, px: Any, law: DraftLaw, exact: bool) -> dict[str, Any]:
     """A lower bound on α*(p, law) from a feasible coupling or flow, re-checked.
@@ -167,6 +163,6 @@ def _greedy_vertex_bound(pf: np.ndarray, law: DraftLaw) -> dict[str, Any]:
     return {
         "lower_bound": float(np.minimum(pf, x).sum()),
         "violation": 0.0,
-        "witness": WEAK_WITNESS,
+        "witness": "greedy vertex of the coverage polymatroid (a valid bound; no optimal flow is known at this size)",
         "optimal": False,
     }

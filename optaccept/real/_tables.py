@@ -546,7 +546,7 @@ def tree_table(
     """
     from tqdm.auto import tqdm
 
-    from ..tree._progress import show_progress
+    from .._limits import show_progress
     from ._stored import DraftTrees
 
     if isinstance(trees, (str, Path, DraftTrees)):

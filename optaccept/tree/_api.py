@@ -285,7 +285,7 @@ def exact_accepted_tokens(
         )
     from tqdm.auto import tqdm
 
-    from ._progress import show_progress
+    from .._limits import show_progress
 
     trees = enumerate_trees(Qc, length, k, drafts, max_trees=max_trees)
     fn = PER_TREE[verifier]

@@ -116,9 +116,9 @@ def best_tree(
     >>> shape.size, shape.to_vllm() == tree.Shape.from_vllm(shape.to_vllm()).to_vllm()
     (8, True)
     """
+    from .._limits import show_progress
     from ._api import check_shaped
     from ._models import as_model
-    from ._progress import show_progress
 
     if strategy not in BEST_STRATEGIES:
         raise InputError(f"strategy: one of {BEST_STRATEGIES}, got {strategy!r}")

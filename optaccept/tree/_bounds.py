@@ -261,8 +261,8 @@ def upper_bound(
         return result(_monotone(terms[1:]), "exact", count)
     from tqdm.auto import tqdm
 
+    from .._limits import show_progress
     from .._validation import check_rng
-    from ._progress import show_progress
 
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
         raise InputError(f"samples: must be an integer >= 2, got {samples!r}")

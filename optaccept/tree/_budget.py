@@ -330,8 +330,8 @@ def budget_curve(
     """
     from tqdm.auto import tqdm
 
+    from .._limits import show_progress
     from ._models import as_model
-    from ._progress import show_progress
 
     bs = tuple(int(b) for b in budgets)
     if not bs or any(b < 1 or b > 4096 for b in bs) or list(bs) != sorted(set(bs)):

@@ -209,7 +209,7 @@ def sample_accepted_tokens(
                 c = int(z["chunk_index"])
                 if c < n_chunks:
                     done[c] = z["values"]
-    from ._progress import show_progress
+    from .._limits import show_progress
 
     bar = tqdm(total=int(trees), desc="trees", unit="tree", disable=not show_progress(progress))
     bar.update(sum(min(int(chunk), int(trees) - c * int(chunk)) for c in done))
@@ -285,7 +285,7 @@ def rao_blackwell(
         raise InputError(f"groups: one group per item ({len(items)} items), got {np.size(groups)}")
     vals: dict[str, list[float]] = {v: [] for v in verifiers}
     meta = None
-    from ._progress import show_progress
+    from .._limits import show_progress
 
     bar = not show_progress(progress)
     for tree, target, draft in tqdm(items, total=total, desc="trees", unit="tree", disable=bar):

@@ -76,7 +76,7 @@ def shaped_accepted_tokens(
         return result(v, "lp", len(trees), certificate=cert, details=details)
     from tqdm.auto import tqdm
 
-    from ._progress import show_progress
+    from .._limits import show_progress
 
     fn = PER_TREE[verifier]
     total = 0

@@ -241,8 +241,8 @@ def simulate(
     """
     from tqdm.auto import tqdm
 
+    from .._limits import show_progress
     from ._models import as_model
-    from ._progress import show_progress
     from ._shape import as_shape, check_children, sample_shaped
 
     Pm, Qm = as_model(target, "target"), as_model(draft, "draft")

@@ -11,14 +11,10 @@ from .._limits import show_progress
 from .._validation import as_distribution_pair, check_k
 from ._base import Verifier
 
-__all__ = ["GapTable", "gap_table", "progress_default"]
+__all__ = ["GapTable", "gap_table"]
 
 #: What a missing cell says when the verifier is not defined for that k.
 NOT_DEFINED = "not defined for this k"
-
-
-#: the package's one rule for ``progress=None`` (a bar in a terminal or a Jupyter kernel)
-progress_default = show_progress
 
 
 @dataclass(frozen=True)
@@ -297,7 +293,7 @@ def gap_table(
     star: dict[str, dict[int, float | None]] = {}
     missing: dict[str, dict[int, str]] = {}
     cells = [(v, k) for v in vs for k in ks_t]
-    bar = tqdm(cells, desc="gap table", unit="cell", disable=not progress_default(progress))
+    bar = tqdm(cells, desc="gap table", unit="cell", disable=not show_progress(progress))
     for v, k in bar:
         bar.set_postfix_str(f"{v.name}, k={k}", refresh=False)
         alpha.setdefault(v.name, {})
