@@ -62,7 +62,7 @@ def main() -> None:
         flagged = 0
         t0 = time.time()
         for s in range(seeds):
-            kw = dict(draft=draft, gamma=gamma) if gamma else {}
+            kw = dict(drafting=audit.ChainDrafting(draft, gamma)) if gamma else {}
             rep = audit.audit_generation(
                 gen,
                 target,

@@ -83,7 +83,7 @@ def main() -> None:
     for k in (2, 4, 8):
         for name, law in laws.items():
             t_b = best_time(
-                lambda name=name, k=k: llm.batched_optimal_acceptance(p, q, k, name, device=device), repeat=2
+                lambda name=name, k=k: oa.batched_optimal_acceptance(p, q, k, name, device=device), repeat=2
             )
             m = 2 if name == "swor" and k > 2 else 8
             t_c = best_time(
@@ -100,10 +100,10 @@ def main() -> None:
         logits = torch.randn(4096, 49152, device=device, generator=g) * 3
         pt, qt = torch.softmax(logits, 1), torch.softmax(logits / 1.5, 1)
         for name in ("iid", "greedy"):
-            llm.batched_optimal_acceptance(pt, qt, 4, name)
+            oa.batched_optimal_acceptance(pt, qt, 4, name)
             torch.cuda.synchronize()
             t = best_time(
-                lambda name=name: (llm.batched_optimal_acceptance(pt, qt, 4, name), torch.cuda.synchronize()), repeat=2
+                lambda name=name: (oa.batched_optimal_acceptance(pt, qt, 4, name), torch.cuda.synchronize()), repeat=2
             )
             print(f"| {name} | 4 | {4096 / t:.0f} positions/s |")
 

@@ -12,9 +12,10 @@
    run, with the IID α* solve of the same row for scale.
 5. The serving-size goals, as ratios to ``np.sort`` of the same array measured interleaved
    with them (best of many alternating runs, so that a loaded machine slows both alike):
-   WithoutReplacement α* at n = 49,152, k = 4 and 8 (goal: ≤ 30× the sort) and IID α* at
-   n = 128,000, k = 8 (goal: ≤ 1× the sort).  p, q: softmax of N(0, 3²) logits, q = p
-   perturbed by N(0, 1) in log space.  The load average is printed with the table.
+   WithoutReplacement α* at n = 49,152, k = 4 and 8 (goal: ≤ 30× the sort) on softmax, Zipf
+   and Dirichlet rows, and IID α* at n = 128,000, k = 8 (goal: ≤ 1× the sort) on softmax rows
+   (softmax of N(0, 3²) logits; in each family q = p perturbed by N(0, 1) in log space).  The
+   machine and the load average are printed with the table.
 
 Run: ``.venv/bin/python benchmarks/bench_optimal.py [--quick] [--out FILE.md]``.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import os
 import platform
 import time
 
@@ -30,7 +32,7 @@ import numpy as np
 from _timing import best_time
 
 import optaccept as oa
-from optaccept import _swor
+from optaccept import _swor, _swor_quadrature
 from optaccept.optimal._sorted import iid_scan, ratio_order
 
 
@@ -73,8 +75,8 @@ def bench_swor(ns, ks, lines):
         "",
         "Random Dirichlet(1) p and q (seed 1). Accuracy: |α* − reference|, where the reference is the "
         "prefix scan with the exact formula Σ_{i∈S} q_i(q(S) − q_i)/(1 − q_i) for k = 2, and the same "
-        "scan with a 32-node-per-panel quadrature and tail bound 1e-18 for k > 2 (the shipped method uses "
-        "16 nodes and 1e-15); `np.sort` of n floats for scale.",
+        "scan of every prefix with panels bisected down to a Kronrod–Gauss difference of 1e-16 and tail bound "
+        "1e-18 for k > 2 (the shipped method: 1e-13 and 1e-15); `np.sort` of n floats for scale.",
         "",
         "| n | k | time (s) | np.sort (ms) | accuracy check |",
         "|---|---|---|---|---|",
@@ -96,13 +98,13 @@ def bench_swor(ns, ks, lines):
                 f = np.concatenate([[0.0], np.cumsum(qo) * np.cumsum(a) - np.cumsum(a * qo)])
                 how = "exact k=2 formula"
             else:
-                old = _swor._NODES
-                _swor._NODES = 32
+                old = _swor_quadrature._PANEL_TOL
+                _swor_quadrature._PANEL_TOL = 1e-16
                 try:
                     f = _swor.prefix_subset_probs(q[order], k, tail_tol=1e-18)
                 finally:
-                    _swor._NODES = old
-                how = "32-node quadrature"
+                    _swor_quadrature._PANEL_TOL = old
+                how = "finer quadrature"
             h = P + 1 - f
             h[0] = 1.0
             err = abs(val - h.min())
@@ -128,8 +130,6 @@ def _row_families(n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 def bench_swor_rows(n, ks, lines):
-    import os
-
     lines += [
         f"## 4. WithoutReplacement α* on full {n:,}-token rows",
         "",
@@ -264,6 +264,21 @@ def _softmax_pair(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndar
     return p, q
 
 
+def _zipf_pair(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """p ∝ 1/rank^1.1 over a random ranking of the tokens, q = p perturbed by N(0, 1) in log space."""
+    p = 1.0 / rng.permutation(np.arange(1, n + 1)) ** 1.1
+    p /= p.sum()
+    q = p * np.exp(rng.normal(0.0, 1.0, n))
+    return p, q / q.sum()
+
+
+def _dirichlet_pair(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """p ~ Dirichlet(1), q = p perturbed by N(0, 1) in log space."""
+    p = rng.dirichlet(np.ones(n))
+    q = p * np.exp(rng.normal(0.0, 1.0, n))
+    return p, q / q.sum()
+
+
 def _interleaved(fns: dict, rounds: int) -> dict:
     """Best wall-clock time of each function over ``rounds`` rounds that call them in turn."""
     best = dict.fromkeys(fns, float("inf"))
@@ -279,28 +294,29 @@ def _interleaved(fns: dict, rounds: int) -> dict:
 
 def bench_goals(rounds: int, lines) -> None:
     """Section 5: α* at serving sizes as ratios to np.sort of the same array, interleaved."""
-    import os
-
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines += [
         "## 5. Serving-size goals, as ratios to `np.sort` of the same array",
         "",
-        "p = softmax of N(0, 3²) logits, q = p perturbed by N(0, 1) in log space (seed 0). "
+        "Rows (seed 0): softmax = softmax of N(0, 3²) logits; Zipf = p ∝ 1/rank^1.1 over a random "
+        "ranking; Dirichlet = Dirichlet(1); in each, q = p perturbed by N(0, 1) in log space. "
         "`np.sort(q)` and the solve (`optimal_acceptance(p, law)`, law prebuilt) are called in turn, "
-        f"{rounds} rounds; best of each. Load average at the start: {load:.1f} on {mp.cpu_count()} cores.",
+        f"{rounds} rounds; best of each. Machine: {platform.machine()}, {mp.cpu_count()} cores; "
+        f"load average at the start: {load:.1f}.",
         "",
-        "| law | n | k | np.sort (ms) | α* (ms) | ratio | goal | met |",
-        "|---|---|---|---|---|---|---|---|",
+        "| law | rows | n | k | np.sort (ms) | α* (ms) | ratio | goal | met |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    rng = np.random.default_rng(0)
-    for law_name, n, k, goal in (("WithoutReplacement", 49152, 4, 30.0), ("WithoutReplacement", 49152, 8, 30.0),
-                                 ("IID", 128000, 8, 1.0)):  # fmt: skip
-        p, q = _softmax_pair(rng, n)
+    families = {"softmax": _softmax_pair, "Zipf": _zipf_pair, "Dirichlet": _dirichlet_pair}
+    cases = [("WithoutReplacement", fam, 49152, k, 30.0) for fam in families for k in (4, 8)]
+    cases.append(("IID", "softmax", 128000, 8, 1.0))
+    for law_name, fam, n, k, goal in cases:
+        p, q = families[fam](np.random.default_rng(0), n)
         law = oa.WithoutReplacement(q, k) if law_name == "WithoutReplacement" else oa.IID(q, k)
         t = _interleaved({"sort": lambda: np.sort(q), "solve": lambda: oa.optimal_acceptance(p, law)}, rounds)
         ratio = t["solve"] / t["sort"]
         lines.append(
-            f"| {law_name} | {n:,} | {k} | {t['sort'] * 1e3:.2f} | {t['solve'] * 1e3:.2f} | {ratio:.1f}× | "
+            f"| {law_name} | {fam} | {n:,} | {k} | {t['sort'] * 1e3:.2f} | {t['solve'] * 1e3:.2f} | {ratio:.1f}× | "
             f"≤ {goal:g}× | {'yes' if ratio <= goal else f'no ({ratio / goal:.1f}× over)'} |"
         )
         print(lines[-1], flush=True)

@@ -1,13 +1,17 @@
 """Benchmark of the optimal verifier (``optaccept.optimal_verifier``).
 
-1. Build time for one position (IID drafts) at n = 49,152 and 131,072, k = 2, 4, 8, against
-   the α* solve itself (``optimal_acceptance``, best of 7) measured in the same run, with the
-   compiled kernels (numba; best of 5) and with the numpy form (best of 3).
+1. The one-shot answer for one position and one draft tuple (``respond_one``: what a serving
+   engine calls; best of 5 over 5 tuples drawn from the law) and the build of a kept verifier
+   (IID drafts) at n = 49,152 and 131,072, k = 2, 4, 8, each against the α* solve itself
+   (``optimal_acceptance``, best of 7) measured in the same run, with the compiled kernels
+   (numba; best of 5) and the build also with the numpy form (best of 3).
 2. ``conditional`` per draft tuple at several n (goal: independent of n after the build).
 3. The batched torch form, positions per second on this CPU, against one kept verifier per row.
 4. The previous LP-plan verifier (draw a plan of the max-flow LP over draft sets, then
    condition on the set) at the largest n it reaches, against the new build on the same
    instances.
+6. How far along the layout one draft tuple's pieces reach (``--parts 6``): what a layout
+   limited to the cells a tuple touches could skip.
 5. Without-replacement drafts from a draft truncated to its m most likely tokens at
    n = 49,152: the flow-plan verifier (sparse rows), its build against the α* solve, the
    conditional and the sampler (``--parts 5`` runs this part alone).
@@ -15,7 +19,7 @@
 Instances: Zipf(1.1) laws with log-normal noise of scale σ on p and q independently
 (σ = 1: α* well below 1; σ = 0.3: α* near 1, where the selection marginal must equal p).
 
-    .venv/bin/python benchmarks/bench_optimal_verifier.py [--quick] [--parts 12345]
+    .venv/bin/python benchmarks/bench_optimal_verifier.py [--quick] [--parts 123456]
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from _timing import best_time
 
 import optaccept as oa
 from optaccept.optimal import optimal_verifier
+from optaccept.optimal._line import respond_one
 
 
 def zipf_pair(n: int, sigma: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -69,7 +74,7 @@ def old_lp_plan_build(p: np.ndarray, law) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--parts", default="12345", help="which parts to run, e.g. 5")
+    ap.add_argument("--parts", default="123456", help="which parts to run, e.g. 5")
     args = ap.parse_args()
     print(
         f"# machine: {platform.machine()} {platform.processor() or ''}, Python {platform.python_version()}, "
@@ -79,8 +84,60 @@ def main() -> None:
     sigmas = (1.0, 0.3)
     if set("1234") & set(args.parts):
         _parts_1_to_4(args, ns, sigmas)
+    if "6" in args.parts:
+        _part_6(args)
     if "5" in args.parts:
         _part_5(args)
+
+
+def _part_6(args) -> None:
+    """How far along the layout one draft tuple's pieces reach (what a lazy layout could skip)."""
+    from optaccept.optimal._line import _cell_masses, _line_of
+    from optaccept.optimal._sorted import iid_scan
+    from optaccept.optimal._swaps import side_matches
+
+    print("\n## 6. Reach of one tuple's pieces along the layout (IID)\n")
+    print(
+        "Per side, the swap scan's queue (docs/optimal_verifier.md §3): its longest run without emptying. "
+        "Per tuple (200 drawn from the law, seed 0): the fraction of the line, counted from its right end, "
+        "that holds a drafted token of side A or a partner of one (1 where a token of side B is drafted: "
+        "its cell's mass needs every cell to its right).\n"
+    )
+    print("| n | k | family | side B cells | longest busy run, B | longest busy run, A | reach, mean | reach, median |")
+    print("|---|---|---|---|---|---|---|---|")
+    n = 4096 if args.quick else 49_152
+    fams = [
+        ("logits", *logit_pair(n, seed=3)),
+        ("zipf 1.0", *zipf_pair(n, 1.0, seed=3)),
+        ("zipf 0.3", *zipf_pair(n, 0.3, seed=3)),
+    ]
+    for name, p, q in fams:
+        for k in (2, 4, 8):
+            in_a = np.zeros(n, dtype=bool)
+            in_a[iid_scan(p, q, k)[1]()] = True
+            line, nb, ell, pl = _line_of(p, q, in_a)
+            m = line.size
+            ell, mass = _cell_masses(ell, k, False)
+            runs = []
+            for x in (mass[:nb] - pl[:nb], (pl[nb:] - mass[nb:])[::-1]):
+                e = np.cumsum(x)
+                busy = (e - np.minimum(np.minimum.accumulate(e), 0.0)) > 0
+                edges = np.diff(np.concatenate([[0], busy.astype(np.int64), [0]]))
+                runs.append(int((np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)).max(initial=0)))
+            lt, rt, _, _ = side_matches(mass[nb:], pl[nb:], upper=False)
+            reach = np.arange(m)
+            np.minimum.at(reach, rt + nb, lt + nb)
+            pos = np.empty(n, dtype=np.int64)
+            pos[line] = np.arange(m)
+            rng = np.random.default_rng(0)
+            fr = []
+            for x in oa.IID(q, k).sample(rng, 200):
+                h = pos[x]
+                fr.append(1.0 if (h < nb).any() else (m - reach[h].min()) / m)
+            print(
+                f"| {n} | {k} | {name} | {nb} | {runs[0]} | {runs[1]} | {np.mean(fr):.2f} | {np.median(fr):.2f} |",
+                flush=True,
+            )
 
 
 def _part_5(args) -> None:
@@ -128,7 +185,7 @@ def _part_5(args) -> None:
 def _parts_1_to_4(args, ns, sigmas) -> None:
     from optaccept import _line_kernel
 
-    print("\n## 1. Build for one position vs the α* solve (IID)\n")
+    print("\n## 1. One position: the one-shot answer and the build vs the α* solve (IID)\n")
     if _line_kernel.available():
         t0 = time.perf_counter()
         p0, q0 = zipf_pair(64, 1.0, seed=1)
@@ -141,10 +198,10 @@ def _parts_1_to_4(args, ns, sigmas) -> None:
         "`zipf σ` (Zipf(1.1) with log-normal noise σ on p and q). α* solve: best of 7; builds: best of 5.\n"
     )
     print(
-        "| n | k | family | α* | α* solve (ms) | build, compiled (ms) | ratio to solve | build, numpy (ms) | "
-        "ratio to solve | acceptance − α* | shares |"
+        "| n | k | family | α* | α* solve (ms) | one-shot (ms) | ratio to solve | build, compiled (ms) | "
+        "ratio to solve | build, numpy (ms) | ratio to solve | acceptance − α* | shares |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in ns:
         fams = [("logits", *logit_pair(n, seed=n % 89))]
         fams += [(f"zipf {sigma}", *zipf_pair(n, sigma, seed=n % 97)) for sigma in sigmas]
@@ -152,6 +209,12 @@ def _parts_1_to_4(args, ns, sigmas) -> None:
             for k in (2, 4, 8):
                 law = oa.IID(q, k)
                 base = best_time(lambda law=law, p=p: oa.optimal_acceptance(p, law), repeat=7)
+                rng = np.random.default_rng(k)
+                shots = [(x, rng.random(3 * k + 2)) for x in law.sample(rng, 5)]
+                one = min(
+                    best_time(lambda x=x, u=u, law=law, p=p: respond_one(p, law.q, k, x, u), repeat=5, warmup=True)
+                    for x, u in shots
+                )
                 fast = float("nan")
                 if _line_kernel.available():
                     fast = best_time(lambda law=law, p=p: optimal_verifier(p, law), repeat=5)
@@ -162,8 +225,9 @@ def _parts_1_to_4(args, ns, sigmas) -> None:
                     del os.environ["OPTACCEPT_NO_JIT"]
                 ov = optimal_verifier(p, law)
                 print(
-                    f"| {n} | {k} | {name} | {ov.value:.6f} | {1e3 * base:.2f} | {1e3 * fast:.2f} | "
-                    f"{fast / base:.1f}× | {1e3 * slow:.1f} | {slow / base:.0f}× | {ov.acceptance - ov.value:.1e} | "
+                    f"| {n} | {k} | {name} | {ov.value:.6f} | {1e3 * base:.2f} | {1e3 * one:.2f} | {one / base:.1f}× | "
+                    f"{1e3 * fast:.2f} | {fast / base:.1f}× | {1e3 * slow:.1f} | {slow / base:.0f}× | "
+                    f"{ov.acceptance - ov.value:.1e} | "
                     f"{ov._plen.size} |",
                     flush=True,
                 )
@@ -194,11 +258,15 @@ def _parts_1_to_4(args, ns, sigmas) -> None:
         from optaccept.optimal import optimal_verifier_batched
 
         print(
-            "Rows of the `logits` family, k = 4. Baseline, measured in the same run: one kept "
-            "verifier per row (`optimal_verifier(...)` then its output for the row's tuple), one thread.\n"
+            "Rows of the `logits` family, k = 4. Baselines, measured in the same run: one kept "
+            "verifier per row (`optimal_verifier(...)` then its output for the row's tuple), one thread; "
+            "and the α* solve alone per row (`optimal_acceptance`, one thread), as positions/s. "
+            "Batched: best of 3.\n"
         )
-        print("| n | rows | threads | seconds | positions/s | ratio to baseline |")
-        print("|---|---|---|---|---|---|")
+        print(
+            "| n | rows | threads | seconds | positions/s | ratio to kept verifiers | α* solves/s | ratio to solves |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
         for n in (1000, 8192) if args.quick else (1000, 49_152, 131_072):
             rows = 32 if args.quick else 128
             P, Q, D = [], [], []
@@ -212,14 +280,24 @@ def _parts_1_to_4(args, ns, sigmas) -> None:
             for r in range(rows):
                 optimal_verifier(P[r], oa.IID(Q[r], 4))._respond_uniform(D[r], uni[r])
             base = rows / (time.perf_counter() - t0)
+            laws = [oa.IID(Q[r], 4) for r in range(rows)]
+            t0 = time.perf_counter()
+            for r in range(rows):
+                oa.optimal_acceptance(P[r], laws[r])
+            solves = rows / (time.perf_counter() - t0)
             Pt, Qt, Dt = torch.tensor(np.array(P)), torch.tensor(np.array(Q)), torch.tensor(np.array(D))
             optimal_verifier_batched(Pt[:2], Qt[:2], Dt[:2], torch.Generator().manual_seed(0))
             for threads in (1, 2):
-                t0 = time.perf_counter()
-                optimal_verifier_batched(Pt, Qt, Dt, torch.Generator().manual_seed(0), threads=threads)
-                dt = time.perf_counter() - t0
+                dt = best_time(
+                    lambda threads=threads: optimal_verifier_batched(
+                        Pt, Qt, Dt, torch.Generator().manual_seed(0), threads=threads
+                    ),
+                    repeat=3,
+                )
                 print(
-                    f"| {n} | {rows} | {threads} | {dt:.3f} | {rows / dt:.0f} | {rows / dt / base:.2f}× |", flush=True
+                    f"| {n} | {rows} | {threads} | {dt:.3f} | {rows / dt:.0f} | {rows / dt / base:.2f}× | "
+                    f"{solves:.0f} | {rows / dt / solves:.2f}× |",
+                    flush=True,
                 )
     except ImportError:
         print("torch not installed: skipped")

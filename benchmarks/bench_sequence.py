@@ -44,7 +44,7 @@ def main() -> None:
     )
     print(
         f"Theorem 1, seed chain S=7, T=50: DP {t_dp * 1e3:.3f} ms, Monte Carlo 5000 runs "
-        f"{t_mc * 1e3:.1f} ms (ratio {t_mc / t_dp:.0f}x, standard error {est.stderr:.3f})"
+        f"{t_mc * 1e3:.1f} ms (ratio {t_mc / t_dp:.0f}x, standard error {est.std_err:.3f})"
     )
     for M in (4, 16, 64):
         t_s, _ = best_time_and_result(lambda M=M: sq.batch_expected_rejections(seed, M))
@@ -55,7 +55,7 @@ def main() -> None:
         print(
             f"Theorem 3, seed chain, M={M}: exact single {t_s * 1e3:.2f} ms, exact matching "
             f"{t_m * 1e3:.2f} ms, Monte Carlo 2000 runs {t_mc * 1e3:.0f} ms "
-            f"(Monte Carlo / exact single = {t_mc / t_s:.0f}x, standard error {est.stderr:.3f})"
+            f"(Monte Carlo / exact single = {t_mc / t_s:.0f}x, standard error {est.std_err:.3f})"
         )
 
     rng = np.random.default_rng(2)

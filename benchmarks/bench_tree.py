@@ -74,7 +74,11 @@ def lp_limits(limit: float, max_vocab: int, rows: list[tuple[int, int]]) -> None
         n0 = PREVIOUS[(L, k)]
         target, draft = tree.synthetic_pair(n0, seed=n0)
         (v0, c0), t0 = _timed(lambda: _stated_lp(target, draft, L, k))
-        r1, t1 = _timed(lambda: tree.accepted_tokens(target, draft, L, k, "iid", "optimal", max_trees=10**8))
+        r1, t1 = _timed(
+            lambda: tree.accepted_tokens(
+                target, draft, tree.TreeDraftLaw(length=L, k=k, children="iid"), "optimal", max_trees=10**8
+            )
+        )
         assert c0.ok and r1.certificate.ok
         best, nxt = None, f"not reached (max vocabulary {max_vocab})"
 
@@ -92,7 +96,11 @@ def lp_limits(limit: float, max_vocab: int, rows: list[tuple[int, int]]) -> None
                 nxt = f"n={n}: predicted {predicted:.0f} s"
                 break
             target, draft = tree.synthetic_pair(n, seed=n)
-            r, t = _timed(lambda: tree.accepted_tokens(target, draft, L, k, "iid", "optimal", max_trees=10**8))
+            r, t = _timed(
+                lambda: tree.accepted_tokens(
+                    target, draft, tree.TreeDraftLaw(length=L, k=k, children="iid"), "optimal", max_trees=10**8
+                )
+            )
             if t > limit:
                 nxt = f"n={n}: {t:.0f} s"
                 break
@@ -117,12 +125,19 @@ def sampling_speed(vocab: int, trees: int) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     target, draft = tree.synthetic_pair(vocab, seed=0, scale=2.0, noise=1.0)
-    tree.sample_accepted_tokens(target, draft, length=2, k=2, drafts="swor", trees=2, rng=0, progress=False)  # warm-up
-    tree.simulate(target, draft, length=1, steps=2, rng=np.random.default_rng(0))
+    tree.sample_accepted_tokens(
+        target, draft, drafts=tree.TreeDraftLaw(length=2, k=2, children="swor"), trees=2, rng=0, progress=False
+    )  # warm-up
+    tree.simulate(target, draft, drafts=tree.TreeDraftLaw(length=1), steps=2, rng=np.random.default_rng(0))
     for L, k, drafts in [(4, 1, "iid"), (4, 4, "iid"), (4, 4, "swor")]:
         t0 = time.perf_counter()
         out = tree.sample_accepted_tokens(
-            target, draft, length=L, k=k, drafts=drafts, trees=trees, rng=np.random.default_rng(1), progress=False
+            target,
+            draft,
+            drafts=tree.TreeDraftLaw(length=L, k=k, children=drafts),
+            trees=trees,
+            rng=np.random.default_rng(1),
+            progress=False,
         )
         t_rb = time.perf_counter() - t0
         # the models' own share: drawing the same trees and reading their laws only;
@@ -147,7 +162,12 @@ def sampling_speed(vocab: int, trees: int) -> None:
         # baseline: plain Monte Carlo, one run of the token verifier per drafted tree
         t0 = time.perf_counter()
         lens, _ = tree.simulate(
-            target, draft, length=L, k=k, drafts=drafts, verifier="token", steps=trees, rng=np.random.default_rng(2)
+            target,
+            draft,
+            drafts=tree.TreeDraftLaw(length=L, k=k, children=drafts),
+            verifier="token",
+            steps=trees,
+            rng=np.random.default_rng(2),
         )
         t_mc = time.perf_counter() - t0
         rb = out["token"].details["values"]

@@ -25,7 +25,7 @@ import time
 import numpy as np
 import torch
 
-from optaccept import llm
+from optaccept import llm, tree
 from optaccept._rows import resolve_device
 from optaccept.llm._extract import _encode
 
@@ -47,7 +47,7 @@ def main() -> None:
     n_prompts = 2 if args.quick else 6
     pair = llm.smollm2_layerskip().to(device)
     prompts = llm.builtin_prompts()[:n_prompts]
-    llm.extract_trees(pair, prompts[:1], k=1, length=1, device=device, progress=False)  # warm-up
+    llm.extract_trees(pair, prompts[:1], drafts=tree.TreeDraftLaw(), device=device, progress=False)  # warm-up
     print(
         "\n| k × L | trees | nodes | tree extraction (nodes/s) | chains one by one (nodes/s) | speed-up | "
         "max difference |"
@@ -57,7 +57,7 @@ def main() -> None:
     total_nodes = 0
     for k, L in ((2, 2), (4, 4)) if args.quick else ((2, 2), (4, 4), (8, 4)):
         t0 = time.perf_counter()
-        trees = llm.extract_trees(pair, prompts, k=k, length=L, device=device, progress=False)
+        trees = llm.extract_trees(pair, prompts, drafts=tree.TreeDraftLaw(length=L, k=k), device=device, progress=False)
         t_tree = time.perf_counter() - t0
         nodes = trees.n_nodes - trees.n_trees  # drafted tokens (roots are the prompts)
         total_nodes += nodes

@@ -64,7 +64,7 @@ def lp_limits(limit: float) -> None:
             t0 = time.perf_counter()
             try:
                 r = tree.accepted_tokens(
-                    target, draft, shape=shape, children=children, verifier="optimal", max_trees=10**7
+                    target, draft, tree.TreeDraftLaw(shape, children), verifier="optimal", max_trees=10**7
                 )
             except (MemoryError, tree_errors()) as exc:
                 nxt = f"n={n}: {type(exc).__name__}"
@@ -74,7 +74,7 @@ def lp_limits(limit: float) -> None:
                 nxt = f"n={n}: {t:.0f} s"
                 break
             t0 = time.perf_counter()
-            tree.accepted_tokens(target, draft, shape=shape, children=children, verifier="token", max_trees=10**7)
+            tree.accepted_tokens(target, draft, tree.TreeDraftLaw(shape, children), verifier="token", max_trees=10**7)
             t_tok = time.perf_counter() - t0
             assert r.certificate.ok
             best = (n, r.trees, r.certificate.variables, t, t_tok)
@@ -106,7 +106,7 @@ def main() -> None:
     for name, shape in (("(4, 4, 4)", (4, 4, 4)), ("64-node index paths", eagle_like)):
         base = _calls_only(target, draft, shape)
         t0 = time.perf_counter()
-        r = tree.accepted_tokens(target, draft, shape=shape, children="topk", verifier="target_only")
+        r = tree.accepted_tokens(target, draft, tree.TreeDraftLaw(shape, "topk"), verifier="target_only")
         dt = time.perf_counter() - t0
         print(f"| {name} | {as_shape(shape).size} | {dt:.3f} | {base:.3f} | {dt / base:.2f}× |")
         assert r.method == "exact"
@@ -115,15 +115,16 @@ def main() -> None:
     print("|---|---|---|---|---|")
     trees = 40
     t0 = time.perf_counter()
-    tree.sample_accepted_tokens(target, draft, length=2, k=4, drafts="swor", trees=trees, rng=1, progress=False)
+    tree.sample_accepted_tokens(
+        target, draft, drafts=tree.TreeDraftLaw(length=2, k=4, children="swor"), trees=trees, rng=1, progress=False
+    )
     base = trees / (time.perf_counter() - t0)
     for children in ("swor", "iid"):
         t0 = time.perf_counter()
         tree.sample_accepted_tokens(
             target,
             draft,
-            shape=(4, 2),
-            children=children,
+            drafts=tree.TreeDraftLaw((4, 2), children),
             verifiers=("token", "traversal", "target_only"),
             trees=trees,
             rng=1,
@@ -136,7 +137,9 @@ def main() -> None:
     print("|---|---|---|")
     for children in ("iid", "swor"):
         t0 = time.perf_counter()
-        tree.upper_bound(target, draft, shape=(4, 2), children=children, samples=10, rng=np.random.default_rng(0))
+        tree.upper_bound(
+            target, draft, drafts=tree.TreeDraftLaw((4, 2), children), samples=10, rng=np.random.default_rng(0)
+        )
         print(f"| {children} | 10 | {(time.perf_counter() - t0) / 10:.3f} |")
     if args.lp_limit is not None:
         lp_limits(args.lp_limit)

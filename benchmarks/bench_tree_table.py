@@ -1,4 +1,4 @@
-"""`tree.tree_table` on the shipped 3,552-tree files against the per-tree path it replaces.
+"""`real.tree_table` on the shipped 3,552-tree files against the per-tree path it replaces.
 
 Baseline, in the same run: every cell computed tree by tree as the table was first built —
 `rao_blackwell` over `DraftTrees.items` (each tree's laws read from 49,152-wide dense rows
@@ -84,13 +84,13 @@ def _baseline_table(files: dict) -> tuple[list, list]:
 
 def _child(side: str, trees: int | None, out: str) -> None:
     t0, c0 = time.perf_counter(), time.process_time()
-    from optaccept import llm, tree
+    from optaccept import real
 
-    files = {d: llm.DraftTrees.load(llm.trees_path(d, "extended")) for d in ("iid", "swor")}
+    files = {d: real.DraftTrees.load(real.trees_path(d, "extended")) for d in ("iid", "swor")}
     if trees:
         files = {d: f.select(slice(0, trees)) for d, f in files.items()}
     if side == "new":
-        table = tree.tree_table(files, progress=False)
+        table = real.tree_table(files, progress=False)
         rows = [(r["drafts"], r["verifier"], r["k"], r["length"], r["value"], r["std_err"]) for r in table.rows]
         diffs = [
             (d["drafts"], d["k"], d["length"], d["a"], d["b"], d["value"], d["std_err"])
@@ -139,7 +139,7 @@ def main() -> None:
             res[side] = json.loads(Path(out).read_text())
     new, base = res["new"], res["baseline"]
     print(
-        f"# tree.tree_table on {args.trees or 3552} trees per draft law ({platform.machine()}, {platform.python_version()})"
+        f"# real.tree_table on {args.trees or 3552} trees per draft law ({platform.machine()}, {platform.python_version()})"
     )
     print("| side | wall (s) | CPU (s) | peak RSS (MiB) |\n|---|---|---|---|")
     for name, r in (("tree_table", new), ("per-tree baseline", base)):

@@ -14,6 +14,8 @@ Importing optaccept needs numpy and scipy only; the LP (cvxpy), polyhedral
 from __future__ import annotations
 
 from ._errors import InputError, MethodError, MissingDependencyError, RenormalizedWarning, SolverError
+from ._moved import listed_names, moved_names
+from ._version import __version__
 from .drafts import IID, DraftLaw, Greedy, Independent, Joint, SetLaw, SpecHub, WithoutReplacement
 from .optimal import (
     AcceptanceResult,
@@ -27,51 +29,26 @@ from .optimal import (
 )
 from .optimal._batched import batched_optimal_acceptance
 
-
-def _package_version() -> str:
-    """The installed distribution's version (single source: pyproject.toml)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("optaccept")
-    except PackageNotFoundError:  # pragma: no cover - running from a bare source tree
-        return "0+unknown"
-
-
-__version__ = _package_version()
-
-# Sub-packages and their entry points load on first use (PEP 562), so that
-# ``import optaccept`` stays light: verifiers need scipy.optimize, polyhedra pycddlib
-# and sympy, llm torch and transformers.
-_LAZY_MODULES = (
-    "verifiers",
-    "polyhedra",
-    "sequence",
-    "llm",
-    "real",
-    "plots",
-    "cli",
-    "jobs",
-    "tree",
-    "audit",
-    "testing",
-)
-_LAZY_NAMES = {"gap_table": "verifiers", "canonical_decomposition": "verifiers"}
-
-
-def __getattr__(name: str):
-    import importlib
-
-    if name in _LAZY_MODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    if name in _LAZY_NAMES:
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_MODULES) | set(_LAZY_NAMES))
-
+# Sub-packages and two entry points load on first use (PEP 562): verifiers need
+# scipy.optimize, polyhedra pycddlib and sympy, llm torch and transformers.  Loading all of
+# them makes ``import optaccept`` take about 1.0 s instead of 0.17 s.
+_LAZY = {
+    "verifiers": ".verifiers",
+    "polyhedra": ".polyhedra",
+    "sequence": ".sequence",
+    "llm": ".llm",
+    "real": ".real",
+    "plots": ".plots",
+    "cli": ".cli",
+    "jobs": ".jobs",
+    "tree": ".tree",
+    "audit": ".audit",
+    "testing": ".testing",
+    "gap_table": ".verifiers:gap_table",
+    "canonical_decomposition": ".verifiers:canonical_decomposition",
+}
+__getattr__ = moved_names(__name__, lazy=_LAZY)
+__dir__ = listed_names(__name__, _LAZY)
 
 __all__ = [
     "optimal_acceptance",

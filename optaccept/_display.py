@@ -1,20 +1,30 @@
 """Rich display of result objects: one compact HTML table for notebooks, short text for terminals.
 
 Result types call :func:`html_table` from their ``_repr_html_`` and :func:`short` from their
-``__repr__``; nothing here imports IPython or pandas.
+``__repr__``; nothing here imports IPython, and pandas only inside :meth:`Tabular.to_pandas`.
+Every result speaks one vocabulary (``value``, ``std_err``, ``method``, ``ok``; README,
+"Results"): :class:`Tabular` gives it ``to_pandas`` and ``to_latex``, :func:`renamed` keeps its
+old attribute names working for one release.
 """
 
 from __future__ import annotations
 
+import csv
+import functools
 import html
 import math
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, fields, is_dataclass
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ._deprecated import renamed as _renamed_keywords
+from ._errors import MissingDependencyError
 
 __all__ = [
     "fmt",
@@ -33,30 +43,189 @@ __all__ = [
     "Shown",
     "cell_text",
     "LatexRaw",
+    "Tabular",
+    "Report",
+    "renamed",
+    "VOCABULARY",
 ]
+
+
+#: The four names every result answers to (README, "Results"): the headline number, its standard
+#: error (None for an exact value), how it was obtained, and whether its own checks passed.
+VOCABULARY = ("value", "std_err", "method", "ok")
+
+
+def _alias(cls_name: str, old: str, new: str) -> property:
+    def get(self: Any) -> Any:
+        warnings.warn(
+            f"{cls_name}.{old} is renamed {cls_name}.{new}; the old name will be removed in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(self, new)
+
+    return property(get, doc=f"Old name of ``{new}`` (warns; removed in the next release).")
+
+
+def renamed(**old_to_new: str) -> Callable[[type], type]:
+    """A class decorator that keeps old names working for one release.
+
+    ``@renamed(se="std_err")`` makes ``obj.se`` return ``obj.std_err`` with a
+    :class:`DeprecationWarning` naming the new name; on a dataclass whose field is the new
+    name, the old constructor keyword is accepted with the same warning.  Put it above
+    ``@dataclass``.
+
+    Parameters
+    ----------
+    **old_to_new : str
+        Old attribute name -> new attribute name.
+
+    Returns
+    -------
+    callable
+        The decorator (it returns the class, changed in place).
+    """
+
+    def decorate(cls: type) -> type:
+        for old, new in old_to_new.items():
+            setattr(cls, old, _alias(cls.__name__, old, new))
+        names = {f.name for f in fields(cls)} if is_dataclass(cls) else set()
+        keywords = {old: new for old, new in old_to_new.items() if new in names}
+        if keywords:
+            init = cls.__init__
+
+            @functools.wraps(init)
+            def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+                for old, new in keywords.items():
+                    if old in kwargs:
+                        warnings.warn(
+                            f"{cls.__name__}({old}=...) is renamed {new}=...; the old keyword will be removed "
+                            "in the next release",
+                            DeprecationWarning,
+                            stacklevel=2,
+                        )
+                        kwargs[new] = kwargs.pop(old)
+                init(self, *args, **kwargs)
+
+            cls.__init__ = __init__
+        return cls
+
+    return decorate
+
+
+class Tabular:
+    """``to_pandas()`` and ``to_latex()`` of a result, written once.
+
+    A result class gives :meth:`_records` (one dict per row, numbers as numbers) and, where
+    its page form differs from that long form, :meth:`_latex_rows`; ``_caption`` is the
+    default caption.  A result of one record prints as a two-column (quantity, value) table,
+    which fits one column of a page; longer ones as their records, one row each.
+    """
+
+    __slots__ = ()
+    _caption = ""
+
+    def _records(self) -> list[dict[str, Any]]:
+        """One record: the vocabulary, then the dataclass fields that hold one number or word."""
+        rec = {name: getattr(self, name) for name in VOCABULARY}
+        for f in fields(self) if is_dataclass(self) else ():
+            v = getattr(self, f.name)
+            if f.name not in rec and (v is None or isinstance(v, str | int | float | Fraction | np.number | np.bool_)):
+                rec[f.name] = v
+        return [rec]
+
+    def _latex_rows(self) -> tuple[list[str], list[list[Any]]]:
+        recs = self._records()
+        if len(recs) == 1:
+            return ["quantity", "value"], [[k, v] for k, v in recs[0].items()]
+        cols = list(recs[0]) if recs else ["value"]
+        return cols, [[r.get(c) for c in cols] for r in recs]
+
+    def to_pandas(self) -> Any:
+        """The result as a pandas DataFrame: one row per record (exact values as floats).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The records of the result, one row each.
+
+        Raises
+        ------
+        MissingDependencyError
+            If pandas is not installed.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise MissingDependencyError(f"{type(self).__name__}.to_pandas needs pandas: pip install pandas") from None
+        recs = [{k: float(v) if isinstance(v, Fraction) else v for k, v in r.items()} for r in self._records()]
+        return pd.DataFrame(recs)
+
+    def to_latex(self, caption: str | None = None, label: str = "") -> str:
+        """The result as a booktabs LaTeX ``table`` that compiles and fits a page
+        (:func:`latex_table`; needs :data:`LATEX_PREAMBLE`).
+
+        Parameters
+        ----------
+        caption : str, optional
+            The table's caption (default: the class's own).
+        label : str
+            The ``\\label``.
+
+        Returns
+        -------
+        str
+            The ``table`` (or ``table*``) environment.
+        """
+        header, rows = self._latex_rows()
+        return latex_table(header, rows, self._caption if caption is None else caption, label)
+
+
+class Report(Tabular):
+    """A result shown as labelled lines (text and Jupyter HTML): a subclass names its
+    ``_title`` and lists its ``_rows()`` as (label, text) pairs."""
+
+    _title = "Report"
+
+    def _rows(self) -> list[tuple[str, str]]:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        rows = self._rows()
+        w = max(len(k) for k, _ in rows)
+        return self._title + "\n" + "\n".join(f"  {k:<{w}}  {v}" for k, v in rows)
+
+    def _repr_html_(self) -> str:
+        body = "".join(
+            f"<tr><td style='padding:2px 8px'><b>{html.escape(k)}</b></td>"
+            f"<td style='padding:2px 8px'>{html.escape(v)}</td></tr>"
+            for k, v in self._rows()
+        )
+        return f"<div><b>{html.escape(self._title)}</b><table>{body}</table></div>"
 
 
 class LatexRaw(str):
     """A LaTeX table cell written as it is (it may hold math), not escaped."""
 
 
+@renamed(se="std_err")
 @dataclass(frozen=True)
 class Estimate:
     """A table cell holding a value and its standard error: ``0.9392 ± 0.0011`` when read
     (Markdown, LaTeX), two numeric columns in CSV.  A standard error of exactly 0 (an exact
     value) prints no ``±``; one that rounds to 0 at ``digits`` decimals prints with one
-    significant digit, never as ``± 0.0000``."""
+    significant digit, never as ``± 0.0000``.  (``se`` is the old name of ``std_err``.)"""
 
     value: float
-    se: float
+    std_err: float
     digits: int = 4
 
     def __str__(self) -> str:
         v = f"{self.value:.{self.digits}f}"
-        if not math.isfinite(self.se) or self.se == 0:
+        if not math.isfinite(self.std_err) or self.std_err == 0:
             return v
-        se = f"{self.se:.{self.digits}f}"
-        return f"{v} ± {se}" if float(se) != 0 else f"{v} ± {self.se:.1g}"
+        se = f"{self.std_err:.{self.digits}f}"
+        return f"{v} ± {se}" if float(se) != 0 else f"{v} ± {self.std_err:.1g}"
 
 
 @dataclass(frozen=True)
@@ -94,7 +263,7 @@ def _csv_columns(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[
         line: list[Any] = []
         for c, sp in zip(r, split):
             if isinstance(c, Estimate):
-                vals = [c.value, c.se]
+                vals = [c.value, c.std_err]
             elif isinstance(c, Shown):
                 vals = [c.value] + ([""] if sp else [])
             elif c is None:
@@ -481,6 +650,12 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _is_form(latex: Any) -> bool:
+    """``(header, rows)`` rather than a header (a sequence of str)."""
+    return isinstance(latex, tuple) and len(latex) == 2 and not isinstance(latex[0], str)
+
+
+@_renamed_keywords("write_table", latex_header="latex")
 def write_table(
     stem: Any,
     header: Sequence[str],
@@ -488,24 +663,22 @@ def write_table(
     *,
     title: str = "",
     notes: str = "",
-    latex_header: Sequence[str] | None = None,
     caption: str = "",
     data: tuple[Sequence[str], Sequence[Sequence[Any]]] | None = None,
     latex_transpose: int = 0,
-    latex: tuple[Sequence[str], Sequence[Sequence[Any]]] | None = None,
+    latex: Sequence[str] | tuple[Sequence[str], Sequence[Sequence[Any]]] | None = None,
     wide: bool | None = None,
 ) -> list[Any]:
     """Write one table as ``stem.md`` (title, notes, table, for reading), ``stem.csv`` (data:
-    one number per cell, see :func:`_csv_columns`) and ``stem.tex`` (booktabs; ``latex_header``
-    may hold math).  ``data=(header, rows)`` gives the CSV its own (long) form when the table
-    read by people is not one (several numbers per cell).  ``latex_transpose=m`` writes the
-    LaTeX table with rows and columns exchanged (a wide table that would not fit a page): the
-    first m columns are the keys that label the new columns.  ``latex=(header, rows)`` gives the
-    LaTeX table its own form (e.g. one number per cell where the Markdown packs several);
+    one number per cell, see :func:`_csv_columns`) and ``stem.tex`` (booktabs).
+    ``data=(header, rows)`` gives the CSV its own (long) form when the table read by people is
+    not one (several numbers per cell).  ``latex_transpose=m`` writes the LaTeX table with rows
+    and columns exchanged (a wide table that would not fit a page): the first m columns are the
+    keys that label the new columns.  ``latex`` gives the LaTeX table its own header (a list of
+    str, which may hold math) or its own form, ``(header, rows)`` (e.g. one number per cell
+    where the Markdown packs several); ``latex_header=`` is its former name for the header.
     ``wide`` is passed to :func:`latex_table` (``table*`` or one column).
     Returns the three paths."""
-    import csv
-    from pathlib import Path
 
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -517,10 +690,10 @@ def write_table(
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(csv_head)
         w.writerows(csv_rows)
-    if latex is not None:
+    if latex is not None and _is_form(latex):
         lh, rows = list(latex[0]), latex[1]
     else:
-        lh = list(latex_header or header)
+        lh = list(latex or header)
     if latex_transpose:
         m = latex_transpose
         body = [[LatexRaw(latex_escape(lh[j]))] + [r[j] for r in rows] for j in range(m, len(lh))]

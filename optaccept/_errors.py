@@ -13,6 +13,8 @@ command line rewrites that advice to its own flag with :func:`for_command_line`.
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "InputError",
     "MethodError",
@@ -55,7 +57,6 @@ class RenormalizedWarning(UserWarning):
 def for_command_line(message: str) -> str:
     """Rewrite Python-keyword advice in an error message into command-line flags
     (``normalize=True`` → ``--normalize``, ``method='lp'`` → ``--method lp``)."""
-    import re
 
     message = message.replace("normalize=True", "--normalize")
     return re.sub(r"\bmethod=['\"]([\w-]+)['\"]", r"--method \1", message)

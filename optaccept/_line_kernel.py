@@ -1,7 +1,7 @@
 r"""Compiled kernels of the optimal verifier's line device (float form): the swap scan that
 builds the shares, and the selection probabilities of one tuple.
 
-**Layout.** :func:`device_py` computes the cell masses and runs the scan of both sides;
+**Layout.** :func:`_device_py` computes the cell masses and runs the scan of both sides;
 :func:`shares_py` turns the matches into the shares (CSR by home token, sorted by cell) and the
 realised marginal.  The scan (:func:`scan_py`, docs/optimal_verifier.md §3): amounts to move
 are queued, and every token with room takes from the head of the queue (first in, first out);
@@ -27,11 +27,10 @@ import numpy as np
 from . import _jit
 
 __all__ = [
+    "accept_probs",
     "available",
     "device",
-    "device_py",
     "pick_one",
-    "pick_one_py",
     "scan",
     "scan_py",
     "select_probs",
@@ -44,6 +43,8 @@ _SELECT = None
 _SHARES = None
 _SCAN = None
 _PICK = None
+_PICK_HOMES = None
+_ACCEPT = None
 _LOCK = threading.Lock()
 
 
@@ -68,15 +69,17 @@ def _compile() -> None:
         if jit is None:
             _KERNEL = False
         else:
-            global _SELECT, _SHARES, _SCAN, _PICK, _scan_impl, _shares_impl
-            # shares_py and pick_one_py call _sort_impl and _swap_impl by name: compiled, they
+            global _SELECT, _SHARES, _SCAN, _PICK, _PICK_HOMES, _ACCEPT, _scan_impl, _shares_impl
+            # shares_py and _pick_one_py call _sort_impl and _swap_impl by name: compiled, they
             # see the compiled helpers; uncompiled (Fractions) shares_py keeps the Python ones
             helpers = {"_sort_impl": jit(sort_pieces_py), "_swap_impl": jit(swap_length_py)}
             _SELECT = jit(_select_probs_py)
-            _SHARES = _shares_impl = jit(_with_globals(shares_py, **helpers))  # device_py calls
+            _SHARES = _shares_impl = jit(_with_globals(shares_py, **helpers))  # _device_py calls
             _SCAN = _scan_impl = jit(scan_py)  # these two by name
-            _PICK = jit(_with_globals(pick_one_py, **helpers))
-            _KERNEL = jit(device_py)  # last: it marks "ready"
+            _PICK_HOMES = jit(_with_globals(_pick_homes_py, **helpers))
+            _PICK = jit(_with_globals(_pick_one_py, _pick_homes_impl=_PICK_HOMES))
+            _ACCEPT = jit(accept_probs_py)
+            _KERNEL = jit(_device_py)  # last: it marks "ready"
 
 
 def _with_globals(fn, **names):
@@ -100,6 +103,29 @@ def select_probs(cells: list, probs: list) -> np.ndarray:
     out = np.zeros(k)
     _SELECT(cc, pp, offs, out)
     return out
+
+
+def accept_probs(p: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """min(1, p_y/s_y), and 0 where p_y = 0, in one compiled pass (:func:`accept_probs_py`)."""
+    if _kernel() is None:
+        raise RuntimeError("the compiled acceptance kernel is not available")
+    out = np.empty(p.size)
+    _ACCEPT(np.ascontiguousarray(p, dtype=np.float64), np.ascontiguousarray(s, dtype=np.float64), out)
+    return out
+
+
+def accept_probs_py(p, s, out):
+    """The speculative step's acceptance probabilities: p_y/s_y where s_y > p_y, 1 where
+    s_y ≤ p_y, and 0 where p_y = 0 (a token the target forbids is never accepted, also where
+    s_y rounds to 0) — elementwise the same operations as the numpy form in
+    :func:`optaccept.optimal._line._accept_probs`, so the same values."""
+    for y in range(p.shape[0]):
+        py = p[y]
+        sy = s[y]
+        if py > 0.0:
+            out[y] = py / sy if sy > py else 1.0
+        else:
+            out[y] = 0.0
 
 
 def scan(x: np.ndarray):
@@ -178,7 +204,7 @@ def _scratch_arrays(m: int, name: str = "work"):
 
 
 def _masses_and_scan(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, keep: bool):
-    """The compiled first pass (:func:`device_py`): (ell, m, mass, dens, work arrays, output
+    """The compiled first pass (:func:`_device_py`): (ell, m, mass, dens, work arrays, output
     scratch or None, number of matches); the matches are in the work arrays 3–5."""
     fn = _kernel()
     if fn is None:
@@ -194,7 +220,7 @@ def _masses_and_scan(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, keep: boo
 
 
 def device(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, *, keep: bool = True):
-    """The whole float layout in two compiled passes (:func:`device_py`, :func:`shares_py`):
+    """The whole float layout in two compiled passes (:func:`_device_py`, :func:`shares_py`):
     cell masses and densities, the swap scan of both sides, the shares (ptr, pcell, plen) and
     the realised marginal per home index.  ``keep=False``: the outputs are per-thread scratch
     arrays, overwritten by the thread's next call."""
@@ -212,7 +238,7 @@ def device(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, *, keep: bool = Tru
 
 def pick_one(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, line: np.ndarray, x: np.ndarray, u: np.ndarray):
     """One tuple through the layout without building every token's shares: the compiled
-    masses and scan (:func:`device_py`), then the drafts' own pieces (:func:`pick_one_py`).
+    masses and scan (:func:`_device_py`), then the drafts' own pieces (:func:`_pick_one_py`).
     Returns (selected draft, s at its token, ``all_s``): ``all_s()`` assembles the realised
     marginal of every home (for the residual on rejection); call it before the thread's next
     call, which reuses the scratch arrays."""
@@ -247,7 +273,7 @@ def pick_one(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, line: np.ndarray,
 
 
 def _scratch_pick(m: int):
-    """Per-thread arrays of :func:`pick_one_py`: a zero int mark array (its user leaves it
+    """Per-thread arrays of :func:`_pick_one_py`: a zero int mark array (its user leaves it
     zero) and the match entries (at most 2·m: a match has two ends)."""
     kept = getattr(_scratch, "pick", None)
     if kept is None or kept[0].size < m:
@@ -401,7 +427,7 @@ def shares_py(ell, dens, left, right, amount, ptr, pcell, plen, s_home):
     return ptr[m]
 
 
-def device_py(ell, pl, k, nb, mass, dens, x, qpos, qrem, mp, mc, ma):
+def _device_py(ell, pl, k, nb, mass, dens, x, qpos, qrem, mp, mc, ma):
     """Cell masses μ(c) = T_c^k − T_{c+1}^k (T the normalised tail of the q's in layout
     order; as ℓ_c Σ_{i<k} T_c^i T_{c+1}^{k−1−i} for k ≤ 16, as in
     :func:`optaccept.optimal._line._cell_masses`), then the scan of side B (cells 0…nb−1, left
@@ -414,8 +440,9 @@ def device_py(ell, pl, k, nb, mass, dens, x, qpos, qrem, mp, mc, ma):
     run = 0.0
     if tot <= 0.0:
         tot = 1.0
+    t0 = run / tot
     for c in range(m - 1, -1, -1):
-        t1 = run / tot
+        t1 = t0  # run / tot before the cell: the previous cell's t0 (one division per cell)
         run += ell[c]
         t0 = run / tot
         if k <= 16:
@@ -444,7 +471,7 @@ def device_py(ell, pl, k, nb, mass, dens, x, qpos, qrem, mp, mc, ma):
     return nmb + nma
 
 
-def pick_one_py(line, x, u, ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, ent_l, pc, plen):
+def _pick_one_py(line, x, u, ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, ent_l, pc, plen):
     """The selected draft of one tuple from its uniforms, and the realised marginal s at the
     selected token, straight from the scan's matches — without the shares of the other
     tokens (:func:`shares_py`).  The same pieces as there: a drafted token's own cell less
@@ -456,7 +483,6 @@ def pick_one_py(line, x, u, ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, ent_l
     k = x.shape[0]
     m = line.shape[0]
     homes = np.empty(k, dtype=np.int64)
-    slot = np.empty(k, dtype=np.int64)
     for i in range(k):
         homes[i] = -1
     for c in range(m):
@@ -464,6 +490,13 @@ def pick_one_py(line, x, u, ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, ent_l
         for i in range(k):
             if x[i] == t:
                 homes[i] = c
+    return _pick_homes_impl(homes, x, u, ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, ent_l, pc, plen)
+
+
+def _pick_homes_py(homes, x, u, ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, ent_l, pc, plen):
+    """:func:`_pick_one_py` once the drafts' cells (``homes``, line indices) are known."""
+    k = x.shape[0]
+    slot = np.empty(k, dtype=np.int64)
     ns = 0
     for i in range(k):  # one slot per distinct home (i.i.d. drafts may repeat a token)
         h = homes[i]
@@ -530,6 +563,7 @@ def pick_one_py(line, x, u, ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, ent_l
 _scan_impl = scan_py  # replaced by the compiled forms in _compile()
 _sort_impl = sort_pieces_py
 _swap_impl = swap_length_py
+_pick_homes_impl = _pick_homes_py
 _shares_impl = shares_py
 
 

@@ -15,12 +15,13 @@ target, q the draft, k the number of drafts.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from ._errors import InputError
+from ._errors import InputError, RenormalizedWarning
 from ._stable import array_namespace, is_torch, ratio_key
 from ._validation import as_distribution_row_pair, check_k
 
@@ -119,9 +120,6 @@ def iter_rows(p: Any, q: Any, device: Any = None, batch_size: int | None = None)
     that it names the right row), and a chunk that was rescaled with a
     :class:`~optaccept.RenormalizedWarning` gives one warning for the whole batch.
     """
-    import warnings
-
-    from ._errors import RenormalizedWarning
 
     if not (is_torch(p) or isinstance(p, np.ndarray)):
         p = np.asarray(p, dtype=object) if _ragged(p) else np.asarray(p)

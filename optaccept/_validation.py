@@ -69,6 +69,7 @@ __all__ = [
     "as_exact_distribution",
     "is_exact_input",
     "plain",
+    "check_choice",
     "check_k",
     "check_rng",
     "check_size",
@@ -536,19 +537,38 @@ def check_k(k: Any, name: str = "k") -> int:
     return k
 
 
-def check_rng(rng: Any, name: str = "rng", *, allow_none: bool = False) -> np.random.Generator:
-    """The library's one rule for randomness: a ``numpy.random.Generator``, used as it is, or
-    a non-negative integer seed, turned into ``np.random.default_rng(seed)``.  ``None`` (fresh
-    entropy) only where a function documents it (``allow_none``)."""
+def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
+    """The library's one rule for randomness (README, "Randomness"), applied by every function
+    that takes ``rng``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator, int or None
+        A Generator, used as it is (its stream advances); a non-negative integer seed,
+        turned into ``np.random.default_rng(seed)``; or None: fresh entropy,
+        ``np.random.default_rng()``.  A function whose result should be reproducible
+        without being asked says so with a seed as its default (``rng=0``).
+    name : str
+        The argument as the caller wrote it, for the message.
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Raises
+    ------
+    InputError
+        If ``rng`` is none of these (a negative seed, a float, a legacy ``RandomState``, ...).
+    """
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and rng >= 0:
         return np.random.default_rng(int(rng))
-    if rng is None and allow_none:
+    if rng is None:
         return np.random.default_rng()
-    extra = ", a non-negative integer seed or None" if allow_none else " or a non-negative integer seed"
     raise InputError(
-        f"{name}: must be a numpy.random.Generator{extra} (e.g. np.random.default_rng(0)), got {plain(rng)}"
+        f"{name}: must be a numpy.random.Generator or a non-negative integer seed (e.g. "
+        f"np.random.default_rng(0); None: fresh entropy), got {plain(rng)}"
     )
 
 
@@ -557,3 +577,41 @@ def check_size(size: Any, name: str = "size") -> int:
     if isinstance(size, (bool, np.bool_)) or not isinstance(size, numbers.Integral) or size < 0:
         raise InputError(f"{name}: must be a non-negative integer, got {plain(size)}")
     return int(size)
+
+
+def check_choice(name: str, value: Any, choices: Any, *, allow_none: bool = False, also: str | None = None) -> Any:
+    """Validate a string option: ``value`` must be one of ``choices`` (or None with
+    ``allow_none``); returns it unchanged.
+
+    Parameters
+    ----------
+    name : str
+        The argument as the caller wrote it; the message starts with it.
+    value : object
+        The value passed.
+    choices : iterable of str
+        The accepted values, in the order the message lists them.
+    allow_none : bool
+        Whether None is accepted too (and listed in the message).
+    also : str, optional
+        Other accepted kinds the caller checks itself (e.g. ``"a draft-law object"``),
+        listed at the end of the message.
+
+    Returns
+    -------
+    object
+        ``value``.
+
+    Raises
+    ------
+    InputError
+        ``"{name}: must be one of 'a', 'b' or 'c'; got 'x'"``.
+    """
+    options = tuple(choices)
+    if allow_none and value is None:
+        return value
+    if isinstance(value, str) and value in options:
+        return value
+    listed = [repr(c) for c in options] + (["None"] if allow_none else []) + ([also] if also else [])
+    text = listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " or " + listed[-1]
+    raise InputError(f"{name}: must be one of {text}; got {plain(value)}")

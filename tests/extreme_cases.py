@@ -231,7 +231,7 @@ def measure(p: np.ndarray, q: np.ndarray, ks, *, transport: bool = False, batche
     form exists, |acceptance − exact|.  Batched: |value − α*|.
     """
     import optaccept as oa
-    from optaccept import llm, verifiers
+    from optaccept import verifiers
 
     pe, qe = exact(p), exact(q)
     n = len(p)
@@ -255,7 +255,7 @@ def measure(p: np.ndarray, q: np.ndarray, ks, *, transport: bool = False, batche
                 val = oa.optimal_acceptance(p, law, method=m).value
                 yield f"method {m} / {kind}", abs(float(val) - float(ref))
             if batched and kind in ("iid", "swor", "greedy"):
-                val = llm.batched_optimal_acceptance(p[None, :], q[None, :], k, drafts=kind)
+                val = oa.batched_optimal_acceptance(p[None, :], q[None, :], k, drafts=kind)
                 yield f"batched / {kind}", abs(float(np.asarray(val)[0]) - float(ref))
         for v in verifiers.ALL:
             if not v.supports(k):

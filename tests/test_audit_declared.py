@@ -51,7 +51,7 @@ def test_exact_match_single_step_iid_drafts():
     want = float(np.sum(P0 * (1 - (1 - Q0) ** k)))  # Σ_x p(x) P(x among k i.i.d. drafts)
     assert rep.lossless
     assert rep.expected == pytest.approx(want, abs=1e-12)
-    assert abs(rep.acceptance - want) < 5 * rep.acceptance_se
+    assert abs(rep.acceptance - want) < 5 * rep.std_err
 
 
 @pytest.mark.parametrize("k", [1, 2, 4])
@@ -63,7 +63,7 @@ def test_topk_drafts_single_step(k):
         assert rep.lossless
         assert rep.expected == pytest.approx(want, abs=1e-12)
         assert rep.alpha_star == pytest.approx(want, abs=1e-12)
-        assert abs(rep.acceptance - want) < 5 * max(rep.acceptance_se, 1e-3)
+        assert abs(rep.acceptance - want) < 5 * max(rep.std_err, 1e-3)
 
 
 def test_topk_refusals_before_any_call():
@@ -118,7 +118,7 @@ def test_chain_exact_match_value_by_enumeration():
     for declared in ("exact_match", "target_only"):
         rep = audit.audit_chain(_chain_exact_match, target, draft, g, steps=4_000, rng=3, declared=declared)
         assert rep.expected == pytest.approx(want, abs=1e-12)
-        assert rep.lossless and abs(rep.accepted - want) < 5 * rep.accepted_se
+        assert rep.lossless and abs(rep.accepted - want) < 5 * rep.std_err
         assert "(exact;" in str(rep)
 
 
@@ -187,7 +187,7 @@ def test_tree_exact_match_equals_target_only_and_refuses_iid():
     c = int(np.argmax(draft((int(a),))))
     hand = p0[a] * (1 + target((int(a),))[c]) + p0[b]
     assert rep.expected == pytest.approx(hand, abs=1e-12) and ref == pytest.approx(hand, abs=1e-12)
-    assert rep.lossless and abs(rep.accepted - hand) < 5 * rep.accepted_se
+    assert rep.lossless and abs(rep.accepted - hand) < 5 * rep.std_err
     as_vllm = audit.audit_tree(
         fn, target, draft, "[(1,), (0, 0), (0,)]", "topk", steps=200, rng=0, declared="exact_match"
     )

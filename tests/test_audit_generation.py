@@ -79,12 +79,12 @@ def test_sd_loop(pair, bug, gamma, runs):
     target, draft = pair
     gen = sd_loop(target, draft, gamma, 8, bug=bug, top=2)
     rep = audit.audit_generation(
-        gen, target, prompts=PROMPTS, runs=runs, new_tokens=8, rng=2, draft=draft, gamma=gamma, declared="sd"
+        gen, target, prompts=PROMPTS, runs=runs, new_tokens=8, rng=2, drafting=audit.ChainDrafting(draft, gamma, "sd")
     )
     assert rep.lossless == (bug is None)
     if bug is None:
         assert rep.calls > 0
-        z = (rep.tokens_per_call - rep.expected) / np.hypot(rep.tokens_per_call_se, rep.expected_se)
+        z = (rep.tokens_per_call - rep.expected) / np.hypot(rep.std_err, rep.expected_se)
         assert abs(z) < 5
         assert rep.optimum + 5 * rep.optimum_se >= rep.tokens_per_call
         assert rep.optimum >= rep.expected - 5 * rep.expected_se
@@ -102,7 +102,7 @@ def test_chain_estimates_match_enumeration():
         return toks[: counts[0] + 1], counts[:1]
 
     rep = audit.audit_generation(
-        one_call, target, prompts=[prompt], runs=3000, new_tokens=1, rng=4, draft=draft, gamma=2, declared="sd"
+        one_call, target, prompts=[prompt], runs=3000, new_tokens=1, rng=4, drafting=audit.ChainDrafting(draft, 2, "sd")
     )
     P = lambda u: target(prompt + tuple(u))  # noqa: E731
     Q = lambda u: draft(prompt + tuple(u))  # noqa: E731
@@ -110,7 +110,7 @@ def test_chain_estimates_match_enumeration():
     block = 1 + tree.accepted_tokens(P, Q, length=2, k=1, verifier="block").value
     assert abs(rep.expected - sd) < 5 * rep.expected_se
     assert abs(rep.optimum - block) < 5 * rep.optimum_se
-    assert abs(rep.tokens_per_call - sd) < 5 * rep.tokens_per_call_se
+    assert abs(rep.tokens_per_call - sd) < 5 * rep.std_err
 
 
 def test_refusals_come_before_any_run(pair):
@@ -191,11 +191,11 @@ def test_hugging_face_style_sd_loop_end_to_end(pair, random_seed):
         return out[0, len(prompt) :].tolist(), counts
 
     rep = audit.audit_generation(
-        generate, target, prompts=PROMPTS, runs=150, new_tokens=6, rng=6, draft=draft, gamma=3, declared="sd"
+        generate, target, prompts=PROMPTS, runs=150, new_tokens=6, rng=6, drafting=audit.ChainDrafting(draft, 3, "sd")
     )
     assert rep.lossless == (random_seed is None)
     if random_seed is None:
-        z = (rep.tokens_per_call - rep.expected) / np.hypot(rep.tokens_per_call_se, rep.expected_se)
+        z = (rep.tokens_per_call - rep.expected) / np.hypot(rep.std_err, rep.expected_se)
         assert abs(z) < 5
 
 
@@ -206,5 +206,5 @@ def test_counts_without_draft_are_refused_in_one_line(counts):
     def generate(prompt, rng):
         return [1, 2, 3], counts
 
-    with pytest.raises(oa.InputError, match="needs draft="):
+    with pytest.raises(oa.InputError, match="needs drafting="):
         audit.audit_generation(generate, target, prompts=[(1,)], runs=2, new_tokens=3, rng=0)

@@ -39,7 +39,7 @@ def test_gamma_one_audited_as_lossless_with_exact_sd_acceptance():
         fn, P0, Q0, k=1, drafts="iid", samples=20_000, rng=np.random.default_rng(0), declared="sd"
     )
     assert rep.lossless, rep
-    assert abs(rep.acceptance - rep.expected) < 5 * rep.acceptance_se, rep
+    assert abs(rep.acceptance - rep.expected) < 5 * rep.std_err, rep
     assert abs(rep.expected - np.minimum(P0, Q0).sum()) < 1e-12
 
 

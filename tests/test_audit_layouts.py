@@ -231,10 +231,17 @@ def test_audit_tree_takes_eagle_and_sglang_layouts():
         audit.paths_to_vllm(choices),
     ]
     base = audit.audit_tree(
-        _rrs_tree, *PAIR, choices, "swor", steps=800, rng=np.random.default_rng(3), declared="token"
+        _rrs_tree, *PAIR, tree.TreeDraftLaw(choices, "swor"), steps=800, rng=np.random.default_rng(3), declared="token"
     )
     assert base.lossless
     for lay in layouts:
-        rep = audit.audit_tree(_rrs_tree, *PAIR, lay, "swor", steps=800, rng=np.random.default_rng(3), declared="token")
+        rep = audit.audit_tree(
+            _rrs_tree,
+            *PAIR,
+            tree.TreeDraftLaw(audit.shape_from_layout(lay), "swor"),
+            steps=800,
+            rng=np.random.default_rng(3),
+            declared="token",
+        )
         assert rep.accepted == base.accepted and rep.expected == base.expected and rep.ks_distance == base.ks_distance
         assert rep.details["shape"] == base.details["shape"]

@@ -61,7 +61,7 @@ def test_static_ensemble_exact_values_and_on_the_front(w):
     assert rep.bias_high - rep.bias_low < 0.013
     # on the front: the best acceptance at its bias is its own
     assert audit.front_acceptance(PF, QF, float(bias)) == pytest.approx(float(accept), abs=1e-12)
-    assert abs(rep.gap) < 5 * rep.accepted_se + (rep.bias_high - rep.bias_low)
+    assert abs(rep.gap) < 5 * rep.std_err + (rep.bias_high - rep.bias_low)
     assert "bias TV(output, p)" in str(rep) and "estimate ± s.e." in str(rep)
 
 
@@ -73,7 +73,7 @@ def test_rule_off_the_front_shows_its_gap():
     assert (bias, accept, best) == (F(1, 10), F(3, 5), F(7, 10))
     rep = audit.audit_lossy(_uno, PF, QF, samples=200_000, rng=2)
     assert rep.bias_low <= float(bias) <= rep.bias_high
-    assert abs(rep.accepted - float(accept)) < 5 * rep.accepted_se
+    assert abs(rep.accepted - float(accept)) < 5 * rep.std_err
     assert rep.gap > 0.08 and rep.consistent is None
 
 

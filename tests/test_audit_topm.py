@@ -61,7 +61,7 @@ def test_merged_test_keeps_power_on_logged_tokens_and_rate_on_correct_rules():
     rng = np.random.default_rng(0)
     P, Q, X, Y, ids, probs = _log(20_000, 30, 8, 1, rng, _sd, scale=1.0)
     rep = audit.audit_topm_log(ids, probs, Q, X, Y, declared="sd")
-    assert rep.lossless and rep.details["expected_interval"][0] <= rep.acceptance + 5 * rep.acceptance_se
+    assert rep.lossless and rep.details["expected_interval"][0] <= rep.acceptance + 5 * rep.std_err
     P, Q, X, Y, ids, probs = _log(20_000, 30, 8, 1, rng, _biased_sd, scale=1.0)
     bad = audit.audit_topm_log(ids, probs, Q, X, Y)
     assert not bad.lossless
@@ -95,7 +95,7 @@ def test_topm_log_without_q():
     lo, hi = rep.details["expected_interval"]
     truth = np.mean([target_only_acceptance(P[t], oa.IID(Q[t], 2)) for t in range(2000)])
     assert lo - 0.02 <= truth <= hi + 0.02  # the bracket of the per-step p(set(X)), averaged
-    assert lo - 5 * rep.acceptance_se <= rep.acceptance <= hi + 5 * rep.acceptance_se
+    assert lo - 5 * rep.std_err <= rep.acceptance <= hi + 5 * rep.std_err
     assert "no q" in str(rep) and json.loads(rep.to_json())["alpha_star"] is None
 
     # without q the orders by q and p/q are gone: a bug must move mass along p or the ids to be

@@ -427,12 +427,14 @@ def test_truncated_rows_at_vocabulary_scale():
 # ----------------------------------------------------------------- homes and namespaces
 
 
-def test_llm_names_are_reexports():
+def test_llm_names_are_deprecated_reexports():
     from optaccept import llm
     from optaccept.verifiers import batched_acceptance
 
-    assert llm.batched_optimal_acceptance is batched_optimal_acceptance
-    assert llm.batched_verifier_acceptance is batched_acceptance
+    with pytest.warns(DeprecationWarning, match="optaccept.batched_optimal_acceptance"):
+        assert llm.batched_optimal_acceptance is batched_optimal_acceptance
+    with pytest.warns(DeprecationWarning, match="optaccept.verifiers.batched_acceptance"):
+        assert llm.batched_verifier_acceptance is batched_acceptance
 
 
 @needs_torch
@@ -756,13 +758,13 @@ def test_swor_compiled_and_numpy_quadrature_agree(case, monkeypatch):
 def test_swor_window_with_more_heavy_tokens_than_kept_apart(monkeypatch):
     """At nodes where more tokens before the window are heavy than the tables keep apart, the
     count's law falls back to the recursion over all of them: same complements."""
-    from optaccept import _swor
+    from optaccept import _swor, _swor_window
 
     if _swor._dp_kernel() is None:
         pytest.skip("numba not installed: no window search")
     rng = np.random.default_rng(3)
     q = rng.dirichlet(np.full(3000, 0.3))
     full = _swor.prefix_complements(q, 5)
-    monkeypatch.setattr(_swor, "_HEAVY_CAP", 16)
+    monkeypatch.setattr(_swor_window, "_HEAVY_CAP", 16)
     w = _swor.window_complements(q, 5, 1500, 1700)
     assert np.max(np.abs(w - full[1500:1701])) <= 1e-13

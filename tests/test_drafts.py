@@ -148,7 +148,7 @@ def test_law_registry_builds_and_refuses_by_name():
     for name, cls in LAWS.items():
         law = law_from_name(name, q, 2)
         assert isinstance(law, cls) and law.k == 2
-    with pytest.raises(oa.InputError, match=r"^law: must be one of \('iid', 'swor'\), got 'greedy'$"):
+    with pytest.raises(oa.InputError, match=r"^law: must be one of 'iid' or 'swor'; got 'greedy'$"):
         law_from_name("greedy", q, 2, allowed=("iid", "swor"), arg="law")
     with pytest.raises(oa.InputError, match="drafts: must be one of"):
         law_from_name(3, q, 2)

@@ -199,7 +199,7 @@ def test_proxy_rows_standard_errors_cluster_by_context():
 
 
 def test_chains_from_trees_refuses_chains_not_drawn_from_q():
-    from optaccept.llm import DraftTrees, trees_path
+    from optaccept.real import DraftTrees, trees_path
 
     with pytest.raises(InputError, match="i.i.d."):
         engines.chains_from_trees(DraftTrees.load(trees_path("swor")), progress=False)

@@ -31,18 +31,17 @@ def _pairs():
 
 def _gap_table():
     from optaccept import llm
-    from optaccept.llm import Distributions, sample_path
+    from optaccept.real import Distributions, sample_path
 
     data = Distributions.load(sample_path()).subset(np.arange(6))
     return llm.gap_table(data, ks=(2, 3), progress=False, slow_verifiers=False, cross_check=0)
 
 
 def _tree_table():
-    from optaccept import tree
-    from optaccept.llm import DraftTrees, trees_path
+    from optaccept.real import DraftTrees, tree_table, trees_path
 
     trees = {d: DraftTrees.load(trees_path(d)).select(np.arange(4)) for d in ("iid", "swor")}
-    return tree.tree_table(trees, ks=(1, 2), lengths=(1, 2))
+    return tree_table(trees, ks=(1, 2), lengths=(1, 2))
 
 
 def _chain():

@@ -90,7 +90,7 @@ def pools():
 
 def _take(sv, idx):
     keep = np.isin(sv.request, idx)
-    return audit._gate.StepValues(sv.exact[keep], sv.counts[keep], sv.request[keep], sv.kind, sv.verifier)
+    return audit._logs.StepValues(sv.exact[keep], sv.counts[keep], sv.request[keep], sv.kind, sv.verifier)
 
 
 def test_exact_values_have_the_counts_mean_and_less_noise(pools):

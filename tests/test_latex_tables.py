@@ -118,7 +118,7 @@ def _budget_latex(curve) -> str:
 def _writer_tables() -> dict[str, str]:
     """Tables from each writer, on small inputs (fast) and nasty cells."""
     from optaccept import tree, verifiers
-    from optaccept.llm import DraftTrees, trees_path
+    from optaccept.real import DraftTrees, trees_path
 
     rng = np.random.default_rng(0)
     p, q = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(6))
@@ -133,20 +133,20 @@ def _writer_tables() -> dict[str, str]:
         ],
         caption="Captions with α*, (n, k) and ± stay in math: 1e-12 × 2.",
     )
-    from optaccept import llm
+    from optaccept import llm, real
     from optaccept.jobs.llm import gap_rows
 
-    data = llm.Distributions.load(llm.sample_path()).subset(np.arange(4))
+    data = real.Distributions.load(real.sample_path()).subset(np.arange(4))
     gaps = llm.gap_table(data, ks=(2, 3), progress=False, slow_verifiers=False, cross_check=0)
     header, rows, _, _, _ = gap_rows(gaps)
-    realised = llm.realised_optimal(data, ks=(2,), positions=2, rng=np.random.default_rng(0), size=50, progress=False)
+    realised = real.realised_optimal(data, ks=(2,), positions=2, rng=np.random.default_rng(0), size=50, progress=False)
     return {
         "nasty cells": nasty,
         "llm gap table (job)": latex_table(["$k$" if h == "k" else h for h in header], rows, caption="Gaps."),
         "PositionGapTable.to_latex": gaps.to_latex(),
         "RealisedTable.to_latex": realised.to_latex(),
         "verifiers.gap_table": verifiers.gap_table(p, q, ks=(1, 2, 3)).to_latex(),
-        "tree_table": tree.tree_table(trees, ks=(1, 2), lengths=(1, 2)).to_latex(),
+        "tree_table": real.tree_table(trees, ks=(1, 2), lengths=(1, 2)).to_latex(),
         "budget curve": _budget_latex(tree.budget_curve(pairs, (2, 4, 8), progress=False)),
         "one wide row": latex_table(["a"] + [f"$k = {k}$" for k in range(1, 7)], [["x"] + [Estimate(0.9, 0.01)] * 6]),
     }

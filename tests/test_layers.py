@@ -27,3 +27,132 @@ def test_library_never_imports_the_applications():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
+
+
+#: Optional or costly dependencies that the package imports inside functions, so that
+#: ``import optaccept`` and the command line start without them.
+HEAVY = {
+    "torch", "transformers", "cvxpy", "cdd", "sympy", "matplotlib", "tqdm", "scipy", "pandas",
+    "numba", "highspy", "joblib", "huggingface_hub", "dask", "ray", "IPython",
+}  # fmt: skip
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _home(package: str, name: str) -> str:
+    """The module that defines ``package.name`` (a package may load a name lazily from a
+    module with heavy dependencies: the name's home, not the package, is what is loaded)."""
+    import importlib
+
+    try:
+        obj = getattr(importlib.import_module(package), name)
+    except Exception:  # an optional dependency is missing: the name is heavy
+        return "torch"
+    home = getattr(obj, "__module__", None) or getattr(obj, "__name__", None) or package
+    return home if home.startswith("optaccept") else package
+
+
+def _function_level_imports():
+    """Every import statement of the package, with whether it sits inside a function and
+    inside a ``try`` (an optional dependency), and the modules it loads."""
+    import ast
+
+    files = {_module_name(f): f for f in (ROOT / "optaccept").rglob("*.py")}
+    rows = []
+
+    def loads(mod: str, node) -> tuple[set[str], set[str]]:
+        internal, external = set(), set()
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif node.level:
+            base = mod.split(".") if files[mod].name == "__init__.py" else mod.split(".")[:-1]
+            base = base[: len(base) - node.level + 1]
+            full = ".".join(base + ([node.module] if node.module else []))
+            names = [full] + [f"{full}.{a.name}" for a in node.names]
+        else:
+            full = node.module
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        if isinstance(node, ast.ImportFrom) and full.startswith("optaccept"):
+            names += [_home(full, a.name) for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] != "optaccept":
+                external.add(parts[0])
+                continue
+            internal |= {".".join(parts[:i]) for i in range(1, len(parts) + 1)} & files.keys()
+        return internal, external
+
+    for mod, path in files.items():
+        tree = ast.parse(path.read_text())
+
+        def walk(node, in_fn: bool, in_try: bool, mod=mod) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.Import, ast.ImportFrom)):
+                    rows.append((mod, child.lineno, in_fn, in_try, *loads(mod, child)))
+                fn = in_fn or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                walk(child, fn, in_try or (fn and isinstance(child, ast.Try)), mod)
+
+        walk(tree, False, False)
+    return rows
+
+
+def test_imports_inside_functions_only_defer_heavy_dependencies():
+    """Imports of optaccept's own modules sit at module level; an import inside a function
+    defers a heavy dependency — one of :data:`HEAVY`, or a module of the package that loads
+    one at its top level that the importing module does not already load — or is an
+    optional import inside ``try``."""
+    rows = _function_level_imports()
+    top_internal: dict[str, set[str]] = {}
+    top_heavy: dict[str, set[str]] = {}
+    for mod, _, in_fn, _, internal, external in rows:
+        top_internal.setdefault(mod, set())
+        top_heavy.setdefault(mod, set())
+        if not in_fn:
+            top_internal[mod] |= internal - {mod}
+            top_heavy[mod] |= external & HEAVY
+    memo: dict[str, set[str]] = {}
+
+    def heavy(mod: str, seen: frozenset = frozenset()) -> set[str]:
+        if mod in memo:
+            return memo[mod]
+        out = set(top_heavy.get(mod, ()))
+        parents = {".".join(mod.split(".")[:i]) for i in range(1, mod.count(".") + 1)}
+        for dep in (top_internal.get(mod, set()) | parents) - seen - {mod}:
+            out |= heavy(dep, seen | {mod})
+        memo[mod] = out
+        return out
+
+    bad = []
+    for mod, line, in_fn, in_try, internal, external in rows:
+        if not in_fn or in_try or external & HEAVY:
+            continue
+        if internal and set().union(*(heavy(m) for m in internal)) - heavy(mod):
+            continue
+        bad.append(f"{mod}:{line}")
+    assert not bad, "imports inside functions that defer nothing heavy (move them to the top): " + ", ".join(bad)
+
+
+def test_command_line_and_jobs_start_without_torch():
+    """torch is the llm extra's: the command line (help included) and the jobs' modules load
+    without it, whatever the import style of the modules above the models."""
+    code = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('torch', 'transformers'):\n"
+        "            raise ImportError('blocked: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import optaccept.cli._main as m, optaccept.jobs.core, optaccept.jobs.trees, optaccept.jobs.engines\n"
+        "import optaccept.jobs.verifiers, optaccept.jobs.sequence, optaccept.cli.audit, optaccept.cli.tree\n"
+        "try:\n"
+        "    m.main(['--help'])\n"
+        "except SystemExit as e:\n"
+        "    assert e.code == 0, e.code\n"
+        "print('torch' in sys.modules)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip().splitlines()[-1] == "False"

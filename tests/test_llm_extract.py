@@ -13,10 +13,11 @@ transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
 from optaccept import InputError  # noqa: E402
-from optaccept.llm import Distributions, ModelPair, Warp, builtin_prompts, extract  # noqa: E402
+from optaccept.llm import ModelPair, Warp, builtin_prompts, extract  # noqa: E402
 from optaccept.llm import _extract as extract_module  # noqa: E402
 from optaccept.llm._extract import extract_sweep  # noqa: E402
 from optaccept.llm._prompts import load_prompts  # noqa: E402
+from optaccept.real import Distributions  # noqa: E402
 
 PROMPTS = ["Hello world", "abc", "The cat sat on", "x", "Why?"]
 
@@ -285,7 +286,8 @@ def test_from_pretrained_and_cli(model, tok, tmp_path, capsys):
 
 
 def test_compact_rows_keep_alpha(model, tok):
-    from optaccept.llm import batched_optimal_acceptance, batched_verifier_acceptance
+    from optaccept import batched_optimal_acceptance
+    from optaccept.verifiers import batched_acceptance as batched_verifier_acceptance
 
     pair = ModelPair(model, tok, target_warp=Warp(1.0, top_k=6), draft_warp=Warp(1.8, top_p=0.9))
     data = run(pair)

@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 
 import optaccept as oa
+from optaccept import real
 
 llm = pytest.importorskip("optaccept.llm")
 
 
 @pytest.fixture(scope="module")
 def rows():
-    data = llm.Distributions.load(llm.sample_path())
+    data = real.Distributions.load(real.sample_path())
     return data.compact_rows()
 
 
@@ -22,10 +23,10 @@ def test_shipped_file_has_gaps_at_k_2_3_4(rows):
     assert len(p) == 1091
     # the counts stated in optaccept/data/README.md and the README's claims table
     for k, n_iid in {2: 1088, 3: 1048, 4: 986}.items():
-        a_iid = np.asarray(llm.batched_optimal_acceptance(p, q, k, drafts="iid", device="cpu"))
+        a_iid = np.asarray(oa.batched_optimal_acceptance(p, q, k, drafts="iid", device="cpu"))
         assert int((a_iid < 1 - 1e-9).sum()) == n_iid
-    a_iid = np.asarray(llm.batched_optimal_acceptance(p, q, 2, drafts="iid", device="cpu"))
-    a_swor = np.asarray(llm.batched_optimal_acceptance(p, q, 2, drafts="swor", device="cpu"))
+    a_iid = np.asarray(oa.batched_optimal_acceptance(p, q, 2, drafts="iid", device="cpu"))
+    a_swor = np.asarray(oa.batched_optimal_acceptance(p, q, 2, drafts="swor", device="cpu"))
     assert int((a_swor < 1 - 1e-9).sum()) == 868
     assert np.all(a_swor >= a_iid - 1e-9)
 
@@ -35,8 +36,8 @@ def test_shipped_file_counts_without_replacement(rows):
     p, q = rows
     expected = {2: (1088, 868), 3: (1048, 461), 4: (986, 155)}
     for k, (n_iid, n_swor) in expected.items():
-        a_iid = np.asarray(llm.batched_optimal_acceptance(p, q, k, drafts="iid", device="cpu"))
-        a_swor = np.asarray(llm.batched_optimal_acceptance(p, q, k, drafts="swor", device="cpu"))
+        a_iid = np.asarray(oa.batched_optimal_acceptance(p, q, k, drafts="iid", device="cpu"))
+        a_swor = np.asarray(oa.batched_optimal_acceptance(p, q, k, drafts="swor", device="cpu"))
         assert int((a_iid < 1 - 1e-9).sum()) == n_iid
         assert int((a_swor < 1 - 1e-9).sum()) == n_swor
         assert n_iid > 0.5 * len(p)
@@ -48,7 +49,7 @@ def test_batched_values_agree_with_numpy_core_on_a_sample(rows):
     p, q = rows
     idx = np.random.default_rng(0).choice(len(p), size=40, replace=False)
     for k in (2, 3, 4):
-        a = np.asarray(llm.batched_optimal_acceptance(p[idx], q[idx], k, drafts="iid", device="cpu"))
+        a = np.asarray(oa.batched_optimal_acceptance(p[idx], q[idx], k, drafts="iid", device="cpu"))
         for j, i in enumerate(idx):
             ref = oa.optimal_acceptance(p[i], oa.IID(q[i], k), method="lp" if k == 2 else "sorted")
             assert a[j] == pytest.approx(float(ref.value), abs=1e-9)

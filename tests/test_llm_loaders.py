@@ -16,7 +16,8 @@ pytest.importorskip("tokenizers")
 
 from optaccept import InputError  # noqa: E402
 from optaccept.cli import main  # noqa: E402
-from optaccept.llm import Distributions, ModelPair, extract  # noqa: E402
+from optaccept.llm import ModelPair, extract  # noqa: E402
+from optaccept.real import Distributions  # noqa: E402
 
 
 def char_tokenizer(swap: bool = False):

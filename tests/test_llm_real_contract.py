@@ -16,8 +16,10 @@ pytest.importorskip("transformers")
 import optaccept as oa  # noqa: E402
 from optaccept import llm, verifiers  # noqa: E402
 from optaccept.cli import main  # noqa: E402
+from optaccept.real import Distributions  # noqa: E402
 
-pytestmark = needs_smollm2
+# about a minute on two CPU cores: SmolLM2 forward passes at vocabulary 49,152
+pytestmark = [needs_smollm2, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
@@ -51,11 +53,11 @@ def test_real_rows_in_float64_pass_every_solver(real, tmp_path, capsys) -> None:
             assert 0 <= a <= 1 + 1e-9
         oa.gap_table(T[0], D[0], ks=(2,))
         # batched path
-        b_iid = llm.batched_optimal_acceptance(T, D, 2, drafts="iid")
-        b_swor = llm.batched_optimal_acceptance(T, D, 2, drafts="swor")
-        llm.batched_verifier_acceptance(T, D, 2, verifier="rrs")
+        b_iid = oa.batched_optimal_acceptance(T, D, 2, drafts="iid")
+        b_swor = oa.batched_optimal_acceptance(T, D, 2, drafts="swor")
+        verifiers.batched_acceptance(T, D, 2, verifier="rrs")
         # the gap tables: Python and command line
-        table = llm.gap_table(llm.Distributions(T, D, meta=real.meta), ks=(2,), device="cpu", progress=False)
+        table = llm.gap_table(Distributions(T, D, meta=real.meta), ks=(2,), device="cpu", progress=False)
     assert table is not None
     np.testing.assert_allclose(iid, ref, atol=1e-12)  # the renormalised rows' values
     np.testing.assert_allclose(b_iid, iid, atol=1e-9)

@@ -12,15 +12,9 @@ from conftest import needs_smollm2
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from optaccept.llm import (  # noqa: E402
-    Distributions,
-    ModelPair,
-    batched_optimal_acceptance,
-    builtin_prompts,
-    extract,
-    gap_table,
-    sample_path,
-)
+from optaccept import batched_optimal_acceptance  # noqa: E402
+from optaccept.llm import ModelPair, builtin_prompts, extract, gap_table  # noqa: E402
+from optaccept.real import Distributions, sample_path  # noqa: E402
 
 
 def entropy(x):

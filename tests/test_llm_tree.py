@@ -11,7 +11,7 @@ from conftest import SMOLLM2_REASON, has_smollm2, needs_smollm2
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from optaccept import InputError, llm, sequence, tree  # noqa: E402
+from optaccept import InputError, llm, real, sequence, tree  # noqa: E402
 from optaccept.drafts import IID, WithoutReplacement  # noqa: E402
 from optaccept.optimal import optimal_acceptance  # noqa: E402
 from optaccept.real._tables import tree_table  # noqa: E402
@@ -115,7 +115,7 @@ def test_tree_extraction_matches_chains_tiny(tiny, drafts, tmp_path):
         assert set(trees.prefixes(i)) == {c[:d] for c in chains for d in range(4)}
     # storage round trip, checksum, and a tampered file
     path = trees.save(tmp_path / "t.npz")
-    back = llm.DraftTrees.load(path)
+    back = real.DraftTrees.load(path)
     np.testing.assert_array_equal(back.target, trees.target)
     assert [back.chains(i) for i in range(6)] == [trees.chains(i) for i in range(6)]
     assert back.meta["drafts"] == drafts and back.meta["config_sha256"] == trees.meta["config_sha256"]
@@ -200,7 +200,7 @@ def test_smollm2_layerskip_trees(smollm2_pair):
 
 @pytest.mark.parametrize("drafts", ["iid", "swor"])
 def test_shipped_trees(drafts):
-    trees = llm.DraftTrees.load(llm.trees_path(drafts))  # checksum verified
+    trees = real.DraftTrees.load(real.trees_path(drafts))  # checksum verified
     m = trees.meta
     assert trees.drafts == drafts and trees.vocab_size == 49152 and trees.k == 4 and trees.length == 4
     assert "SmolLM2-135M-Instruct" in m["target_model"] and "layer skip" in m["draft_model"]
@@ -217,7 +217,7 @@ def test_shipped_trees(drafts):
 
 
 def test_table_on_shipped_trees_and_batch_sd():
-    files = {d: llm.DraftTrees.load(llm.trees_path(d)) for d in ("iid", "swor")}
+    files = {d: real.DraftTrees.load(real.trees_path(d)) for d in ("iid", "swor")}
     table = tree_table(files, ks=(1, 2, 3), lengths=(1, 2))
     # length 1 is exact per prompt: token-level RRS with i.i.d. drafts is batch SD (Yin et al.)
     for k in (1, 2, 3):
@@ -303,7 +303,7 @@ def test_batch_sd_markov_horizon_one():
     chain = sequence.MarkovPair.random(states=5, horizon=1, rng=np.random.default_rng(3))
     init = chain.initial if hasattr(chain, "initial") else None
     for M in (1, 2, 4):
-        rej = sequence.batch_expected_rejections(chain, M=M)
+        rej = sequence.batch_expected_rejections(chain, k=M)
         acc = sum(
             float(w) * float(tree.accepted_tokens(chain, length=1, k=M, drafts="iid", verifier="token", prompt=s).value)
             for s, w in enumerate(init if init is not None else np.full(5, 0.2))
@@ -341,7 +341,7 @@ def test_sparse_rows_match_the_dense_rows(tmp_path):
     both = SparseRows.concatenate([s.take([1, 2]), s.take([8])])
     np.testing.assert_array_equal(both.dense()[0], t[[1, 2, 8]])
     # three trees of three nodes (a root and two children), built from the dense rows
-    trees = llm.DraftTrees(
+    trees = real.DraftTrees(
         t,
         d,
         tree=np.repeat(np.arange(3), 3),
@@ -357,10 +357,10 @@ def test_sparse_rows_match_the_dense_rows(tmp_path):
     np.testing.assert_array_equal(trees.vocabulary(1), np.flatnonzero(((t[3:6] > 0) | (d[3:6] > 0)).any(0)))
     sub = trees.select([2, 0])
     np.testing.assert_array_equal(sub.target, t[[6, 7, 8, 0, 1, 2]])
-    cat = llm.DraftTrees.concatenate([trees.select([1]), trees.select([0])])
+    cat = real.DraftTrees.concatenate([trees.select([1]), trees.select([0])])
     np.testing.assert_array_equal(cat.draft, d[[3, 4, 5, 0, 1, 2]])
     for sparse in (True, False):
-        back = llm.DraftTrees.load(trees.save(tmp_path / f"t{sparse}.npz", sparse=sparse))
+        back = real.DraftTrees.load(trees.save(tmp_path / f"t{sparse}.npz", sparse=sparse))
         np.testing.assert_array_equal(back.target, t)
         np.testing.assert_array_equal(back.draft, d)
 
@@ -369,7 +369,7 @@ def test_sparse_rows_match_the_dense_rows(tmp_path):
 def test_extended_shipped_trees(drafts):
     """The large shipped sets (12 trees after each of the 296 extended prompts) load
     without densifying their rows, and hold what their provenance says."""
-    trees = llm.DraftTrees.load(llm.trees_path(drafts, "extended"))  # checksum verified
+    trees = real.DraftTrees.load(real.trees_path(drafts, "extended"))  # checksum verified
     m = trees.meta
     assert trees.drafts == drafts and trees.vocab_size == 49152 and (trees.k, trees.length) == (4, 4)
     assert m["prompt_ids"] == [p.id for p in llm.extended_prompts()]

@@ -196,7 +196,7 @@ def test_device_loop_matches_numpy_steps(k):
         mass2, dens2 = np.empty(m), np.empty(m)
         x, qpos, qrem = np.empty(m + 2), np.empty(m + 2, dtype=np.int64), np.empty(m + 2)
         mp, mc, ma = np.empty(m + 2, dtype=np.int64), np.empty(m + 2, dtype=np.int64), np.empty(m + 2)
-        nm = _line_kernel.device_py(ell, np.ascontiguousarray(pl), k, nb, mass2, dens2, x, qpos, qrem, mp, mc, ma)
+        nm = _line_kernel._device_py(ell, np.ascontiguousarray(pl), k, nb, mass2, dens2, x, qpos, qrem, mp, mc, ma)
         np.testing.assert_allclose(mass2, mass, rtol=1e-13, atol=1e-300)
         dens = mass / ell
         lb, rb, ab, _ = side_matches(mass[:nb], pl[:nb], upper=True)

@@ -37,7 +37,7 @@ def test_lazy_entry_points() -> None:
 def test_doctests() -> None:
     import optaccept.optimal
 
-    for mod in (optaccept, optaccept.optimal._solve):
+    for mod in (optaccept, optaccept.optimal._solve, optaccept.optimal._verify):
         result = doctest.testmod(mod)
         assert result.failed == 0 and result.attempted > 0
 

@@ -28,7 +28,10 @@ def test_profile_means_equal_exact_accepted_tokens_on_topk_trees(shape):
         assert len(text) == 5
         for t in range(5):
             r = tree.accepted_tokens(
-                _shift(target, text[:t]), _shift(draft, text[:t]), shape=spec, children="topk", verifier="target_only"
+                _shift(target, text[:t]),
+                _shift(draft, text[:t]),
+                tree.TreeDraftLaw(spec, "topk"),
+                verifier="target_only",
             )
             exact[t] += float(r.value) / len(pairs)
     np.testing.assert_allclose(prof.by_position.sum(axis=1), exact, rtol=1e-12)
@@ -40,7 +43,7 @@ def test_first_position_is_the_step_after_the_prompt():
     target, draft = tree.synthetic_pair(9, seed=4)
     prof = tree.acceptance_profile((target, draft), (3, 2, 1), positions=1)
     for v in ("target_only", "optimal", "token_optimal"):
-        ref = tree.accepted_tokens(target, draft, shape=(3, 2, 1), children="topk", verifier=v).value
+        ref = tree.accepted_tokens(target, draft, tree.TreeDraftLaw((3, 2, 1), "topk"), verifier=v).value
         assert prof.mean_accepted == pytest.approx(float(ref), rel=1e-12)
 
 
@@ -58,16 +61,20 @@ def test_chain_rates_equal_enumeration(verifier):
     for chain in itertools.product(range(n), repeat=g):
         t = tree.ShapedTree(shp, "iid", {(0,) * (i + 1): chain[i] for i in range(g)})
         total += math.prod(tq[chain[:i]][chain[i]] for i in range(g)) * _tree_rates(t, P, Q, verifier, g)
-    cum = [0.0] + [float(tree.accepted_tokens(P, Q, length=d, verifier=verifier).value) for d in range(1, g + 1)]
+    cum = [0.0] + [
+        float(tree.accepted_tokens(P, Q, tree.TreeDraftLaw(length=d), verifier=verifier).value) for d in range(1, g + 1)
+    ]
     np.testing.assert_allclose(total, np.diff(cum), rtol=1e-12)
 
 
 def test_block_rates_match_its_value_and_a_simulation():
     target, draft = tree.synthetic_pair(5, seed=2)
     prof = tree.acceptance_profile((target, draft), 3, verifier="block", positions=1, samples=1500, rng=1)
-    exact = float(tree.accepted_tokens(target, draft, length=3, verifier="block").value)
+    exact = float(tree.accepted_tokens(target, draft, tree.TreeDraftLaw(length=3), verifier="block").value)
     assert abs(prof.mean_accepted - exact) < 0.03
-    acc, _ = tree.simulate(target, draft, length=3, verifier="block", steps=3000, rng=np.random.default_rng(0))
+    acc, _ = tree.simulate(
+        target, draft, drafts=tree.TreeDraftLaw(length=3), verifier="block", steps=3000, rng=np.random.default_rng(0)
+    )
     emp = np.array([(np.asarray(acc) >= d).mean() for d in (1, 2, 3)])
     np.testing.assert_allclose(prof.rates, emp, atol=4 * 0.5 / math.sqrt(3000) + 0.01)
     # per chain, Σ_d P(τ ≥ d) is block verification's exact value
@@ -83,7 +90,7 @@ def test_sampled_tree_profile_matches_exact_mean():
     prof = tree.acceptance_profile(
         (target, draft), (2, 2), verifier="token", children="swor", positions=1, samples=3000, rng=2
     )
-    exact = float(tree.accepted_tokens(target, draft, shape=(2, 2), children="swor", verifier="token").value)
+    exact = float(tree.accepted_tokens(target, draft, tree.TreeDraftLaw((2, 2), "swor"), verifier="token").value)
     assert abs(prof.mean_accepted - exact) < 0.03
 
 

@@ -1,5 +1,5 @@
 """optaccept.real: the numpy-only home of real-model data, and the old names that keep
-working from optaccept.llm and optaccept.tree for one release."""
+working from optaccept.llm and optaccept.tree for one release (with a DeprecationWarning)."""
 
 from __future__ import annotations
 
@@ -25,12 +25,14 @@ MOVED_FROM_TREE = ("tree_table", "TreeTable")
 
 @pytest.mark.parametrize("name", MOVED_FROM_LLM)
 def test_old_llm_names_are_the_moved_objects(name):
-    assert getattr(llm, name) is getattr(real, name)
+    with pytest.warns(DeprecationWarning, match=f"optaccept.llm.{name} moved to optaccept.real.{name};"):
+        assert getattr(llm, name) is getattr(real, name)
 
 
 @pytest.mark.parametrize("name", MOVED_FROM_TREE)
 def test_old_tree_names_are_the_moved_objects(name):
-    assert getattr(tree, name) is getattr(real, name)
+    with pytest.warns(DeprecationWarning, match=f"optaccept.tree.{name} moved to optaccept.real.{name};"):
+        assert getattr(tree, name) is getattr(real, name)
 
 
 def test_unknown_names_still_raise():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import optaccept as oa
-from optaccept import verifiers
+from optaccept import real, verifiers
 
 llm = pytest.importorskip("optaccept.llm")
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -18,7 +18,7 @@ ROWS = (17, 608)  # two fixed positions of the shipped file
 
 @pytest.fixture(scope="module")
 def data():
-    return llm.Distributions.load(llm.sample_path())
+    return real.Distributions.load(real.sample_path())
 
 
 @pytest.mark.parametrize("i", ROWS)
@@ -31,8 +31,8 @@ def test_realised_acceptance_matches_alpha_star_on_real_rows(data, i: int) -> No
     ref = oa.optimal_acceptance(p, oa.IID(q, 2)).value  # independent of the verifier
     assert abs(r.value - ref) <= 1e-12
     assert abs(r.acceptance - ref) <= 1e-9
-    assert r.se > 0
-    assert abs(r.mean - ref) <= 5 * r.se, (r.mean, ref, r.se)
+    assert r.std_err > 0
+    assert abs(r.mean - ref) <= 5 * r.std_err, (r.mean, ref, r.std_err)
     # a fixed seed gives the same draws
     r2 = verifiers.realised_acceptance(p, q, 2, np.random.default_rng(1000 + i), size=20_000)
     assert r2.mean == r.mean
@@ -57,7 +57,7 @@ def test_output_law_is_p_on_a_real_row(data) -> None:
 
 
 def test_table_on_a_subset(data) -> None:
-    tb = llm.realised_optimal(
+    tb = real.realised_optimal(
         data, ks=(2,), positions=list(ROWS), rng=np.random.default_rng(3), size=5_000, progress=False
     )
     assert list(tb.positions) == list(ROWS)
@@ -77,16 +77,16 @@ def test_table_on_a_subset(data) -> None:
 
 
 def test_random_subset_is_reproducible_and_inputs_checked(data) -> None:
-    a = llm.realised_optimal(data, ks=(1,), positions=2, rng=np.random.default_rng(5), size=10, progress=False)
-    b = llm.realised_optimal(data, ks=(1,), positions=2, rng=np.random.default_rng(5), size=10, progress=False)
+    a = real.realised_optimal(data, ks=(1,), positions=2, rng=np.random.default_rng(5), size=10, progress=False)
+    b = real.realised_optimal(data, ks=(1,), positions=2, rng=np.random.default_rng(5), size=10, progress=False)
     assert list(a.positions) == list(b.positions) and len(set(a.positions.tolist())) == 2
     assert np.array_equal(a.values[(1, "realised")], b.values[(1, "realised")])
     with pytest.raises(oa.InputError, match="positions"):
-        llm.realised_optimal(data, positions=0, progress=False)
+        real.realised_optimal(data, positions=0, progress=False)
     with pytest.raises(oa.InputError, match="positions"):
-        llm.realised_optimal(data, positions=[len(data)], progress=False)
+        real.realised_optimal(data, positions=[len(data)], progress=False)
     with pytest.raises(oa.InputError, match="ks"):
-        llm.realised_optimal(data, ks=(0,), positions=1, progress=False)
+        real.realised_optimal(data, ks=(0,), positions=1, progress=False)
     with pytest.raises(oa.InputError, match="^rng: must be a numpy.random.Generator or a non-negative integer seed"):
         verifiers.realised_acceptance([0.5, 0.5], [0.5, 0.5], 2, rng=-1)
     # an integer seed is the library's one other form of passed-in randomness: reproducible
@@ -107,8 +107,8 @@ def test_without_replacement_on_real_rows(data) -> None:
     r = verifiers.realised_acceptance(p, q, 3, np.random.default_rng(5), size=20_000, law="swor")
     assert r.law == "swor" and abs(r.value - ref) <= 1e-12
     assert abs(r.acceptance - ref) <= 1e-13
-    assert abs(r.mean - ref) <= 5 * r.se, (r.mean, ref, r.se)
-    tb = llm.realised_optimal(
+    assert abs(r.mean - ref) <= 5 * r.std_err, (r.mean, ref, r.std_err)
+    tb = real.realised_optimal(
         data, ks=(2, 3), positions=list(ROWS), rng=np.random.default_rng(3), size=5_000, progress=False, law="swor"
     )
     for k in (2, 3):
@@ -117,4 +117,4 @@ def test_without_replacement_on_real_rows(data) -> None:
         assert s["rrs_wor"] <= s["alpha_swor"] + 1e-12
     assert "RRS w/o repl." in tb.to_markdown() and "law='swor'" in repr(tb)
     with pytest.raises(oa.InputError, match="law"):
-        llm.realised_optimal(data, positions=1, law="joint", progress=False)
+        real.realised_optimal(data, positions=1, law="joint", progress=False)

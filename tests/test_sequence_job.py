@@ -7,6 +7,7 @@ import argparse
 import numpy as np
 import pytest
 
+from optaccept import real
 from optaccept._errors import InputError
 from optaccept.cli.sequence import register
 from optaccept.jobs.sequence import run
@@ -27,11 +28,11 @@ def _parser():
 
 def test_cli_rejections(capsys):
     args = _parser().parse_args(
-        ["sequence", "rejections", "--states", "3", "--horizon", "4", "--M", "1", "3", "--runs", "200"]
+        ["sequence", "rejections", "--states", "3", "--horizon", "4", "-k", "1", "3", "--runs", "200"]
     )
     assert args.func(args) == 0
     out = capsys.readouterr().out
-    assert "M = 3" in out and "Monte Carlo" in out and "limit" in out
+    assert "k = 3" in out and "Monte Carlo" in out and "limit" in out
 
 
 def test_cli_pareto(capsys):
@@ -51,7 +52,7 @@ def test_job_quick_writes_figures(tmp_path):
         assert p.exists() and p.stat().st_size > 0
 
 
-def _fake_distributions(llm, positions=6, vocab=300, seed=0):
+def _fake_distributions(positions=6, vocab=300, seed=0):
     rng = np.random.default_rng(seed)
     logits = rng.normal(size=(positions, vocab)) * 2
     p = np.exp(logits)
@@ -60,12 +61,11 @@ def _fake_distributions(llm, positions=6, vocab=300, seed=0):
     q[:, 120:] = 0.0
     p /= p.sum(1, keepdims=True)
     q /= q.sum(1, keepdims=True)
-    return llm.Distributions(p, q, meta={"target_model": "fake", "draft_model": "fake"})
+    return real.Distributions(p, q, meta={"target_model": "fake", "draft_model": "fake"})
 
 
 def test_language_model_distributions_feed_the_sequence_theory():
-    llm = pytest.importorskip("optaccept.llm")
-    dists = _fake_distributions(llm)
+    dists = _fake_distributions()
     pair = MarkovPair.from_distributions(dists)
     p = dists.target.astype(np.float64)
     q = dists.draft.astype(np.float64)
@@ -78,20 +78,18 @@ def test_language_model_distributions_feed_the_sequence_theory():
 
 
 def test_job_uses_language_model_rows_when_present(tmp_path, monkeypatch):
-    llm = pytest.importorskip("optaccept.llm")
-    path = _fake_distributions(llm).save(tmp_path / "fake.npz")
-    monkeypatch.setattr(llm, "sample_path", lambda: path)
+    path = _fake_distributions().save(tmp_path / "fake.npz")
+    monkeypatch.setattr(real, "sample_path", lambda: path)
     paths = run(tmp_path / "figs", quick=True)
     table = next(p for p in paths if p.suffix == ".md").read_text(encoding="utf-8")
     assert "real distributions (6 positions, fake" in table
 
 
 def test_shipped_language_model_rows_if_available():
-    llm = pytest.importorskip("optaccept.llm")
-    path = llm.sample_path()
+    path = real.sample_path()
     if not path.exists():
         pytest.skip("the shipped distribution file is not present")
-    pair = PositionPair.from_distributions(llm.Distributions.load(path))
+    pair = PositionPair.from_distributions(real.Distributions.load(path))
     d = decoder_losses(pair.target, pair.draft, np.linspace(0, 0.1, 6))
     assert np.all(d.loss_opt <= d.loss_uno + 1e-12)
     np.testing.assert_allclose(d.rejection + d.loss_opt, d.tv, atol=1e-9)

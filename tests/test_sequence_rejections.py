@@ -63,8 +63,8 @@ def test_theorem1_matches_monte_carlo_within_5_sigma():
     exact = expected_rejections(chain)
     sim = simulate_rejections(chain, runs=4000, rng=np.random.default_rng(11))
     assert sim.runs == 4000 and sim.counts.shape == (4000,)
-    assert abs(sim.mean - exact) < 5 * sim.stderr
-    assert abs(float(sim) - exact) < 5 * sim.stderr
+    assert abs(sim.mean - exact) < 5 * sim.std_err
+    assert abs(float(sim) - exact) < 5 * sim.std_err
 
 
 def test_simulated_output_follows_the_target():
@@ -88,7 +88,7 @@ def test_position_pair_theorem1_is_sum_of_tvs_and_monte_carlo():
     assert exact == pytest.approx(0.5 * np.abs(p - q).sum())
     np.testing.assert_allclose(rejection_profile(pair), 0.5 * np.abs(p - q).sum(1))
     sim = simulate_rejections(pair, runs=5000, rng=np.random.default_rng(6))
-    assert abs(sim.mean - exact) < 5 * sim.stderr
+    assert abs(sim.mean - exact) < 5 * sim.std_err
 
 
 @settings(max_examples=20, deadline=None)
@@ -114,7 +114,7 @@ def test_scaled_rule_exact_value():
     tv = rejection_profile(chain)
     assert unbiased_rejections(chain, scaled_rule(lam)) == pytest.approx(np.sum(1 - lam * (1 - tv)))
     sim = simulate_rejections(chain, runs=4000, rng=np.random.default_rng(8), acceptance=scaled_rule(lam))
-    assert abs(sim.mean - np.sum(1 - lam * (1 - tv))) < 5 * sim.stderr
+    assert abs(sim.mean - np.sum(1 - lam * (1 - tv))) < 5 * sim.std_err
 
 
 def test_biased_rule_is_refused():

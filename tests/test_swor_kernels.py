@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from optaccept import _swor
+from optaccept import _stable, _swor, _swor_kernels, _swor_quadrature
 from optaccept._stable import ratio_parts
 from optaccept.optimal._sorted import ratio_order
 
@@ -101,17 +101,17 @@ def test_lane_kernel_equals_numpy_form(scale, k):
     q = rng.dirichlet(np.full(n, 0.2))
     q[rng.random(n) < 0.05] = 0.0
     q /= q.sum()
-    lam = _swor._stable.suffix_sums(q, accurate=True).astype(np.float64)
+    lam = _stable.suffix_sums(q, accurate=True).astype(np.float64)
     lo = scale * n
-    t = lo + 0.5 * lo * (_swor._X21 + 1.0)
+    t = lo + 0.5 * lo * (_swor_quadrature._X21 + 1.0)
     start = np.zeros((t.size, k))
     start[:, 0] = 1.0
     out = np.empty((n + 1, t.size))
     kernels[0](q, lam, start, t, out)
     with np.errstate(over="ignore", under="ignore"):
-        plain = _swor._panel_dp_numpy(q, lam, k, t, float(t.min()))
+        plain = _swor_quadrature._panel_dp_numpy(q, lam, k, t, float(t.min()))
     assert np.all(np.isfinite(out))
     x = q * t.max()
-    assert (x > _swor._POLY_RATE).any() or scale < 1  # the per-node branches are reached
+    assert (x > _swor_kernels._POLY_RATE).any() or scale < 1  # the per-node branches are reached
     assert np.max(np.abs(out - plain)) <= 1e-13 * max(1.0, float(np.abs(plain).max()))
     assert math.isclose(out[0, 0], math.exp(-lam[0] * t[0]), rel_tol=1e-15)

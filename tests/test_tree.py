@@ -34,7 +34,7 @@ def table(n, L, rng, *, zeros=0.2, conc=1.0, onehot=0.0):
 
 
 def value(P, Q, L, k, drafts, v):
-    return tree.accepted_tokens(P.__getitem__, Q.__getitem__, L, k, drafts, v)
+    return tree.accepted_tokens(P.__getitem__, Q.__getitem__, tree.TreeDraftLaw(length=L, k=k, children=drafts), v)
 
 
 # --------------------------------------------------------------------------- papers and closed forms
@@ -45,11 +45,11 @@ def test_sun_et_al_example():
     target (1/3, 2/3), draft (2/3, 1/3), γ = 2: token verification 10/9, block 11/9."""
     p = lambda prefix: [F(1, 3), F(2, 3)]  # noqa: E731
     q = lambda prefix: [F(2, 3), F(1, 3)]  # noqa: E731
-    assert tree.accepted_tokens(p, q, length=2, verifier="token").value == F(10, 9)
-    assert tree.accepted_tokens(p, q, length=2, verifier="block").value == F(11, 9)
-    assert tree.accepted_tokens(p, q, length=2, verifier="traversal").value == F(11, 9)
+    assert tree.accepted_tokens(p, q, tree.TreeDraftLaw(length=2), verifier="token").value == F(10, 9)
+    assert tree.accepted_tokens(p, q, tree.TreeDraftLaw(length=2), verifier="block").value == F(11, 9)
+    assert tree.accepted_tokens(p, q, tree.TreeDraftLaw(length=2), verifier="traversal").value == F(11, 9)
     # no lossless verifier does better on this example (Sun et al.'s optimality theorem)
-    r = tree.accepted_tokens(p, q, length=2, verifier="optimal")
+    r = tree.accepted_tokens(p, q, tree.TreeDraftLaw(length=2), verifier="optimal")
     assert r.certificate.ok and abs(r.value - 11 / 9) < 1e-9
     assert r.certificate.upper_bound == pytest.approx(11 / 9, abs=1e-8)
 
@@ -60,9 +60,12 @@ def test_context_free_chain_closed_form():
     q = [F(1, 8), F(3, 8), F(1, 4), F(1, 4)]
     beta = sum(min(a, b) for a, b in zip(p, q))
     for L in (1, 2, 3):
-        r = tree.accepted_tokens(lambda u: p, lambda u: q, length=L, verifier="token")
+        r = tree.accepted_tokens(lambda u: p, lambda u: q, tree.TreeDraftLaw(length=L), verifier="token")
         assert r.value == sum(beta**i for i in range(1, L + 1))
-        assert tree.accepted_tokens(lambda u: p, lambda u: q, length=L, verifier="token_optimal").value == r.value
+        assert (
+            tree.accepted_tokens(lambda u: p, lambda u: q, tree.TreeDraftLaw(length=L), verifier="token_optimal").value
+            == r.value
+        )
 
 
 def test_position_pair_closed_form():
@@ -71,7 +74,7 @@ def test_position_pair_closed_form():
     pair = PositionPair(tp, dq)
     betas = np.minimum(tp, dq).sum(axis=1)
     want = sum(np.prod(betas[:i]) for i in range(1, 4))
-    assert float(tree.accepted_tokens(pair, None, length=3).value) == pytest.approx(want, abs=1e-12)
+    assert float(tree.accepted_tokens(pair, None, tree.TreeDraftLaw(length=3)).value) == pytest.approx(want, abs=1e-12)
 
 
 @pytest.mark.parametrize("drafts", ["iid", "swor"])
@@ -86,9 +89,15 @@ def test_one_token_equals_core(drafts, k):
         ver = oa.verifiers.RRS() if drafts == "iid" else oa.verifiers.RRSWithoutReplacement()
         rrs = ver.acceptance(p, q, k=k)
         P, Q = (lambda u, p=p: p), (lambda u, q=q: q)
-        assert float(tree.accepted_tokens(P, Q, 1, k, drafts, "token").value) == pytest.approx(rrs, abs=1e-12)
-        assert float(tree.accepted_tokens(P, Q, 1, k, drafts, "token_optimal").value) == pytest.approx(alpha, abs=1e-8)
-        assert float(tree.accepted_tokens(P, Q, 1, k, drafts, "optimal").value) == pytest.approx(alpha, abs=1e-8)
+        assert float(
+            tree.accepted_tokens(P, Q, tree.TreeDraftLaw(length=1, k=k, children=drafts), "token").value
+        ) == pytest.approx(rrs, abs=1e-12)
+        assert float(
+            tree.accepted_tokens(P, Q, tree.TreeDraftLaw(length=1, k=k, children=drafts), "token_optimal").value
+        ) == pytest.approx(alpha, abs=1e-8)
+        assert float(
+            tree.accepted_tokens(P, Q, tree.TreeDraftLaw(length=1, k=k, children=drafts), "optimal").value
+        ) == pytest.approx(alpha, abs=1e-8)
 
 
 def test_nasty_cases():
@@ -197,7 +206,12 @@ def _check_simulation(P, Q, L, k, drafts, v, steps, seed):
     exact = float(value(P, Q, L, k, drafts, v).value)
     rng = np.random.default_rng(seed)
     lens, texts = tree.simulate(
-        P.__getitem__, Q.__getitem__, length=L, k=k, drafts=drafts, verifier=v, steps=steps, rng=rng
+        P.__getitem__,
+        Q.__getitem__,
+        drafts=tree.TreeDraftLaw(length=L, k=k, children=drafts),
+        verifier=v,
+        steps=steps,
+        rng=rng,
     )
     sd = max(lens.std(), 1e-3) / np.sqrt(steps)
     assert abs(lens.mean() - exact) <= 5 * sd, (v, lens.mean(), exact)
@@ -250,7 +264,13 @@ def test_rao_blackwell_matches_exact(tmp_path):
     rng = np.random.default_rng(4)
     P, Q = table(3, 2, rng), table(3, 2, rng)
     out = tree.sample_accepted_tokens(
-        P.__getitem__, Q.__getitem__, length=2, k=2, drafts="swor", trees=600, rng=3, chunk=100, progress=False
+        P.__getitem__,
+        Q.__getitem__,
+        drafts=tree.TreeDraftLaw(length=2, k=2, children="swor"),
+        trees=600,
+        rng=3,
+        chunk=100,
+        progress=False,
     )
     assert set(out) == {"token", "traversal", "target_only"}
     for v, r in out.items():
@@ -280,7 +300,7 @@ def test_rao_blackwell_matches_exact(tmp_path):
 def test_block_per_chain_and_large_vocabulary():
     target, draft = tree.synthetic_pair(2000, seed=1, noise=0.5)
     out = tree.sample_accepted_tokens(
-        target, draft, length=3, k=1, trees=40, rng=np.random.default_rng(0), progress=False
+        target, draft, drafts=tree.TreeDraftLaw(length=3, k=1), trees=40, rng=np.random.default_rng(0), progress=False
     )
     # block >= token holds in expectation (Sun et al.), not tree by tree: paired 5σ check
     diff = out["block"].details["values"] - out["token"].details["values"]
@@ -291,15 +311,20 @@ def test_block_per_chain_and_large_vocabulary():
 
 def test_markov_pair_input():
     pair = MarkovPair.random(states=3, horizon=2, rng=np.random.default_rng(8))
-    r0 = tree.accepted_tokens(pair, None, length=2, k=2, verifier="token", prompt=1)
+    r0 = tree.accepted_tokens(pair, None, tree.TreeDraftLaw(length=2, k=2), verifier="token", prompt=1)
 
     def law(arr, s):
         return lambda u: arr[len(u)][u[-1] if u else s]
 
-    direct = tree.accepted_tokens(law(pair.target, 1), law(pair.draft, 1), length=2, k=2, verifier="token")
+    direct = tree.accepted_tokens(
+        law(pair.target, 1), law(pair.draft, 1), tree.TreeDraftLaw(length=2, k=2), verifier="token"
+    )
     assert float(r0.value) == pytest.approx(float(direct.value), abs=1e-12)
-    avg = tree.accepted_tokens(pair, None, length=2, k=1, verifier="block")
-    parts = [float(tree.accepted_tokens(pair, None, length=2, verifier="block", prompt=s).value) for s in range(3)]
+    avg = tree.accepted_tokens(pair, None, tree.TreeDraftLaw(length=2, k=1), verifier="block")
+    parts = [
+        float(tree.accepted_tokens(pair, None, tree.TreeDraftLaw(length=2), verifier="block", prompt=s).value)
+        for s in range(3)
+    ]
     assert float(avg.value) == pytest.approx(float(pair.initial @ np.array(parts)), abs=1e-12)
 
 
@@ -313,7 +338,7 @@ class _Obj:
 
 def test_object_protocol_and_errors():
     p, q = np.array([0.6, 0.4]), np.array([0.3, 0.7])
-    r = tree.accepted_tokens(_Obj(p), _Obj(q), length=1)
+    r = tree.accepted_tokens(_Obj(p), _Obj(q), tree.TreeDraftLaw(length=1))
     assert float(r.value) == pytest.approx(0.7)
     assert "token" in repr(r) and "<table>" in r._repr_html_()
     with pytest.raises(InputError, match="verifier"):
@@ -393,8 +418,12 @@ class _Batched:
 def test_batched_target_reads_each_tree_once():
     target, draft = tree.synthetic_pair(50, seed=3)
     bt = _Batched(target)
-    out = tree.sample_accepted_tokens(bt, draft, length=3, k=2, drafts="swor", trees=20, rng=5, progress=False)
-    ref = tree.sample_accepted_tokens(target, draft, length=3, k=2, drafts="swor", trees=20, rng=5, progress=False)
+    out = tree.sample_accepted_tokens(
+        bt, draft, drafts=tree.TreeDraftLaw(length=3, k=2, children="swor"), trees=20, rng=5, progress=False
+    )
+    ref = tree.sample_accepted_tokens(
+        target, draft, drafts=tree.TreeDraftLaw(length=3, k=2, children="swor"), trees=20, rng=5, progress=False
+    )
     assert bt.batches == 20 and bt.single == 0
     np.testing.assert_array_equal(out["token"].details["values"], ref["token"].details["values"])
 
@@ -415,7 +444,7 @@ def test_sweep_over_distribution_files(tmp_path):
     for r in rows:
         d = Distributions.load(r["source"])
         pair = PositionPair(np.asarray(d.target)[:3], np.asarray(d.draft)[:3])
-        want = tree.accepted_tokens(pair, None, 2, 2, "swor", r["verifier"])
+        want = tree.accepted_tokens(pair, None, tree.TreeDraftLaw(length=2, k=2, children="swor"), r["verifier"])
         assert r["value"] == pytest.approx(float(want.value), abs=1e-9)
     sampled = tree.sweep(
         paths[:1], ks=(2,), lengths=(2,), drafts=("swor",), verifiers=("token", "optimal"), samples=20, seed=0

@@ -107,7 +107,7 @@ def test_reproducer_sequoia_at_least_the_best_shape():
     p = lambda u: [0.5, 0.01, 0.49]  # noqa: E731
     q = lambda u: [0.5, 0.3, 0.2]  # noqa: E731
     c = tree.budget_curve([(p, q)], budgets=(3,), progress=False)
-    star = tree.accepted_tokens(p, q, shape=(3,), children="topk", verifier="target_only").value
+    star = tree.accepted_tokens(p, q, tree.TreeDraftLaw((3,), "topk"), verifier="target_only").value
     assert star == pytest.approx(1.0)
     assert c.mean("sequoia")[0] >= star - 1e-12
     # context-free models: Sequoia's positional model is exact, so its shape is the best of all
@@ -155,7 +155,7 @@ def test_value_agrees_with_accepted_tokens():
         s = tree.best_tree(pairs, budget=6, strategy=strategy, progress=False)
         exact = np.mean(
             [
-                float(tree.accepted_tokens(P, Q, shape=s, children="topk", verifier="target_only").value)
+                float(tree.accepted_tokens(P, Q, tree.TreeDraftLaw(s, "topk"), verifier="target_only").value)
                 for P, Q in pairs
             ]
         )
@@ -226,7 +226,7 @@ def test_children_drawn_from_q_use_the_gains_of_one_level_trees():
     for children, verifier in (("swor", "token"), ("iid", "token"), ("swor", "target_only"), ("iid", "traversal")):
         s = tree.best_tree([(p, q)], budget=4, children=children, verifier=verifier, progress=False)
         v = [0.0] + [
-            float(tree.accepted_tokens(p, q, shape=(b,), children=children, verifier=verifier).value)
+            float(tree.accepted_tokens(p, q, tree.TreeDraftLaw((b,), children), verifier=verifier).value)
             for b in (1, 2, 3, 4)
         ]
         want = np.maximum(np.diff(v), 0.0)

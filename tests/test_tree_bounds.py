@@ -55,7 +55,7 @@ def test_one_token_bound_is_alpha_star(children, b):
     for seed in range(5):
         rng = np.random.default_rng(seed)
         p, q = rng.dirichlet(np.ones(6) * 0.5), rng.dirichlet(np.ones(6) * 0.5)
-        ub = tree.upper_bound(lambda u, p=p: p, lambda u, q=q: q, shape=(b,), children=children).value
+        ub = tree.upper_bound(lambda u, p=p: p, lambda u, q=q: q, drafts=tree.TreeDraftLaw((b,), children)).value
         if children == "topk":
             want = p[np.argsort(-q, kind="stable")[:b]].sum()
         else:
@@ -84,8 +84,8 @@ def test_sampled_bound_is_unbiased(spec):
 def test_topk_bound_at_vocabulary_scale_is_the_optimum():
     t, d = tree.synthetic_pair(5000, seed=1, scale=3.0)
     shape = [(0,), (1,), (2,), (0, 0), (0, 1), (1, 0), (0, 0, 0)]
-    ub = tree.upper_bound(t, d, shape=shape, children="topk")
-    to = tree.accepted_tokens(t, d, shape=shape, children="topk", verifier="target_only")
+    ub = tree.upper_bound(t, d, drafts=tree.TreeDraftLaw(shape, "topk"))
+    to = tree.accepted_tokens(t, d, tree.TreeDraftLaw(shape, "topk"), verifier="target_only")
     assert ub.method == "exact" and ub.value == pytest.approx(float(to.value), abs=1e-12)
 
 
@@ -114,6 +114,8 @@ def test_heterogeneous_swor_shapes_rank_law():
                 if w:
                     assert pi(w) == pytest.approx(v, abs=1e-12), (shape, w)
     t, d = tree.synthetic_pair(2000, seed=1)
-    ub = tree.upper_bound(t, d, shape=[(0,), (1,), (0, 0)], children="swor", samples=20, rng=np.random.default_rng(0))
-    ex1 = tree.upper_bound(t, d, shape=[(0,), (1,)], children="swor")  # depth 1: α* of 2 draws
+    ub = tree.upper_bound(
+        t, d, drafts=tree.TreeDraftLaw([(0,), (1,), (0, 0)], "swor"), samples=20, rng=np.random.default_rng(0)
+    )
+    ex1 = tree.upper_bound(t, d, drafts=tree.TreeDraftLaw([(0,), (1,)], "swor"))  # depth 1: α* of 2 draws
     assert ub.method == "sampled" and ub.value >= ex1.value - 1e-12

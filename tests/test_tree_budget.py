@@ -46,7 +46,7 @@ def test_sequoia_values_are_the_topk_shape_values():
     for j, N in enumerate((4, 16)):
         shape = sequoia_shape(c.rates, N)
         for i, (P, Q) in enumerate(pairs):
-            r = tree.accepted_tokens(P, Q, shape=shape, children="topk", verifier="target_only")
+            r = tree.accepted_tokens(P, Q, tree.TreeDraftLaw(shape, "topk"), verifier="target_only")
             assert c.values["sequoia"][i, j] == pytest.approx(float(r.value), abs=1e-12)
     assert np.all(np.diff(c.mean("ceiling")) >= 0) and np.all(np.diff(c.mean("sequoia")) >= 0)
 

@@ -26,7 +26,7 @@ def test_shape_json_is_the_library_value(capsys):
     got = json.loads(out)
     pairs = [tree.synthetic_pair(20, seed=s) for s in range(3)]
     want = [
-        float(tree.accepted_tokens(P, Q, shape=[(0,), (1,), (0, 0)], children="topk", verifier="target_only").value)
+        float(tree.accepted_tokens(P, Q, tree.TreeDraftLaw([(0,), (1,), (0, 0)], "topk"), verifier="target_only").value)
         for P, Q in pairs
     ]
     assert got["by_context"] == pytest.approx(want, abs=1e-12)
@@ -82,7 +82,8 @@ def test_profile_json_is_the_library_profile(capsys):
     assert got["children"] == "topk" and got["positions"] == 3 and got["texts"] == 2
     # at the first position the profile's mean is the exact accepted tokens of the tree
     exact = [
-        float(tree.accepted_tokens(P, Q, shape=(2, 1), children="topk", verifier="target_only").value) for P, Q in pairs
+        float(tree.accepted_tokens(P, Q, tree.TreeDraftLaw((2, 1), "topk"), verifier="target_only").value)
+        for P, Q in pairs
     ]
     assert sum(got["by_position"][0]) == pytest.approx(np.mean(exact), abs=1e-12)
     rc, out, err = _run(capsys, *argv)
@@ -113,7 +114,9 @@ def test_profile_of_a_chain_defaults_to_iid_children_for_token_verification(caps
     got = json.loads(out)
     assert got["children"] == "iid" and len(got["rates"]) == 3 and got["vllm"] == "[(0,), (0, 0), (0, 0, 0)]"
     target, draft = tree.synthetic_pair(6, seed=0)
-    exact = float(tree.accepted_tokens(target, draft, length=3, k=1, drafts="iid", verifier="token").value)
+    exact = float(
+        tree.accepted_tokens(target, draft, tree.TreeDraftLaw(length=3, k=1, children="iid"), verifier="token").value
+    )
     assert got["mean_accepted"] == pytest.approx(exact, abs=4 * got["std_err"] + 0.03)
 
 

@@ -15,16 +15,16 @@ def test_sweep_on_a_dask_cluster_matches_the_default_backend():
 
     pair = tree.synthetic_pair(30, seed=4, scale=1.5)
     sources = {"synthetic": pair}
+    laws = [tree.TreeDraftLaw(length=L, k=k, children=c) for k in (1, 2) for L in (1, 2) for c in ("iid", "swor")]
     kw = dict(
-        ks=(1, 2),
-        lengths=(1, 2),
-        drafts=("iid", "swor"),
+        drafts=laws,
         verifiers=("token", "traversal", "target_only"),
         samples=40,
         seed=7,
     )
     local = tree.sweep(sources, n_jobs=1, **kw)
-    exact_local = tree.sweep(sources, ks=(2,), lengths=(1,), drafts=("swor",), verifiers=("optimal",), n_jobs=1)
+    swor2 = [tree.TreeDraftLaw(length=1, k=2, children="swor")]
+    exact_local = tree.sweep(sources, drafts=swor2, verifiers=("optimal",), n_jobs=1)
     with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
@@ -34,7 +34,7 @@ def test_sweep_on_a_dask_cluster_matches_the_default_backend():
         assert len(client.scheduler_info()["workers"]) == 2
         with joblib.parallel_backend("dask"):
             remote = tree.sweep(sources, **kw)
-            exact_remote = tree.sweep(sources, ks=(2,), lengths=(1,), drafts=("swor",), verifiers=("optimal",))
+            exact_remote = tree.sweep(sources, drafts=swor2, verifiers=("optimal",))
     assert len(remote) == len(local) == 2 * 2 * 2 * 3
     key = lambda r: (r["k"], r["length"], r["drafts"], r["verifier"])  # noqa: E731
     for a, b in zip(sorted(local, key=key), sorted(remote, key=key), strict=True):

@@ -144,7 +144,12 @@ def test_exactly_lossless(verifier, k, drafts, seed):
     assert text_law_is_target(P, out, n, L) == []
     # the law's mean accepted length is the exact value
     mean = sum(w * (len(s) - 1) for s, w in out.items())
-    assert mean == tree.accepted_tokens(P.__getitem__, Q.__getitem__, L, k, drafts, verifier).value
+    assert (
+        mean
+        == tree.accepted_tokens(
+            P.__getitem__, Q.__getitem__, tree.TreeDraftLaw(length=L, k=k, children=drafts), verifier
+        ).value
+    )
 
 
 def test_traversal_needs_post_order():

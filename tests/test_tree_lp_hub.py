@@ -216,7 +216,9 @@ def test_node_load_vertices_give_the_hub_form_value(family):
         p, q = _pair(rng, n, L, family)
         a, ca, _ = optimal_lp(node_set_law(q.__getitem__, L, k, "iid"), p.__getitem__, n, L)
         if k >= 3:  # the library's path: vertices, or the hub form where they stall
-            r = tree.accepted_tokens(p.__getitem__, q.__getitem__, length=L, k=k, drafts="iid", verifier="optimal")
+            r = tree.accepted_tokens(
+                p.__getitem__, q.__getitem__, tree.TreeDraftLaw(length=L, k=k, children="iid"), verifier="optimal"
+            )
             assert r.certificate.ok and abs(float(r.value) - a) <= 1e-7, (family, L, k, n, r.value, a)
         try:
             b, cb, det = optimal_lp_chains(list(_chains(q.__getitem__, (), L)), k, p.__getitem__, n, L)

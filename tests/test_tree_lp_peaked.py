@@ -47,13 +47,17 @@ def _peaked(rng, n=2, L=2):
 
 def _check(P, Q, k, drafts):
     L = 2
-    r = tree.accepted_tokens(P.__getitem__, Q.__getitem__, length=L, k=k, drafts=drafts, verifier="optimal")
+    r = tree.accepted_tokens(
+        P.__getitem__, Q.__getitem__, tree.TreeDraftLaw(length=L, k=k, children=drafts), verifier="optimal"
+    )
     cert = r.certificate
     assert cert.ok
     # the LP optimum is at least any lossless verifier's value and at most L; the plan is
     # feasible and optimal to the certificate's documented tolerance
     tok = float(
-        tree.accepted_tokens(P.__getitem__, Q.__getitem__, length=L, k=k, drafts=drafts, verifier="token").value
+        tree.accepted_tokens(
+            P.__getitem__, Q.__getitem__, tree.TreeDraftLaw(length=L, k=k, children=drafts), verifier="token"
+        ).value
     )
     assert cert.max_violation <= cert.tol and abs(cert.duality_gap) <= cert.tol
     assert tok - cert.tol <= r.value <= cert.upper_bound + cert.tol <= L + 2 * cert.tol

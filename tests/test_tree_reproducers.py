@@ -11,7 +11,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from optaccept import llm, tree
+from optaccept import real, tree
 from optaccept._errors import InputError, MethodError
 
 
@@ -19,27 +19,27 @@ from optaccept._errors import InputError, MethodError
 def test_topk_with_more_children_than_tokens():
     p = lambda u: [0.3, 0.7]  # noqa: E731
     q = lambda u: [0.6, 0.4]  # noqa: E731
-    r = tree.accepted_tokens(p, q, shape=(3, 1), children="topk", verifier="target_only")
+    r = tree.accepted_tokens(p, q, tree.TreeDraftLaw((3, 1), "topk"), verifier="target_only")
     # the root has two tokens (0 then 1 by q); each carries one child, token 0:
     # Σ p(w) = p(0) + p(1) + p(0 0) + p(1 0)
     assert r.value == pytest.approx(0.3 + 0.7 + 0.3 * 0.3 + 0.7 * 0.3, abs=1e-15)
     for verifier in ("optimal", "token_optimal"):
-        v = tree.accepted_tokens(p, q, shape=(3, 1), children="topk", verifier=verifier).value
+        v = tree.accepted_tokens(p, q, tree.TreeDraftLaw((3, 1), "topk"), verifier=verifier).value
         assert v == pytest.approx(r.value, abs=1e-12)
-    assert tree.upper_bound(p, q, shape=(3, 1), children="topk").value == pytest.approx(r.value, abs=1e-12)
+    assert tree.upper_bound(p, q, drafts=tree.TreeDraftLaw((3, 1), "topk")).value == pytest.approx(r.value, abs=1e-12)
     # in Fractions, and a wider tree with a subtree under the missing child (2,)
     pf = lambda u: [F(3, 10), F(7, 10)]  # noqa: E731
     qf = lambda u: [F(3, 5), F(2, 5)]  # noqa: E731
     shape = [(0,), (1,), (2,), (2, 0), (2, 0, 0), (0, 0)]
-    got = tree.accepted_tokens(pf, qf, shape=shape, children="topk", verifier="target_only").value
+    got = tree.accepted_tokens(pf, qf, tree.TreeDraftLaw(shape, "topk"), verifier="target_only").value
     assert got == F(3, 10) + F(7, 10) + F(3, 10) * F(3, 10)
-    lengths, _ = tree.simulate(p, q, shape=(3, 1), children="topk", verifier="target_only", steps=200, rng=0)
+    lengths, _ = tree.simulate(p, q, drafts=tree.TreeDraftLaw((3, 1), "topk"), verifier="target_only", steps=200, rng=0)
     assert lengths.max() <= 2
 
 
 # ---------------------------------------------------------------- clustered standard errors
 def test_rao_blackwell_clusters_by_prompt():
-    f = llm.DraftTrees.load(llm.trees_path("iid"))
+    f = real.DraftTrees.load(real.trees_path("iid"))
     items = f.items(k=2, length=2)
     assert len(items) == f.n_trees and np.array_equal(items.groups, f.prompt_index)
     res = tree.rao_blackwell(items, verifiers=("token",))["token"]
@@ -108,7 +108,7 @@ def test_target_only_sum_fails_with_equal_iid_siblings():
     half = F(1, 2)
     p = lambda u: [half, half]  # noqa: E731
     shape = [(0,), (1,), (1, 0)]
-    r = tree.accepted_tokens(p, p, shape=shape, children="iid", verifier="target_only")
+    r = tree.accepted_tokens(p, p, tree.TreeDraftLaw(shape, "iid"), verifier="target_only")
     total = F(0)
     formula = F(0)
     for a, b, c in itertools.product((0, 1), repeat=3):  # tokens of (0,), (1,), (1, 0)
@@ -125,7 +125,7 @@ def test_target_only_sum_fails_with_equal_iid_siblings():
     assert total == F(7, 8) and r.value == F(7, 8)
     assert formula == 1  # the sum over the tree's distinct strings overcounts
     # the sum holds for the same shape with siblings drawn without replacement
-    s = tree.accepted_tokens(p, p, shape=shape, children="swor", verifier="target_only")
+    s = tree.accepted_tokens(p, p, tree.TreeDraftLaw(shape, "swor"), verifier="target_only")
     assert s.value == half + half + F(1, 4)
 
 
@@ -199,23 +199,26 @@ def test_long_calls_show_what_a_unit_is(capsys):
     calls = [
         (
             lambda: tree.accepted_tokens(
-                P, Q, shape=(2, 1), children="swor", verifier="token", samples=20, rng=rng, progress=True
+                P, Q, tree.TreeDraftLaw((2, 1), "swor"), verifier="token", samples=20, rng=rng, progress=True
             ),
             "tree",
         ),
         (
             lambda: tree.simulate(
-                P, Q, shape=(2, 1), children="swor", verifier="token", steps=20, rng=rng, progress=True
+                P, Q, drafts=tree.TreeDraftLaw((2, 1), "swor"), verifier="token", steps=20, rng=rng, progress=True
             ),
             "step",
         ),
         (lambda: tree.best_tree([(P, Q)], budget=4, progress=True), "context"),
         (lambda: tree.budget_curve([(P, Q)], budgets=(4,), progress=True), "position"),
-        (lambda: tree.upper_bound(P, Q, shape=(2, 1), children="swor", samples=5, rng=rng, progress=True), "tree"),
+        (
+            lambda: tree.upper_bound(P, Q, drafts=tree.TreeDraftLaw((2, 1), "swor"), samples=5, rng=rng, progress=True),
+            "tree",
+        ),
     ]
     for call, unit in calls:
         call()
         err = capsys.readouterr().err
         assert f"{unit}/s" in err or f"s/{unit}" in err, err
-    tree.accepted_tokens(P, Q, shape=(2, 1), children="swor", verifier="token", samples=20, rng=rng)
+    tree.accepted_tokens(P, Q, tree.TreeDraftLaw((2, 1), "swor"), verifier="token", samples=20, rng=rng)
     assert capsys.readouterr().err == ""  # the default off when nobody watches

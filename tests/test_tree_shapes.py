@@ -104,7 +104,7 @@ def test_exactly_lossless_and_exact_value(shape, children, verifier):
         assert sum(out.values()) == 1
         assert text_law_is_target(P, out, n, L) == []
         mean = sum(w * (len(s) - 1) for s, w in out.items())
-        r = tree.accepted_tokens(P.__getitem__, Q.__getitem__, shape=shape, children=children, verifier=verifier)
+        r = tree.accepted_tokens(P.__getitem__, Q.__getitem__, tree.TreeDraftLaw(shape, children), verifier=verifier)
         assert r.value == mean and r.exact and r.shape == shp and r.drafts == children
 
 
@@ -117,10 +117,13 @@ def test_block_on_chain_shapes(shape):
     for t, pr in enumerate_shaped(Q.__getitem__, as_shape(shape), "iid"):
         block_law(t, P, Q, out, pr)
     assert text_law_is_target(P, out, 2, L) == []
-    r = tree.accepted_tokens(P.__getitem__, Q.__getitem__, shape=shape, children="iid", verifier="block")
+    r = tree.accepted_tokens(P.__getitem__, Q.__getitem__, tree.TreeDraftLaw(shape, "iid"), verifier="block")
     assert r.value == sum(w * (len(s) - 1) for s, w in out.items())
     # the same law as k = 1 chain of the length= form
-    assert r.value == tree.accepted_tokens(P.__getitem__, Q.__getitem__, length=L, verifier="block").value
+    assert (
+        r.value
+        == tree.accepted_tokens(P.__getitem__, Q.__getitem__, tree.TreeDraftLaw(length=L), verifier="block").value
+    )
 
 
 def test_target_only_closed_form_and_topk_optimal():
@@ -134,11 +137,11 @@ def test_target_only_closed_form_and_topk_optimal():
         P, Q = frac_table(n, shp.depth, rng, den=7), frac_table(n, shp.depth, rng, den=7)
         t = topk_tree(Q.__getitem__, shp)
         closed = sum(_p_of(P, w) for w in t.nodes() if w)
-        r = tree.accepted_tokens(P.__getitem__, Q.__getitem__, shape=shape, children="topk", verifier="target_only")
+        r = tree.accepted_tokens(P.__getitem__, Q.__getitem__, tree.TreeDraftLaw(shape, "topk"), verifier="target_only")
         assert r.value == closed
         for v in ("optimal", "token_optimal"):
             assert tree.accepted_tokens(
-                P.__getitem__, Q.__getitem__, shape=shape, children="topk", verifier=v
+                P.__getitem__, Q.__getitem__, tree.TreeDraftLaw(shape, "topk"), verifier=v
             ).value == (closed)
         lp, cert, _ = optimal_lp([(t, 1.0)], lambda w, P=P: P[w], n, shp.depth)
         assert cert.ok and abs(lp - float(closed)) < 1e-7
@@ -166,7 +169,7 @@ def test_orderings_and_reductions(children):
         Q = {w: v for w, v in frac_table(n, shp.depth, rng, den=5).items()}
         val = {
             v: float(
-                tree.accepted_tokens(P.__getitem__, Q.__getitem__, shape=shape, children=children, verifier=v).value
+                tree.accepted_tokens(P.__getitem__, Q.__getitem__, tree.TreeDraftLaw(shape, children), verifier=v).value
             )
             for v in ("token", "token_optimal", "optimal", "target_only", "traversal")
         }
@@ -175,12 +178,14 @@ def test_orderings_and_reductions(children):
         assert val["target_only"] <= val["token_optimal"] + e
         assert val["traversal"] <= val["optimal"] + e
         if shape == (3,) and children == "swor":
-            old = tree.accepted_tokens(P.__getitem__, Q.__getitem__, length=1, k=3, drafts="swor", verifier="token")
+            old = tree.accepted_tokens(
+                P.__getitem__, Q.__getitem__, tree.TreeDraftLaw(length=1, k=3, children="swor"), verifier="token"
+            )
             assert float(old.value) == val["token"]
     P, Q = frac_table(2, 2, rng), frac_table(2, 2, rng)
     for v in ("token", "traversal", "token_optimal", "target_only"):
-        a = tree.accepted_tokens(P.__getitem__, Q.__getitem__, shape=(1, 1), children=children, verifier=v).value
-        b = tree.accepted_tokens(P.__getitem__, Q.__getitem__, length=2, k=1, verifier=v).value
+        a = tree.accepted_tokens(P.__getitem__, Q.__getitem__, tree.TreeDraftLaw((1, 1), children), verifier=v).value
+        b = tree.accepted_tokens(P.__getitem__, Q.__getitem__, tree.TreeDraftLaw(length=2, k=1), verifier=v).value
         assert a == b
 
 
@@ -190,10 +195,15 @@ def test_issue_contract_at_vocabulary_scale():
     target-only rule; the first generated token has the target's law."""
     target, draft = tree.synthetic_pair(1000, seed=3, scale=3.0)
     shape = [(0,), (1,), (2,), (0, 0), (0, 1), (1, 0), (0, 0, 0)]
-    r = tree.accepted_tokens(target, draft, shape=shape, children="topk", verifier="target_only")
+    r = tree.accepted_tokens(target, draft, tree.TreeDraftLaw(shape, "topk"), verifier="target_only")
     assert r.method == "exact" and r.trees == 1 and 0 < r.value < 3
     lengths, texts = tree.simulate(
-        target, draft, shape=shape, children="topk", verifier="target_only", steps=4000, rng=np.random.default_rng(0)
+        target,
+        draft,
+        drafts=tree.TreeDraftLaw(shape, "topk"),
+        verifier="target_only",
+        steps=4000,
+        rng=np.random.default_rng(0),
     )
     se = lengths.std() / np.sqrt(lengths.size)
     assert abs(lengths.mean() - r.value) < 5 * se
@@ -212,10 +222,15 @@ def test_sampled_agrees_with_simulation(children, verifier):
     target, draft = tree.synthetic_pair(200, seed=1, scale=1.5)
     shape = (3, 2)
     rb = tree.accepted_tokens(
-        target, draft, shape=shape, children=children, verifier=verifier, samples=300, rng=np.random.default_rng(1)
+        target, draft, tree.TreeDraftLaw(shape, children), verifier=verifier, samples=300, rng=np.random.default_rng(1)
     )
     lengths, texts = tree.simulate(
-        target, draft, shape=shape, children=children, verifier=verifier, steps=1500, rng=np.random.default_rng(2)
+        target,
+        draft,
+        drafts=tree.TreeDraftLaw(shape, children),
+        verifier=verifier,
+        steps=1500,
+        rng=np.random.default_rng(2),
     )
     se = np.hypot(rb.std_err, lengths.std() / np.sqrt(lengths.size))
     assert abs(lengths.mean() - rb.value) < 5 * se

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from optaccept import InputError, llm, tree
+from optaccept import InputError, real, tree
 from optaccept.real import _tables as _real
 from optaccept.real._storage import SparseRows
 from optaccept.real._stored import StoredModel
@@ -36,13 +36,13 @@ def _cut(f, i, k, L):
 
 @pytest.fixture(scope="module")
 def shipped():
-    return {d: llm.DraftTrees.load(llm.trees_path(d)) for d in ("iid", "swor")}
+    return {d: real.DraftTrees.load(real.trees_path(d)) for d in ("iid", "swor")}
 
 
 @pytest.fixture(scope="module")
 def extended():
     """60 trees (5 prompts) of each large shipped set."""
-    return {d: llm.DraftTrees.load(llm.trees_path(d, "extended")).select(slice(0, 60)) for d in ("iid", "swor")}
+    return {d: real.DraftTrees.load(real.trees_path(d, "extended")).select(slice(0, 60)) for d in ("iid", "swor")}
 
 
 @pytest.mark.parametrize("which", ["shipped", "extended"])
@@ -104,7 +104,7 @@ def test_table_cells_match_the_per_tree_path(shipped):
     """Rows and paired differences of a sampled cell, recomputed from rao_blackwell and
     tree_bound_terms on dense rows."""
     files = {d: f.select(slice(0, 30)) for d, f in shipped.items()}
-    table = tree.tree_table(files, ks=(1, 3), lengths=(3,), progress=False)
+    table = real.tree_table(files, ks=(1, 3), lengths=(3,), progress=False)
     f = files["swor"]
     items = [(_cut(f, i, 3, 3), *_dense_models(f, i)) for i in range(f.n_trees)]
     ref = tree.rao_blackwell(items, verifiers=("token", "traversal"), groups=f.prompt_index, progress=False)
@@ -166,7 +166,7 @@ def test_sparse_row_lookups_match_dense():
 def test_broken_rows_are_refused():
     t = np.array([[0.5, 0.5, 0.0], [0.6, 0.4, 0.0], [0.7, 0.3, 0.0]], dtype=np.float32)
     d = np.array([[0.4, 0.6, 0.0], [0.5, 0.5, 0.0], [-0.2, 1.2, 0.0]], dtype=np.float32)
-    f = llm.DraftTrees(
+    f = real.DraftTrees(
         t,
         d,
         tree=[0, 0, 0],

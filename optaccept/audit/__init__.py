@@ -24,8 +24,16 @@ from ._formats import (
     shape_from_layout,
     split_flat_drafts,
 )
-from ._gate import RegressionGate, SampleSize, regression_gate, sample_size, step_values, synthetic_chain_log
-from ._generation import GenerationAuditReport, audit_generation, serial_values, torch_lm
+from ._gate import RegressionGate, SampleSize, regression_gate, sample_size
+from ._generation import (
+    ChainDrafting,
+    GenerationAuditReport,
+    GenerationOptions,
+    audit_generation,
+    serial_values,
+    torch_lm,
+)
+from ._logs import step_values, synthetic_chain_log
 from ._lossy import DECLARED_LOSSY, LossyAuditReport, audit_lossy, front_acceptance
 from ._tree import audit_tree
 from ._truncated import audit_topm_log
@@ -49,6 +57,8 @@ __all__ = [
     "synthetic_chain_log",
     "torch_adapter",
     "audit_generation",
+    "ChainDrafting",
+    "GenerationOptions",
     "torch_lm",
     "GenerationAuditReport",
     "serial_values",

@@ -24,18 +24,21 @@ docs/trees.md §7).
 
 from __future__ import annotations
 
-import html
 import json
-import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .._display import Report, renamed
 from .._errors import InputError
-from .._validation import check_rng, check_size
-from ._core import FALSE_ALARM, ORDERS, _ks_uniform, pit_values
+from .._sampling import draw
+from .._statistics import ks_threshold, ks_uniform, mean_std_err, within
+from .._validation import check_choice, check_rng, check_size
+from ..tree import DraftTree, TreeDraftLaw, accepted_tokens, as_model, tree_value
+from ._formats import chain_outputs, flashinfer_chain_outputs
+from ._pit import FALSE_ALARM, ORDERS, pit_values
 
 __all__ = ["ChainAuditReport", "audit_chain", "audit_chain_log"]
 
@@ -46,12 +49,16 @@ __all__ = ["ChainAuditReport", "audit_chain", "audit_chain_log"]
 DECLARED_CHAIN = ("token", "block", "exact_match", "target_only")
 
 
+@renamed(accepted_se="std_err")
 @dataclass
-class ChainAuditReport:
+class ChainAuditReport(Report):
     """What a chain audit found: ``lossless`` (the test of the generated text's law at rate
     ``false_alarm``), the mean accepted drafted tokens with its standard error, the exact
     value of the declared rule (``expected``), the optimum for one chain (``optimum``), and the
-    empirical law of m (``accepted_law[i]`` = fraction of steps with m = i).
+    empirical law of m (``accepted_law[i]`` = fraction of steps with m = i).  In the results'
+    vocabulary ``value`` is ``accepted`` ± ``std_err`` (``accepted_se`` is its old name),
+    ``method`` ``"sampled"``, ``ok`` lossless and not above the optimum; ``to_pandas()`` and
+    ``to_latex()`` give its numbers as one row.
 
     Attributes
     ----------
@@ -59,7 +66,7 @@ class ChainAuditReport:
         Whether every tested order's transforms passed the Kolmogorov test.
     accepted : float
         Mean accepted drafted tokens per call.
-    accepted_se : float
+    std_err : float
         Its standard error.
     expected : float or None
         Exact (or estimated) value of the declared rule.
@@ -84,9 +91,11 @@ class ChainAuditReport:
         check that the drafts follow Q.
     """
 
+    _title = "Chain audit report"
+
     lossless: bool
     accepted: float
-    accepted_se: float
+    std_err: float
     expected: float | None
     optimum: float
     gamma: int
@@ -98,6 +107,22 @@ class ChainAuditReport:
     declared: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
+    #: the value is a sample mean
+    method = "sampled"
+
+    @property
+    def value(self) -> float:
+        """``accepted``, the results' name for it."""
+        return self.accepted
+
+    @property
+    def ok(self) -> bool:
+        """Whether the text's law passed the losslessness test and the accepted tokens are not
+        above the optimum (:attr:`above_optimum`)."""
+        return bool(self.lossless) and not self.above_optimum
+
+    _caption = "Audit of a chain verifier: the measured accepted tokens and the test of its output law."
+
     @property
     def gap(self) -> float:
         """Optimum − measured accepted tokens: what the best verifier of one chain adds."""
@@ -107,7 +132,7 @@ class ChainAuditReport:
     def expected_z(self) -> float | None:
         if self.expected is None:
             return None
-        return (self.accepted - self.expected) / max(self.accepted_se, 1e-300)
+        return (self.accepted - self.expected) / max(self.std_err, 1e-300)
 
     @property
     def detectable(self) -> float:
@@ -121,7 +146,7 @@ class ChainAuditReport:
         """True when the measured accepted tokens exceed the best lossless verifier's value by
         more than four standard errors: that alone shows the verifier is not lossless (an
         upper bound on the optimum counts as well)."""
-        return self.accepted - self.optimum > 4 * self.accepted_se
+        return self.accepted - self.optimum > 4 * self.std_err
 
     def _rows(self) -> list[tuple[str, str]]:
         worst = max(self.ks_distance, key=self.ks_distance.get)
@@ -146,7 +171,7 @@ class ChainAuditReport:
             ),
             (
                 "accepted tokens / call",
-                f"{self.accepted:.4f} ± {self.accepted_se:.4f} (measured; γ = {self.gamma}, {self.steps:,} calls)",
+                f"{self.accepted:.4f} ± {self.std_err:.4f} (measured; γ = {self.gamma}, {self.steps:,} calls)",
             ),
             (
                 "declared rule",
@@ -158,18 +183,6 @@ class ChainAuditReport:
             ("law of m", ", ".join(f"{i}: {v:.3f}" for i, v in enumerate(self.accepted_law))),
         ]
 
-    def __str__(self) -> str:
-        w = max(len(k) for k, _ in self._rows())
-        return "Chain audit report\n" + "\n".join(f"  {k:<{w}}  {v}" for k, v in self._rows())
-
-    def _repr_html_(self) -> str:
-        body = "".join(
-            f"<tr><td style='padding:2px 8px'><b>{html.escape(k)}</b></td>"
-            f"<td style='padding:2px 8px'>{html.escape(v)}</td></tr>"
-            for k, v in self._rows()
-        )
-        return f"<div><b>Chain audit report</b><table>{body}</table></div>"
-
     def to_json(self) -> str:
         """The report as JSON, with the derived quantities.
 
@@ -179,21 +192,16 @@ class ChainAuditReport:
             The fields, plus ``gap``, ``detectable`` and ``above_optimum``.
         """
         d = asdict(self)
+        d["accepted_se"] = self.std_err  # the old key, kept for one release
         d["gap"] = self.gap
         d["detectable"] = self.detectable
         d["above_optimum"] = self.above_optimum
         return json.dumps(d, indent=2, default=float)
 
 
-def _draw(law: np.ndarray, rng: np.random.Generator) -> int:
-    c = np.cumsum(law)
-    return min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), law.size - 1)
-
-
 def _chain_result(out: Any, B: int, gamma: int) -> tuple[np.ndarray, np.ndarray]:
     """(m, Y) from what a chain verifier returns: (m, Y); a padded output [B, γ + 1] with −1
     after the emitted tokens (vLLM); or FlashInfer's (output_token_ids, accepted, emitted)."""
-    from ._formats import chain_outputs, flashinfer_chain_outputs
 
     if isinstance(out, tuple) and len(out) == 3 and np.ndim(out[0]) == 2:
         m, Y = flashinfer_chain_outputs(np.asarray(out[0]), np.asarray(out[2]), np.asarray(out[1]))
@@ -272,27 +280,25 @@ def audit_chain(
     MethodError
         If the exact values need more chains than the enumeration allows (before any call).
     """
-    from ..tree import accepted_tokens, as_model
 
     rng = check_rng(rng)
     gamma = check_size(gamma, "gamma")
     steps = check_size(steps, "steps")
     if gamma < 1 or steps < 1:
         raise InputError("gamma, steps: must be at least 1")
-    if declared is not None and declared not in DECLARED_CHAIN:
-        raise InputError(f"declared: must be one of {DECLARED_CHAIN} or None, got {declared!r}")
+    check_choice("declared", declared, DECLARED_CHAIN, allow_none=True)
     # the exact values first: a refusal (MethodError: too many chains to enumerate) comes
     # before any call of fn
     kw: dict[str, Any] = {}
     if samples_for_expected is not None:
         kw = dict(samples=samples_for_expected, rng=np.random.default_rng(0))
-    optimum_res = accepted_tokens(target, draft, length=gamma, k=1, verifier="block", **kw)
+    optimum_res = accepted_tokens(target, draft, TreeDraftLaw(length=gamma), verifier="block", **kw)
     optimum = float(optimum_res.value)
     expected = None
     how = "exact"
     if declared is not None:
         rule = "target_only" if declared == "exact_match" else declared
-        res = accepted_tokens(target, draft, length=gamma, k=1, verifier=rule, **kw)
+        res = accepted_tokens(target, draft, TreeDraftLaw(length=gamma), verifier=rule, **kw)
         expected = float(res.value)
         if samples_for_expected is not None:
             how = f"estimate ± {res.std_err or 0.0:.4f} from {samples_for_expected:,} sampled chains"
@@ -314,7 +320,7 @@ def audit_chain(
                 q = np.asarray(Qm(u), dtype=np.float64)
                 Q[b, i] = q
                 P[b, i] = np.asarray(Pm(u), dtype=np.float64)
-                u = u + (_draw(q, rng),)
+                u = u + (draw(q, rng),)
                 X[b, i] = u[-1]
             P[b, gamma] = np.asarray(Pm(u), dtype=np.float64)
         out = fn(P.copy(), Q.copy(), X.copy(), rng)
@@ -328,7 +334,7 @@ def audit_chain(
         for b in range(B):
             text = tuple(int(x) for x in X[b, : m[b]]) + (int(Y[b]),)
             while len(text) < gamma + 1:
-                text = text + (_draw(np.asarray(Pm(text), dtype=np.float64), rng),)
+                text = text + (draw(np.asarray(Pm(text), dtype=np.float64), rng),)
             for i in range(gamma + 1):
                 r = b * (gamma + 1) + i
                 rowsP[r] = Pm(text[:i])
@@ -339,13 +345,14 @@ def audit_chain(
         ms.append(m)
     m_all = np.concatenate(ms).astype(np.float64)
     N = sum(v.size for v in us["id"])
-    eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * N))
-    dist = {o: _ks_uniform(np.concatenate(v)) for o, v in us.items()}
+    eps = ks_threshold(N, false_alarm, len(ORDERS))
+    dist = {o: ks_uniform(np.concatenate(v)) for o, v in us.items()}
     law = np.bincount(m_all.astype(np.int64), minlength=gamma + 1) / m_all.size
+    accepted, accepted_se = mean_std_err(m_all)
     return ChainAuditReport(
-        lossless=all(d <= eps for d in dist.values()),
-        accepted=float(m_all.mean()),
-        accepted_se=float(m_all.std(ddof=1) / math.sqrt(m_all.size)) if m_all.size > 1 else 0.0,
+        lossless=within(dist, eps),
+        accepted=accepted,
+        std_err=accepted_se,
         expected=expected,
         optimum=optimum,
         gamma=gamma,
@@ -370,7 +377,7 @@ def audit_chain_log(
     m: Any,
     Y: Any,
     *,
-    rng: np.random.Generator | None = None,
+    rng: np.random.Generator | int | None = 0,
     false_alarm: float = FALSE_ALARM,
 ) -> ChainAuditReport:
     """Audit logged calls of a chain verifier in a decoding loop (e.g.
@@ -400,8 +407,9 @@ def audit_chain_log(
         Accepted drafted tokens of each call.
     Y : array_like of int, shape (C,)
         The token emitted after the accepted ones.
-    rng : numpy.random.Generator or int, optional
-        Source of the tie-breaking uniforms (default: seed 0).
+    rng : numpy.random.Generator, int or None
+        Source of the tie-breaking uniforms (default: seed 0, a reproducible report;
+        None: fresh entropy).
     false_alarm : float
         The rate at which a correct verifier is declared not lossless.
 
@@ -417,9 +425,8 @@ def audit_chain_log(
         If the entries are not one per call, the log is empty, or a call's shapes or m
         do not fit its γ.
     """
-    from ..tree import DraftTree, tree_value
 
-    rng = np.random.default_rng(0) if rng is None else check_rng(rng)
+    rng = check_rng(rng)
     m = np.asarray(m, dtype=np.int64).reshape(-1)
     Y = np.asarray(Y, dtype=np.int64).reshape(-1)
     C = m.size
@@ -461,16 +468,17 @@ def audit_chain_log(
     tp, tq, tt = np.array(text_P), np.array(text_Q), np.array(text_tok)
     dq, dp, dt = np.array(draft_Q), np.array(draft_P), np.array(draft_tok)
     N, ND = tt.size, dt.size
-    eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * N))
-    eps_d = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * ND))
-    dist = {o: _ks_uniform(pit_values(tp, tq, tt, o, rng)) for o in ORDERS}
-    dist_d = {o: _ks_uniform(pit_values(dq, dp, dt, o, rng)) for o in ORDERS}
+    eps = ks_threshold(N, false_alarm, len(ORDERS))
+    eps_d = ks_threshold(ND, false_alarm, len(ORDERS))
+    dist = {o: ks_uniform(pit_values(tp, tq, tt, o, rng)) for o in ORDERS}
+    dist_d = {o: ks_uniform(pit_values(dq, dp, dt, o, rng)) for o in ORDERS}
     mf = m.astype(np.float64)
     law = np.bincount(m, minlength=int(gammas.max()) + 1) / C
+    accepted, accepted_se = mean_std_err(mf)
     return ChainAuditReport(
-        lossless=all(d <= eps for d in dist.values()),
-        accepted=float(mf.mean()),
-        accepted_se=float(mf.std(ddof=1) / math.sqrt(C)) if C > 1 else 0.0,
+        lossless=within(dist, eps),
+        accepted=accepted,
+        std_err=accepted_se,
         expected=float(sd_exp.mean()),
         optimum=float(block_opt.mean()),
         gamma=int(gammas.max()),
@@ -483,7 +491,7 @@ def audit_chain_log(
         details={
             "generated_tokens": N,
             "drafted_tokens": ND,
-            "drafts_follow_q": all(d <= eps_d for d in dist_d.values()),
+            "drafts_follow_q": within(dist_d, eps_d),
             "drafts_ks_distance": dist_d,
             "drafts_ks_threshold": eps_d,
             "gamma_per_call": gammas.tolist(),

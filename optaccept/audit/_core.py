@@ -20,7 +20,6 @@ TV(p_out, p) ≤ TV(p̂, p) + λ/2 with probability at least 1 − δ.
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Callable
@@ -29,33 +28,28 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import InputError
-from .._stable import ratio_key
+from .._display import Report, renamed
+from .._errors import InputError, MissingDependencyError
+from .._statistics import bernoulli_std_err, ks_threshold, ks_uniform, l1_threshold, moment_std_err, within
+from .._statistics import ks_uniform as _ks_uniform  # noqa: F401  (its name before the statistics module)
 from .._validation import (
-    SUM_TOL,
-    _low_precision,
-    _sum_message,
-    _warn,
     as_distribution_pair,
+    check_choice,
     check_k,
     check_rng,
     check_size,
-    plain,
-    sum_tolerance,
 )
-from ..drafts import DraftLaw, law_from_name
+from ..drafts import LAWS, DraftLaw, Joint, law_from_name, law_names
 from ..optimal import optimal_acceptance
 from ..optimal._batched import batched_optimal_acceptance
 from ..verifiers import batched_acceptance, target_only_acceptance
+from ._log_rows import _dtype_of, _Rows
+from ._pit import FALSE_ALARM, ORDERS, _pit_one, pit_values
 
 __all__ = ["AuditReport", "audit_verifier", "audit_log", "torch_adapter", "FALSE_ALARM", "ORDERS", "pit_values"]
 
-#: Default false-alarm rate of ``lossless`` per call (the union over the orders).
-FALSE_ALARM = 1e-6
-#: Token orders along which the transforms are taken.
-ORDERS = ("p", "q", "p/q", "id")
 #: Draft laws the audit draws from by name (a subset of :data:`optaccept.drafts.LAWS`).
-_DRAFT_LAWS = ("iid", "swor", "greedy")
+_DRAFT_LAWS = law_names(batched=True)
 #: Declared rules with an exact per-step acceptance (batched verifiers, target-only, and exact
 #: match — accept iff the target's own sample is among the drafts: P(Y ∈ drafts) = E p(set of
 #: drafts), target-only's value).
@@ -66,12 +60,16 @@ _ANY_LAW = ("target_only", "exact_match")
 _RULE_LAW = {"sd": "iid", "rrs": "iid", "kseq": "iid", "nss": "iid", "greedy": "greedy"}
 
 
+@renamed(acceptance_se="std_err")
 @dataclass
-class AuditReport:
+class AuditReport(Report):
     """What an audit found.  ``lossless`` is the decision of the test of "output law = p" at
     false-alarm rate ``false_alarm``; ``acceptance`` is the measured P(Y ∈ drafts) with its
     standard error; ``expected`` the exact acceptance of the declared rule (None if none was
     declared); ``alpha_star`` the optimum of the draft law; gaps are ``alpha_star − acceptance``.
+    In the results' vocabulary ``value`` is ``acceptance`` ± ``std_err`` (``acceptance_se``
+    is its old name), ``method`` ``"sampled"``, ``ok`` lossless and not above the optimum;
+    ``to_pandas()`` and ``to_latex()`` give its numbers as one row.
 
     Attributes
     ----------
@@ -81,7 +79,7 @@ class AuditReport:
         An upper bound on TV(output law, p) at confidence 1 − ``false_alarm`` (None for logs).
     acceptance : float
         Measured P(Y ∈ drafts).
-    acceptance_se : float
+    std_err : float
         Its standard error.
     expected : float or None
         Exact acceptance of the declared rule (None without one).
@@ -103,10 +101,12 @@ class AuditReport:
         Further facts of the run (the draft law, n or k; intervals of a truncated log).
     """
 
+    _title = "Audit report"
+
     lossless: bool
     tv_upper: float | None
     acceptance: float
-    acceptance_se: float
+    std_err: float
     expected: float | None
     alpha_star: float
     steps: int
@@ -117,6 +117,22 @@ class AuditReport:
     #: α* of each draft law with the same q and k ("iid", "swor", "greedy"); None if not computed
     alpha_by_law: dict[str, float] | None = None
     details: dict[str, Any] = field(default_factory=dict)
+
+    #: the value is a sample mean
+    method = "sampled"
+
+    @property
+    def value(self) -> float:
+        """``acceptance``, the results' name for it."""
+        return self.acceptance
+
+    @property
+    def ok(self) -> bool:
+        """Whether the output law passed the losslessness test and the acceptance is not above
+        the optimum (:attr:`above_optimum`)."""
+        return bool(self.lossless) and not self.above_optimum
+
+    _caption = "Audit of a verifier: the measured acceptance and the test of its output law."
 
     @property
     def gap(self) -> float:
@@ -147,7 +163,7 @@ class AuditReport:
         """(measured − expected) / SE for the declared rule (None without one)."""
         if self.expected is None:
             return None
-        return (self.acceptance - self.expected) / max(self.acceptance_se, 1e-300)
+        return (self.acceptance - self.expected) / max(self.std_err, 1e-300)
 
     @property
     def detectable(self) -> float:
@@ -164,7 +180,7 @@ class AuditReport:
         top = self.details.get("alpha_star_interval", (None, self.alpha_star))[1]
         if top is None or math.isnan(top) or self.details.get("no_q"):
             return False
-        return self.acceptance - top > 4 * self.acceptance_se
+        return self.acceptance - top > 4 * self.std_err
 
     def _rows(self) -> list[tuple[str, str]]:
         rows = [
@@ -183,7 +199,7 @@ class AuditReport:
                 "TV(output, p) ≤",
                 "—" if self.tv_upper is None else f"{self.tv_upper:.4f} (confidence {1 - self.false_alarm:g})",
             ),
-            ("acceptance", f"{self.acceptance:.5f} ± {self.acceptance_se:.5f} (measured, {self.steps:,} steps)"),
+            ("acceptance", f"{self.acceptance:.5f} ± {self.std_err:.5f} (measured, {self.steps:,} steps)"),
             (
                 "declared rule",
                 "—"
@@ -218,23 +234,11 @@ class AuditReport:
             )
         return rows
 
-    def __str__(self) -> str:
-        w = max(len(k) for k, _ in self._rows())
-        return "Audit report\n" + "\n".join(f"  {k:<{w}}  {v}" for k, v in self._rows())
-
     def __repr__(self) -> str:
         return (
-            f"AuditReport(lossless={self.lossless}, acceptance={self.acceptance:.5f}±{self.acceptance_se:.5f}, "
+            f"AuditReport(lossless={self.lossless}, acceptance={self.acceptance:.5f}±{self.std_err:.5f}, "
             f"expected={self.expected}, alpha_star={self.alpha_star:.5f}, steps={self.steps})"
         )
-
-    def _repr_html_(self) -> str:
-        body = "".join(
-            f"<tr><td style='padding:2px 8px'><b>{html.escape(k)}</b></td>"
-            f"<td style='padding:2px 8px'>{html.escape(v)}</td></tr>"
-            for k, v in self._rows()
-        )
-        return f"<div><b>Audit report</b><table>{body}</table></div>"
 
     def to_json(self) -> str:
         """The report as JSON, with the derived quantities.
@@ -246,6 +250,7 @@ class AuditReport:
             ``detectable`` and ``above_optimum`` (NaN α* written as null).
         """
         d = asdict(self)
+        d["acceptance_se"] = self.std_err  # the old key, kept for one release
         d["gap"] = None if math.isnan(self.alpha_star) else self.gap
         if math.isnan(self.alpha_star):
             d["alpha_star"] = None
@@ -257,143 +262,9 @@ class AuditReport:
         return json.dumps(d, indent=2, default=float)
 
 
-def _ks_uniform(u: np.ndarray) -> float:
-    """sup_x |F̂(x) − x| of a sample on [0, 1]."""
-    s = np.sort(u)
-    m = s.size
-    i = np.arange(1, m + 1)
-    return float(max((i / m - s).max(initial=0.0), (s - (i - 1) / m).max(initial=0.0)))
-
-
-def pit_values(P: np.ndarray, Q: np.ndarray, Y: np.ndarray, order: str, rng: np.random.Generator) -> np.ndarray:
-    """Randomised probability integral transforms of the outputs Y (one per row of P) along a
-    token order ("p", "q", "p/q" or "id"); exactly Uniform(0, 1) when Y_t ~ P_t.
-
-    Parameters
-    ----------
-    P, Q : ndarray of float, shape (B, n)
-        Target and draft rows, one per output.
-    Y : ndarray of int, shape (B,)
-        The outputs.
-    order : {"p", "q", "p/q", "id"}
-        The order of the tokens along which the CDF is read.
-    rng : numpy.random.Generator
-        Source of the tie-breaking uniforms.
-
-    Returns
-    -------
-    ndarray of float64, shape (B,)
-        The transforms, in [0, 1].
-
-    Raises
-    ------
-    InputError
-        If ``order`` is not one of the four.
-    """
-    B, n = P.shape
-    if order == "id":
-        keys = np.broadcast_to(np.arange(n), (B, n))
-    elif order == "p":
-        keys = -P
-    elif order == "q":
-        keys = -Q
-    elif order == "p/q":
-        keys = ratio_key(P, Q)
-    else:
-        raise InputError(f"order: must be one of {ORDERS}, got {order!r}")
-    idx = np.argsort(keys, axis=1, kind="stable")
-    rank = np.empty_like(idx)
-    np.put_along_axis(rank, idx, np.arange(n)[None, :].repeat(B, axis=0), axis=1)
-    sorted_p = np.take_along_axis(P, idx, axis=1)
-    cum = np.cumsum(sorted_p, axis=1) - sorted_p  # mass before each position
-    r = rank[np.arange(B), Y]
-    below = cum[np.arange(B), r]
-    py = P[np.arange(B), Y]
-    return np.clip(below + rng.random(B) * py, 0.0, 1.0)
-
-
-def _pit_one(p: np.ndarray, q: np.ndarray, Y: np.ndarray, order: str, rng: np.random.Generator) -> np.ndarray:
-    """:func:`pit_values` when every step has the same (p, q): the order is computed once."""
-    keys = {"id": np.arange(p.size), "p": -p, "q": -q, "p/q": ratio_key(p, q)}[order]
-    idx = np.argsort(keys, kind="stable")
-    before = np.empty(p.size)
-    before[idx] = np.cumsum(p[idx]) - p[idx]
-    return np.clip(before[Y] + rng.random(Y.size) * p[Y], 0.0, 1.0)
-
-
-class _Rows:
-    """The library's one sum rule (:mod:`optaccept._validation`) applied to a log read chunk by
-    chunk: errors name the argument as the caller wrote it and the row as the caller numbers
-    it, and report the row's sum before any rescale; rows rescaled beyond float64 rounding
-    (float64 input only, as the rule says) raise one :class:`~optaccept.RenormalizedWarning`
-    per call, from :meth:`finish`, however many rows and chunks."""
-
-    def __init__(self, name: str, n: int, dtype: Any) -> None:
-        self.name, self.n = name, n
-        if type(dtype).__module__ == "torch":
-            self.src = dtype if dtype.is_floating_point else None
-        else:
-            try:
-                self.src = np.dtype(dtype) if dtype is not None and np.dtype(dtype).kind == "f" else None
-            except TypeError:
-                self.src = None
-        self.tol = sum_tolerance(n, self.src)
-        self.quiet = _low_precision(self.src)
-        self.rescaled = self.rows = 0
-        self.worst = 0.0
-
-    def clean(self, raw: Any, lo: int) -> np.ndarray:
-        """Rows ``lo, lo + 1, …`` of the argument as float64 rows summing to 1."""
-        if hasattr(raw, "detach"):  # a torch tensor
-            raw = raw.detach().cpu().numpy()
-        a = np.asarray(raw)
-        if a.dtype.kind not in "fiu":
-            raise InputError(f"{self.name}: entries must be real numbers, got dtype {a.dtype}")
-        a = a.astype(np.float64)  # a copy: the caller's data is never modified
-        if a.ndim != 2 or a.shape[1] != self.n:
-            raise InputError(f"{self.name}: rows must have {self.n} entries, got shape {a.shape} at row {lo}")
-        sums = a.sum(axis=1)
-        if not np.all(np.isfinite(sums)):
-            r, i = np.argwhere(~np.isfinite(a))[0]
-            raise InputError(
-                f"{self.name}: {'NaN' if np.isnan(a[r, i]) else 'infinite'} entry at row {lo + r}, index {i}"
-            )
-        if a.size and a.min() < 0:
-            r, i = np.argwhere(a < 0)[0]
-            raise InputError(f"{self.name}: negative entry at row {lo + r}, index {i} ({plain(a[r, i])})")
-        off = np.abs(sums - 1.0)
-        if off.size:
-            w = int(np.argmax(off))
-            if sums[w] <= 0:
-                raise InputError(f"{self.name}: row {lo + w} is all zeros")
-            if off[w] > self.tol:
-                raise InputError(_sum_message(self.name, f"row {lo + w}", float(sums[w]), self.tol, self.n, True))
-            self.rescaled += int(np.count_nonzero(off > SUM_TOL))
-            self.worst = max(self.worst, float(off[w]))
-        self.rows += a.shape[0]
-        a /= sums[:, None]
-        return a
-
-    def finish(self) -> None:
-        if self.rescaled and not self.quiet:
-            _warn(
-                f"{self.name}: {self.rescaled} of {self.rows} rows sum to 1 only within {self.worst:.2g} "
-                f"(within the {self.tol:.2g} allowed for {self.n} entries); rescaled"
-            )
-
-
-def _dtype_of(x: Any) -> Any:
-    """The float dtype a log's rows came in (that of the array, or of its first row)."""
-    dt = getattr(x, "dtype", None)
-    if dt is None and len(x):
-        dt = getattr(x[0], "dtype", None)
-    return dt
-
-
 def topk_law(q: np.ndarray, k: int) -> DraftLaw:
     """The deterministic draft law most engines use: the k most likely tokens of q (ties by
     lower index), in that order, with probability 1.  Needs k ≤ |supp q|."""
-    from ..drafts import Joint
 
     support = int(np.count_nonzero(q))
     if k > support:
@@ -407,8 +278,7 @@ def _law_of(drafts: Any, q: np.ndarray, k: int) -> DraftLaw:
         return drafts
     if drafts == "topk":
         return topk_law(q, k)
-    if not isinstance(drafts, str) or drafts not in _DRAFT_LAWS:
-        raise InputError(f"drafts: must be one of {_DRAFT_LAWS + ('topk',)} or a draft-law object, got {drafts!r}")
+    check_choice("drafts", drafts, _DRAFT_LAWS + ("topk",), also="a draft-law object")
     return law_from_name(drafts, q, k, allowed=_DRAFT_LAWS)
 
 
@@ -418,7 +288,7 @@ def _alpha_by_law(p: np.ndarray, q: np.ndarray, k: int) -> dict[str, float]:
     support = int(np.count_nonzero(q))
     out = {}
     for name in _DRAFT_LAWS:
-        if name != "iid" and k > support:
+        if LAWS[name].distinct_drafts and k > support:
             continue
         out[name] = float(optimal_acceptance(p, law_from_name(name, q, k)).value)
     return out
@@ -427,8 +297,7 @@ def _alpha_by_law(p: np.ndarray, q: np.ndarray, k: int) -> dict[str, float]:
 def _expected(declared: str | None, p: np.ndarray, q: np.ndarray, k: int, law: DraftLaw) -> float | None:
     if declared is None:
         return None
-    if declared not in DECLARED:
-        raise InputError(f"declared: must be one of {DECLARED} or None, got {declared!r}")
+    check_choice("declared", declared, DECLARED, allow_none=True)
     if declared in _ANY_LAW:
         return float(target_only_acceptance(p, law))
     return float(batched_acceptance(p[None, :], q[None, :], k, declared)[0])
@@ -499,8 +368,7 @@ def audit_verifier(
     if not 0 < false_alarm < 1:
         raise InputError(f"false_alarm: must lie in (0, 1), got {false_alarm!r}")
     law = _law_of(drafts, qf, k)
-    if declared is not None and declared not in DECLARED:
-        raise InputError(f"declared: must be one of {DECLARED} or None, got {declared!r}")
+    check_choice("declared", declared, DECLARED, allow_none=True)
     if declared is not None and declared not in _ANY_LAW:
         need = _RULE_LAW[declared]
         if getattr(law, "name", None) != need:
@@ -525,22 +393,22 @@ def audit_verifier(
         Y[lo : lo + B] = Yb
         acc[lo : lo + B] = (X == Yb[:, None]).any(axis=1)
     N = Y.size
-    eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * N))
-    dist = {o: _ks_uniform(_pit_one(pf, qf, Y, o, rng)) for o in ORDERS}
-    ok = all(d <= eps for d in dist.values())
+    eps = ks_threshold(N, false_alarm, len(ORDERS))
+    dist = {o: ks_uniform(_pit_one(pf, qf, Y, o, rng)) for o in ORDERS}
+    ok = within(dist, eps)
     # TV upper bound at confidence 1 − false_alarm (Bretagnolle–Huber–Carol over the n tokens)
     emp = np.bincount(Y, minlength=n) / N
-    lam = math.sqrt(2 * (n * math.log(2) + math.log(1 / false_alarm)) / N)
+    lam = l1_threshold(n, N, false_alarm)
     tv_upper = min(1.0, 0.5 * float(np.abs(emp - pf).sum()) + lam / 2)
     a = float(acc.mean())
-    se = math.sqrt(max(a * (1 - a), 1e-300) / N)
+    se = bernoulli_std_err(a, N)
     alpha = float(optimal_acceptance(pf, law).value)
     by_law = _alpha_by_law(pf, qf, law.k)
     return AuditReport(
         lossless=ok,
         tv_upper=tv_upper,
         acceptance=a,
-        acceptance_se=se,
+        std_err=se,
         expected=_expected(declared, pf, qf, law.k, law),
         alpha_star=alpha,
         steps=N,
@@ -561,7 +429,7 @@ def audit_log(
     declared: str | None = None,
     *,
     drafts: str = "iid",
-    rng: np.random.Generator | None = None,
+    rng: np.random.Generator | int | None = 0,
     false_alarm: float = FALSE_ALARM,
     chunk: int | None = None,
     compare_laws: bool = False,
@@ -591,8 +459,9 @@ def audit_log(
         The rule the engine claims (one of :data:`DECLARED`).
     drafts : {"iid", "swor", "greedy"}
         The draft law whose α* is the reference.
-    rng : numpy.random.Generator or int, optional
-        Source of the tie-breaking uniforms (default: seed 0).
+    rng : numpy.random.Generator, int or None
+        Source of the tie-breaking uniforms (default: seed 0, a reproducible report;
+        None: fresh entropy).
     false_alarm : float
         The rate at which a correct engine is declared not lossless.
     chunk : int, optional
@@ -611,7 +480,7 @@ def audit_log(
         If the shapes disagree, a row is not a distribution, a token id lies outside
         [0, n), the log is empty, or ``drafts`` or ``declared`` is unknown.
     """
-    rng = np.random.default_rng(0) if rng is None else check_rng(rng)
+    rng = check_rng(rng)
     X = np.asarray(X, dtype=np.int64)
     Y = np.asarray(Y, dtype=np.int64).reshape(-1)
     T = Y.size
@@ -620,10 +489,8 @@ def audit_log(
     if len(P) != T or len(Q) != T:
         raise InputError(f"P, Q: must have {T} rows (one per step), got {len(P)} and {len(Q)}")
     k = X.shape[1]
-    if not isinstance(drafts, str) or drafts not in _DRAFT_LAWS:
-        raise InputError(f"drafts: must be one of {_DRAFT_LAWS}, got {drafts!r}")
-    if declared is not None and declared not in DECLARED:
-        raise InputError(f"declared: must be one of {DECLARED} or None, got {declared!r}")
+    check_choice("drafts", drafts, _DRAFT_LAWS)
+    check_choice("declared", declared, DECLARED, allow_none=True)
     if T == 0:
         raise InputError("Y: the log has no steps")
     n_cols = int(np.shape(P[0])[-1])
@@ -659,15 +526,15 @@ def audit_log(
             exp_sum += float(np.sum(batched_acceptance(Pc, Qc, k, declared)))
     rows_p.finish()
     rows_q.finish()
-    eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * T))
-    dist = {o: _ks_uniform(np.concatenate(v)) for o, v in us.items()}
+    eps = ks_threshold(T, false_alarm, len(ORDERS))
+    dist = {o: ks_uniform(np.concatenate(v)) for o, v in us.items()}
     mean = acc_sum / T
-    se = math.sqrt(max(acc_sq / T - mean * mean, 1e-300) / T)
+    se = moment_std_err(mean, acc_sq / T, T)
     return AuditReport(
         lossless=all(d <= eps for d in dist.values()),
         tv_upper=None,
         acceptance=mean,
-        acceptance_se=se,
+        std_err=se,
         expected=None if declared is None else exp_sum / T,
         alpha_star=alpha_sum / T,
         steps=T,
@@ -708,8 +575,6 @@ def torch_adapter(fn: Callable[..., Any], *, device: Any = "cpu", dtype: Any = N
     try:
         import torch
     except ImportError as exc:  # pragma: no cover - torch is in the llm extra
-        from .._errors import MissingDependencyError
-
         raise MissingDependencyError("torch_adapter needs torch (pip install 'optaccept[llm]')") from exc
     dev = torch.device(device)
     dt = torch.float32 if dtype is None else dtype

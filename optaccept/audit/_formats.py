@@ -26,12 +26,13 @@ engine's own code, cited in each function with project, file and commit.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from .._errors import InputError
-from ..tree._shape import Shape
+from ..tree._shape import Shape, as_shape
 
 __all__ = [
     "as_paths",
@@ -531,9 +532,6 @@ def shape_from_layout(layout: Any) -> Shape:
     InputError
         If ``layout`` is none of these layouts, or not a tree in its own.
     """
-    from collections.abc import Mapping
-
-    from ..tree._shape import as_shape
 
     if isinstance(layout, str):
         return Shape(tuple(paths_from_vllm(layout)))

@@ -16,7 +16,6 @@ fixed-count bounds below hold for variable-length output.
 
 Two families of tests run on these values, each along the token orders by p and by id (and
 by q and p/q when the draft is known):
-
 * **pooled law:** the Kolmogorov distance of all the U's from Uniform(0, 1);
 * **dependence along the text:** for the pairs (U_i, U_{i+1}) with i even (one family) and i
   odd (another), and for the pairs (U_i, U_{i+ℓ}), ⌊i/ℓ⌋ even, at each lag ℓ = 2, …,
@@ -45,22 +44,35 @@ standard errors, never as exact values.
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
+from .._deprecated import legacy
+from .._display import Report, renamed
 from .._errors import InputError, MissingDependencyError
 from .._limits import show_progress
-from .._validation import check_rng, check_size
-from ._core import FALSE_ALARM, _ks_uniform, pit_values
+from .._sampling import draw
+from .._statistics import ks_threshold, ks_uniform, ratio_mean
+from .._validation import check_choice, check_rng, check_size
+from ..tree import DraftTree, as_model, tree_value
+from ._generation_args import ChainDrafting, GenerationOptions, _old_keywords
+from ._pit import FALSE_ALARM, pit_values
 
-__all__ = ["GenerationAuditReport", "audit_generation", "torch_lm", "serial_values"]
+__all__ = [
+    "GenerationAuditReport",
+    "ChainDrafting",
+    "GenerationOptions",
+    "audit_generation",
+    "torch_lm",
+    "serial_values",
+]
 
 #: Rules a chain loop may declare: their expected tokens per call are estimated at the calls' prefixes.
 DECLARED_GENERATION = ("sd", "token", "block", "exact_match", "target_only")
@@ -68,14 +80,20 @@ DECLARED_GENERATION = ("sd", "token", "block", "exact_match", "target_only")
 _CACHE_ENTRIES = 1 << 24
 
 
+@renamed(tokens_per_call_se="std_err")
 @dataclass
-class GenerationAuditReport:
+class GenerationAuditReport(Report):
     """What :func:`audit_generation` found.
+
+    In the results' vocabulary ``value`` is ``tokens_per_call`` ± ``std_err``
+    (``tokens_per_call_se`` is its old name; both None without a draft), ``method``
+    ``"sampled"``, ``ok`` lossless and not above the optimum; ``to_pandas()`` and
+    ``to_latex()`` give its numbers as one row.
 
     ``lossless`` is the decision of the joint test (pooled law and dependence along the text)
     at false-alarm rate ``false_alarm``; ``ks_distance`` / ``ks_threshold`` hold each test's
     Kolmogorov distance and rejection threshold, keyed ``"pooled/p"``, ``"lag1-even/id"``, ….
-    With a draft: ``tokens_per_call`` ± ``tokens_per_call_se`` measured over ``calls`` verifier
+    With a draft: ``tokens_per_call`` ± ``std_err`` measured over ``calls`` verifier
     calls; ``expected`` ± ``expected_se`` the declared rule's estimated value at the same
     prefixes; ``optimum`` ± ``optimum_se`` the best lossless rule's (block verification).
 
@@ -95,7 +113,7 @@ class GenerationAuditReport:
         Uniforms added after early stops.
     ks_distance, ks_threshold : dict of str to float
         Each test's Kolmogorov distance and rejection threshold.
-    tokens_per_call, tokens_per_call_se : float or None
+    tokens_per_call, std_err : float or None
         Measured tokens per verifier call and its standard error (with a draft).
     calls : int
         Verifier calls counted.
@@ -111,6 +129,8 @@ class GenerationAuditReport:
         Further facts of the run.
     """
 
+    _title = "Generation audit report"
+
     lossless: bool
     false_alarm: float
     texts: int
@@ -120,7 +140,7 @@ class GenerationAuditReport:
     ks_distance: dict[str, float]
     ks_threshold: dict[str, float]
     tokens_per_call: float | None = None
-    tokens_per_call_se: float | None = None
+    std_err: float | None = None
     calls: int = 0
     expected: float | None = None
     expected_se: float | None = None
@@ -129,6 +149,22 @@ class GenerationAuditReport:
     declared: str | None = None
     gamma: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
+
+    #: the value is a sample mean
+    method = "sampled"
+
+    @property
+    def value(self) -> float | None:
+        """``tokens_per_call``, the results' name for it (None without a draft)."""
+        return self.tokens_per_call
+
+    @property
+    def ok(self) -> bool:
+        """Whether the text's law passed the joint test and the tokens per call are not above
+        the optimum (:attr:`above_optimum`)."""
+        return bool(self.lossless) and not self.above_optimum
+
+    _caption = "Audit of a decoding loop: the joint test of the text's law and the tokens per call."
 
     @property
     def detectable(self) -> float:
@@ -148,7 +184,7 @@ class GenerationAuditReport:
         four combined standard errors: that alone shows the loop is not lossless."""
         if self.tokens_per_call is None or self.optimum is None:
             return False
-        se = math.hypot(self.tokens_per_call_se or 0.0, self.optimum_se or 0.0)
+        se = math.hypot(self.std_err or 0.0, self.optimum_se or 0.0)
         return self.tokens_per_call - self.optimum > 4 * se
 
     def _rows(self) -> list[tuple[str, str]]:
@@ -175,14 +211,14 @@ class GenerationAuditReport:
             rows.append(
                 (
                     "tokens / call",
-                    f"{self.tokens_per_call:.4f} ± {self.tokens_per_call_se:.4f} (measured, γ = {self.gamma}, "
+                    f"{self.tokens_per_call:.4f} ± {self.std_err:.4f} (measured, γ = {self.gamma}, "
                     f"{self.calls:,} calls)",
                 )
             )
             n_est = self.details.get("chains_drafted", 0)
             if self.expected is not None:
                 z = (self.tokens_per_call - self.expected) / max(
-                    math.hypot(self.tokens_per_call_se or 0.0, self.expected_se or 0.0), 1e-300
+                    math.hypot(self.std_err or 0.0, self.expected_se or 0.0), 1e-300
                 )
                 rows.append(
                     (
@@ -197,18 +233,6 @@ class GenerationAuditReport:
             rows.append(("best lossless rule", opt))
         return rows
 
-    def __str__(self) -> str:
-        w = max(len(k) for k, _ in self._rows())
-        return "Generation audit report\n" + "\n".join(f"  {k:<{w}}  {v}" for k, v in self._rows())
-
-    def _repr_html_(self) -> str:
-        body = "".join(
-            f"<tr><td style='padding:2px 8px'><b>{html.escape(k)}</b></td>"
-            f"<td style='padding:2px 8px'>{html.escape(v)}</td></tr>"
-            for k, v in self._rows()
-        )
-        return f"<div><b>Generation audit report</b><table>{body}</table></div>"
-
     def to_json(self) -> str:
         """The report as JSON, with the derived quantities.
 
@@ -218,6 +242,7 @@ class GenerationAuditReport:
             The fields, plus ``detectable`` and ``above_optimum``.
         """
         d = asdict(self)
+        d["tokens_per_call_se"] = self.std_err  # the old key, kept for one release
         d["detectable"] = self.detectable
         d["above_optimum"] = self.above_optimum
         return json.dumps(d, indent=2, default=float)
@@ -258,30 +283,24 @@ def _as_tokens(x: Any, what: str) -> tuple[int, ...]:
         x = x.detach().cpu().numpy()
     try:
         arr = np.asarray(x)
-    except (ValueError, TypeError):  # ragged, e.g. (tokens, accepted_per_call) without draft=
+    except (ValueError, TypeError):  # ragged, e.g. (tokens, accepted_per_call) without drafting=
         raise InputError(
             f"{what}: must return a 1-D sequence of integer token ids (a pair (tokens, accepted_per_call) "
-            "needs draft= and gamma=)"
+            "needs drafting=audit.ChainDrafting(draft, gamma))"
         ) from None
     if arr.ndim == 2 and arr.shape[0] == 1:
         arr = arr[0]
     if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
         raise InputError(
             f"{what}: must be a 1-D sequence of integer token ids, got {arr.dtype} of shape {arr.shape} "
-            "(a pair (tokens, accepted_per_call) needs draft= and gamma=)"
+            "(a pair (tokens, accepted_per_call) needs drafting=audit.ChainDrafting(draft, gamma))"
         )
     return tuple(int(t) for t in arr)
-
-
-def _draw(law: np.ndarray, rng: np.random.Generator) -> int:
-    c = np.cumsum(law)
-    return min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), law.size - 1)
 
 
 def _chain_values(P: Any, Q: Any, start: tuple[int, ...], gamma: int, declared: str | None, rng: np.random.Generator):
     """(declared rule's E[m | chain], block verification's E[m | chain]) for one chain of
     ``gamma`` tokens drafted from Q at ``start``."""
-    from ..tree import DraftTree, tree_value
 
     chain: list[int] = []
     rows_p, rows_q = {}, {}
@@ -289,7 +308,7 @@ def _chain_values(P: Any, Q: Any, start: tuple[int, ...], gamma: int, declared: 
         u = tuple(chain)
         rows_q[u] = np.asarray(Q(start + u), dtype=np.float64)
         rows_p[u] = np.asarray(P(start + u), dtype=np.float64)
-        chain.append(_draw(rows_q[u], rng))
+        chain.append(draw(rows_q[u], rng))
     rows_p[tuple(chain)] = np.asarray(P(start + tuple(chain)), dtype=np.float64)
     pr = np.array([rows_p[tuple(chain[:i])][chain[i]] for i in range(gamma)])
     qr = np.array([rows_q[tuple(chain[:i])][chain[i]] for i in range(gamma)])
@@ -309,17 +328,7 @@ def _chain_values(P: Any, Q: Any, start: tuple[int, ...], gamma: int, declared: 
     return dec, block
 
 
-def _ratio_se(num: np.ndarray, den: np.ndarray) -> tuple[float, float]:
-    """Σnum/Σden over clusters and its delta-method standard error (clusters independent)."""
-    N, D = float(num.sum()), float(den.sum())
-    r = N / D
-    c = num.size
-    if c < 2:
-        return r, 0.0
-    resid = num - r * den
-    return r, float(math.sqrt(c / (c - 1) * np.sum(resid**2)) / D)
-
-
+@legacy(_old_keywords)
 def audit_generation(
     generate: Callable[..., Any],
     target: Any,
@@ -328,13 +337,9 @@ def audit_generation(
     runs: int,
     new_tokens: int = 8,
     rng: Any = 0,
-    draft: Any = None,
-    gamma: int | None = None,
-    declared: str | None = None,
+    drafting: ChainDrafting | None = None,
     false_alarm: float = FALSE_ALARM,
-    bins: int = 4,
-    max_lag: int = 8,
-    seed_torch: bool = True,
+    options: GenerationOptions | None = None,
     progress: bool | None = None,
 ) -> GenerationAuditReport:
     """Audit a decoding loop from the text it generates (module docstring).
@@ -345,7 +350,7 @@ def audit_generation(
         ``generate(prompt, rng)`` runs the loop under audit once: ``prompt`` a tuple of token
         ids, ``rng`` a fresh ``numpy.random.Generator`` for this run (seed a torch generator
         from it, e.g. ``torch.manual_seed(int(rng.integers(2**63)))``).  Returns the token ids
-        generated after the prompt — or, with ``draft``, ``(tokens, accepted_per_call)``, the
+        generated after the prompt — or, with ``drafting``, ``(tokens, accepted_per_call)``, the
         second the number of drafted tokens each verifier call accepted, in order.
     target : sequence model
         ``prefix -> next-token probabilities``, the prefix being the whole text (prompt
@@ -360,28 +365,36 @@ def audit_generation(
     rng : numpy.random.Generator or int
         All randomness: the runs' generators, the transforms' tie-breaking, the pads, the
         chains drafted for the estimates.
-    draft, gamma, declared : optional
-        The draft model, chain length and declared rule ("sd", "block", "exact_match",
-        "target_only") of a loop that returns accepted counts.
+    drafting : ChainDrafting, optional
+        The draft model, chain length and declared rule ("sd", "token", "block",
+        "exact_match", "target_only") of a loop that returns accepted counts.
     false_alarm : float
         Probability that a lossless loop is declared lossy (all tests together).
-    bins : int
-        Bins of U_i in the dependence tests.
-    max_lag : int
-        Dependence is tested between tokens up to this far apart (lag 1: both families of
-        disjoint pairs; lag ℓ ≥ 2: the pairs (i, i + ℓ) with ⌊i/ℓ⌋ even).  A loop that reuses
-        its random numbers at every verifier call repeats them at the lag of a call's length.
-    seed_torch : bool
-        When torch is imported, seed its global generator from ``rng`` before each run, so
-        that loops drawing from it are reproducible and runs independent.
+    options : GenerationOptions, optional
+        The dependence tests' ``bins`` and ``max_lag``, and ``seed_torch`` (default:
+        ``GenerationOptions()``, 4 bins, lags up to 8, torch seeded).
     progress : bool, optional
         Show a progress bar (unit: run); default: in a terminal or notebook.
 
     Returns
     -------
     GenerationAuditReport
+
+    Notes
+    -----
+    The previous spelling, ``draft=, gamma=, declared=`` and ``bins=, max_lag=,
+    seed_torch=``, still works for one release, with a ``DeprecationWarning``.
     """
-    from ..tree import as_model
+    if drafting is not None and not isinstance(drafting, ChainDrafting):
+        raise InputError(f"drafting: an audit.ChainDrafting(draft, gamma, declared), got {drafting!r}")
+    if options is not None and not isinstance(options, GenerationOptions):
+        raise InputError(f"options: an audit.GenerationOptions(bins, max_lag, seed_torch), got {options!r}")
+    if drafting is None:
+        draft, gamma, declared = None, None, None
+    else:  # (the fields themselves: a draft model is not copied)
+        draft, gamma, declared = drafting.draft, drafting.gamma, drafting.declared
+    options = GenerationOptions() if options is None else options
+    bins, max_lag, seed_torch = options.bins, options.max_lag, options.seed_torch
 
     rng = check_rng(rng)
     runs = check_size(runs, "runs")
@@ -406,8 +419,7 @@ def audit_generation(
             raise InputError("gamma: must be at least 1")
     elif gamma is not None or declared is not None:
         raise InputError("draft: gamma and declared need the draft model (draft=...)")
-    if declared is not None and declared not in DECLARED_GENERATION:
-        raise InputError(f"declared: must be one of {DECLARED_GENERATION} or None, got {declared!r}")
+    check_choice("declared", declared, DECLARED_GENERATION, allow_none=True)
     P = as_model(target, "target").cached()
     Q = as_model(draft, "draft").cached() if with_counts else None
     n = np.asarray(P(prompts_t[0])).size
@@ -494,8 +506,8 @@ def audit_generation(
                 if w.size:
                     tests[f"lag{lag}{('-even', '-odd')[phase] if lag == 1 else ''}/{o}"] = w
     m_tests = len(tests)
-    dist = {k: _ks_uniform(v) for k, v in tests.items()}
-    thr = {k: math.sqrt(math.log(2 * m_tests / false_alarm) / (2 * v.size)) for k, v in tests.items()}
+    dist = {k: ks_uniform(v) for k, v in tests.items()}
+    thr = {k: ks_threshold(v.size, false_alarm, m_tests) for k, v in tests.items()}
     rep = GenerationAuditReport(
         lossless=all(dist[k] <= thr[k] for k in dist),
         false_alarm=false_alarm,
@@ -514,10 +526,10 @@ def audit_generation(
         if calls == 0:
             raise InputError("generate: no verifier calls were reported")
         rep.calls = calls
-        rep.tokens_per_call, rep.tokens_per_call_se = _ratio_se(per_text_tokens, per_text_calls)
-        rep.optimum, rep.optimum_se = _ratio_se(opt_text, per_text_calls)
+        rep.tokens_per_call, rep.std_err = ratio_mean(per_text_tokens, per_text_calls)
+        rep.optimum, rep.optimum_se = ratio_mean(opt_text, per_text_calls)
         if declared is not None:
-            rep.expected, rep.expected_se = _ratio_se(dec_text, per_text_calls)
+            rep.expected, rep.expected_se = ratio_mean(dec_text, per_text_calls)
         rep.details["chains_drafted"] = calls
     return rep
 
@@ -557,9 +569,6 @@ def torch_lm(model: Any, vocab: int) -> Any:
         import torch
     except ImportError as exc:  # pragma: no cover - torch is in the llm extra
         raise MissingDependencyError("torch_lm needs torch (pip install 'optaccept[llm]')") from exc
-    from types import SimpleNamespace
-
-    from ..tree import as_model
 
     vocab = check_size(vocab, "vocab")
     if vocab < 1:

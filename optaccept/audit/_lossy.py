@@ -2,7 +2,6 @@ r"""Audit a rule declared lossy (docs/audit.md §13): how far its output law is 
 and how much acceptance any rule with that bias could reach.
 
 One draft X ~ q per step; ``fn(P, Q, X, rng) -> (accepted, Y)``.  Measured:
-
 * the bias TV(p̂, p) of the empirical output law p̂ over N steps, with an interval that holds
   with probability at least 1 − δ: P(‖p̂ − v‖₁ ≥ λ) ≤ (2ⁿ − 2) e^{−Nλ²/2} for the true output
   law v (Weissman, Ordentlich, Seroussi, Verdú and Weinberger, 2003), so
@@ -23,7 +22,6 @@ on the front — DIVERSED, arXiv 2604.07622, proved the static ensemble's Pareto
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Callable
@@ -32,9 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from .._display import Report, renamed
 from .._errors import InputError
-from .._validation import as_distribution_pair, check_rng, check_size
-from ._core import FALSE_ALARM
+from .._limits import show_progress
+from .._statistics import l1_threshold
+from .._validation import as_distribution_pair, check_choice, check_rng, check_size
+from ._pit import FALSE_ALARM
 
 __all__ = ["LossyAuditReport", "audit_lossy", "front_acceptance", "DECLARED_LOSSY"]
 
@@ -77,16 +78,20 @@ def front_acceptance(p: Any, q: Any, bias: float) -> float:
     return 1.0 - float(np.interp(float(bias), loss, R))
 
 
+@renamed(accepted_se="std_err")
 @dataclass
-class LossyAuditReport:
-    """What :func:`audit_lossy` measured.  ``bias`` = TV(p̂, p) with its interval
-    [``bias_low``, ``bias_high``] at confidence 1 − ``false_alarm``; ``accepted`` ± ``accepted_se``;
+class LossyAuditReport(Report):
+    """What :func:`audit_lossy` measured.  In the results' vocabulary ``value`` is
+    ``accepted`` ± ``std_err`` (``accepted_se`` is its old name), ``method`` ``"sampled"``,
+    ``ok`` neither above the front nor inconsistent with the declared rule; ``to_pandas()``
+    and ``to_latex()`` give its numbers as one row.  ``bias`` = TV(p̂, p) with its interval
+    [``bias_low``, ``bias_high``] at confidence 1 − ``false_alarm``; ``accepted`` ± ``std_err``;
     ``front`` the best acceptance at the measured bias (``front_high`` at ``bias_high``);
     ``expected`` / ``expected_bias`` the declared rule's exact values (None if none).
 
     Attributes
     ----------
-    accepted, accepted_se : float
+    accepted, std_err : float
         Measured acceptance and its standard error.
     bias : float
         Measured TV(p̂, p) of the outputs.
@@ -108,8 +113,10 @@ class LossyAuditReport:
         Further facts of the run.
     """
 
+    _title = "Lossy-rule audit report"
+
     accepted: float
-    accepted_se: float
+    std_err: float
     bias: float
     bias_low: float
     bias_high: float
@@ -123,6 +130,22 @@ class LossyAuditReport:
     expected_bias: float | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
+    #: the value is a sample mean
+    method = "sampled"
+
+    @property
+    def value(self) -> float:
+        """``accepted``, the results' name for it."""
+        return self.accepted
+
+    @property
+    def ok(self) -> bool:
+        """Whether the acceptance is not above the front (:attr:`above_front`) and agrees with
+        the declared rule where one was declared (:attr:`consistent` is not False)."""
+        return not self.above_front and self.consistent is not False
+
+    _caption = "Audit of a lossy rule: the measured acceptance and bias against the front."
+
     @property
     def gap(self) -> float:
         """``front − accepted``: acceptance left on the table at this bias (negative beyond
@@ -133,7 +156,7 @@ class LossyAuditReport:
     def above_front(self) -> bool:
         """True when the acceptance exceeds the front even at the top of the bias interval by
         more than 5 standard errors: the reported acceptance cannot be the rule's own."""
-        return self.accepted - 5 * self.accepted_se > self.front_high + 1e-12
+        return self.accepted - 5 * self.std_err > self.front_high + 1e-12
 
     @property
     def consistent(self) -> bool | None:
@@ -143,7 +166,7 @@ class LossyAuditReport:
         if self.expected is None or self.expected_bias is None:
             return None
         ok_bias = self.bias_low - 1e-12 <= self.expected_bias <= self.bias_high + 1e-12
-        return ok_bias and abs(self.accepted - self.expected) <= 5 * self.accepted_se + 1e-9
+        return ok_bias and abs(self.accepted - self.expected) <= 5 * self.std_err + 1e-9
 
     def _rows(self) -> list[tuple[str, str]]:
         conf = 1 - self.false_alarm
@@ -154,7 +177,7 @@ class LossyAuditReport:
                 "bias TV(output, p)",
                 f"{self.bias:.4f} measured; in [{self.bias_low:.4f}, {self.bias_high:.4f}] with probability ≥ {conf:g}",
             ),
-            ("acceptance", f"{self.accepted:.4f} ± {self.accepted_se:.4f} (estimate ± s.e.)"),
+            ("acceptance", f"{self.accepted:.4f} ± {self.std_err:.4f} (estimate ± s.e.)"),
             (
                 "front",
                 f"{self.front:.4f} at the measured bias, {self.front_high:.4f} at its upper end "
@@ -168,18 +191,6 @@ class LossyAuditReport:
             rows.append(("ABOVE THE FRONT", "no rule with this bias accepts this much: the acceptance count is wrong"))
         return rows
 
-    def __str__(self) -> str:
-        w = max(len(k) for k, _ in self._rows())
-        return "Lossy-rule audit report\n" + "\n".join(f"  {k:<{w}}  {v}" for k, v in self._rows())
-
-    def _repr_html_(self) -> str:
-        body = "".join(
-            f"<tr><td style='padding:2px 8px'><b>{html.escape(k)}</b></td>"
-            f"<td style='padding:2px 8px'>{html.escape(v)}</td></tr>"
-            for k, v in self._rows()
-        )
-        return f"<div><b>Lossy-rule audit report</b><table>{body}</table></div>"
-
     def to_json(self) -> str:
         """The report as JSON (the fields, the gap and the verdicts).
 
@@ -189,6 +200,7 @@ class LossyAuditReport:
             The fields, plus ``gap``, ``above_front`` and ``consistent``.
         """
         d = asdict(self)
+        d["accepted_se"] = self.std_err  # the old key, kept for one release
         d.update(gap=self.gap, above_front=self.above_front, consistent=self.consistent)
         return json.dumps(d)
 
@@ -250,7 +262,6 @@ def audit_lossy(
         Naming the argument (an unknown ``declared``, a missing ``weight``, malformed output
         of ``fn``); refusals come before ``fn`` is called.
     """
-    from .._limits import show_progress
 
     rng = check_rng(rng)
     pf, qf = as_distribution_pair(p, q)
@@ -260,8 +271,7 @@ def audit_lossy(
         raise InputError("samples, batch: samples must be at least 2 and batch at least 1")
     if not 0 < false_alarm < 1:
         raise InputError(f"false_alarm: must lie in (0, 1), got {false_alarm!r}")
-    if declared is not None and declared not in DECLARED_LOSSY:
-        raise InputError(f"declared: must be one of {DECLARED_LOSSY} or None, got {declared!r}")
+    check_choice("declared", declared, DECLARED_LOSSY, allow_none=True)
     n = pf.size
     tv = 0.5 * float(np.abs(pf - qf).sum())
     expected = expected_bias = None
@@ -295,13 +305,13 @@ def audit_lossy(
     emp = counts / N
     bias = 0.5 * float(np.abs(emp - pf).sum())
     # Weissman et al. (2003): P(‖p̂ − v‖₁ ≥ λ) ≤ (2ⁿ − 2) e^{−Nλ²/2}; (2ⁿ − 2) < 2ⁿ
-    lam = math.sqrt(2.0 * (n * math.log(2.0) + math.log(1.0 / false_alarm)) / N)
+    lam = l1_threshold(n, N, false_alarm)
     lo_b, hi_b = max(0.0, bias - lam / 2), min(1.0, bias + lam / 2)
     mean = acc_sum / N
     var = max(acc_sq / N - mean * mean, 0.0) * N / (N - 1)
     return LossyAuditReport(
         accepted=mean,
-        accepted_se=math.sqrt(var / N),
+        std_err=math.sqrt(var / N),
         bias=bias,
         bias_low=lo_b,
         bias_high=hi_b,

@@ -19,26 +19,58 @@ bound of docs/trees.md §4b).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .._deprecated import legacy, warn_deprecated
 from .._errors import InputError, MethodError
+from .._sampling import draw
+from .._statistics import ks_threshold, ks_uniform, mean_std_err, within
 from .._validation import check_rng, check_size
-from ._chain import ChainAuditReport, _draw
-from ._core import FALSE_ALARM, ORDERS, _ks_uniform, pit_values
+from ..tree import TreeDraftLaw, accepted_tokens, as_model, sample_shaped, upper_bound
+from ._chain import ChainAuditReport
+from ._formats import shape_from_layout
+from ._pit import FALSE_ALARM, ORDERS, pit_values
 
 __all__ = ["audit_tree"]
 
 
+def _old_shape(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``audit_tree(fn, target, draft, shape, children="swor")`` of the previous release:
+    the shape (in any layout) and its children as one :class:`~optaccept.tree.TreeDraftLaw`."""
+    old = {}
+    if len(args) > 3 and not isinstance(args[3], TreeDraftLaw):
+        old = dict(zip(("shape", "children"), args[3:5], strict=False))
+        args = args[:3]
+    for name in ("shape", "children"):
+        if name in kwargs:
+            if name in old:
+                raise InputError(f"{name}: given twice (by position and by keyword)")
+            old[name] = kwargs.pop(name)
+    if not old:
+        return args, kwargs
+    if "drafts" in kwargs:
+        raise InputError("drafts: give the tree's law once (drafts= a TreeDraftLaw, not also shape=, children=)")
+    if old.get("shape") is None:
+        raise InputError("shape: give the tree's law as drafts=tree.TreeDraftLaw(shape, children)")
+    warn_deprecated(
+        "audit.audit_tree",
+        ", ".join(f"{n}=" for n in old),
+        "drafts=tree.TreeDraftLaw(audit.shape_from_layout(layout), children)",
+        stacklevel=4,
+    )
+    kwargs["drafts"] = TreeDraftLaw(shape_from_layout(old["shape"]), old.get("children", "swor"))
+    return args, kwargs
+
+
+@legacy(_old_shape)
 def audit_tree(
     fn: Callable[..., Any],
     target: Any,
     draft: Any,
-    shape: Any,
-    children: str = "swor",
+    drafts: TreeDraftLaw,
     *,
     steps: int = 20_000,
     rng: np.random.Generator | None = None,
@@ -47,13 +79,16 @@ def audit_tree(
     batch: int = 1_000,
     samples_for_expected: int | None = None,
 ) -> ChainAuditReport:
-    """Audit a tree verifier ``fn`` (module docstring) on ``steps`` trees of ``shape`` whose
-    children are filled by ``children`` ("topk", "swor" or "iid") from ``draft``.  ``shape``
-    as in :func:`optaccept.tree.accepted_tokens` (index paths, the EAGLE/Medusa "tree
-    choices"), a vLLM ``speculative_token_tree`` string, or a mapping holding EAGLE's
-    ``"retrieve_indices"`` or SGLang's ``"retrieve_next_token"`` and
-    ``"retrieve_next_sibling"`` (:func:`optaccept.audit.shape_from_layout`); ``fn`` numbers
-    the nodes in the shape's order whatever the layout given.
+    """Audit a tree verifier ``fn`` (module docstring) on ``steps`` trees drawn from ``draft``
+    by the tree's draft law ``drafts``: a :class:`~optaccept.tree.TreeDraftLaw` of a shape
+    whose children are filled "topk", "swor" or "iid".  The shape is given as in
+    :func:`optaccept.tree.accepted_tokens` (a branching tuple or index paths, the EAGLE/Medusa
+    "tree choices"), or read from a vLLM ``speculative_token_tree`` string or a mapping
+    holding EAGLE's ``"retrieve_indices"`` or SGLang's ``"retrieve_next_token"`` and
+    ``"retrieve_next_sibling"`` by :func:`optaccept.audit.shape_from_layout`; ``fn`` numbers
+    the nodes in the shape's order.  ``audit_tree(fn, target, draft, layout, children)``
+    (the previous spelling, any layout, children "swor" by default) still works for one
+    release, with a ``DeprecationWarning``.
 
     ``declared``: a rule of :func:`optaccept.tree.accepted_tokens` ("token", "traversal",
     "target_only", …) or "exact_match" (accept the child equal to the target's own sample:
@@ -70,10 +105,8 @@ def audit_tree(
         The tree verifier under audit.
     target, draft : model
         Sequence models, ``prefix -> next-token law``.
-    shape : sequence of paths, str or mapping
-        The tree's shape in any of the layouts above.
-    children : {"topk", "swor", "iid"}
-        How each node's children are drafted.
+    drafts : TreeDraftLaw
+        The tree's shape and how each node's children are drafted ("topk", "swor", "iid").
     steps : int
         Calls of the verifier, at least 1.
     rng : numpy.random.Generator or int
@@ -95,18 +128,21 @@ def audit_tree(
     Raises
     ------
     InputError
-        If an argument is refused (shape, children, declared, steps) or ``fn`` returns
+        If an argument is refused (drafts, declared, steps) or ``fn`` returns
         values out of range.
     MethodError
         If the exact values cannot be computed within the size limits (before any call).
     """
-    from ..tree import accepted_tokens, as_model, sample_shaped, upper_bound
 
     rng = check_rng(rng)
     steps = check_size(steps, "steps")
-    from ._formats import shape_from_layout
 
-    shp = shape = shape_from_layout(shape)  # paths, a vLLM string, EAGLE's or SGLang's arrays
+    if not isinstance(drafts, TreeDraftLaw) or drafts.shape is None:
+        raise InputError(
+            f"drafts: the tree's shape and children, tree.TreeDraftLaw(shape, children), got {drafts!r}; "
+            "for chains use audit_chain"
+        )
+    shp, children = drafts.shape, drafts.children
     paths = list(shp.paths)
     index = {(): 0} | {p: i + 1 for i, p in enumerate(paths)}
     parents = np.array([-1] + [index[p[:-1]] for p in paths], dtype=np.int64)
@@ -125,20 +161,19 @@ def audit_tree(
     exp_how = "exact"
     if declared is not None:
         rule = "target_only" if declared == "exact_match" else declared
-        res = accepted_tokens(target, draft, shape=shape, children=children, verifier=rule, **kw)
+        res = accepted_tokens(target, draft, drafts, verifier=rule, **kw)
         expected = float(res.value)
         if samples_for_expected is not None:
             exp_how = f"estimate ± {res.std_err or 0.0:.4f} from {samples_for_expected:,} sampled trees"
     try:
-        optimum = float(accepted_tokens(target, draft, shape=shape, children=children, verifier="optimal").value)
+        optimum = float(accepted_tokens(target, draft, drafts, verifier="optimal").value)
         how = "sequence LP" if children != "topk" else "exact (deterministic tree)"
     except MethodError:
         optimum = float(
             upper_bound(
                 target,
                 draft,
-                shape=shape,
-                children=children,
+                drafts=drafts,
                 samples=samples_for_expected or 500,
                 rng=np.random.default_rng(0),
             ).value
@@ -182,7 +217,7 @@ def audit_tree(
                 raise InputError(f"fn: accepted node {v[b]} is absent from tree {lo + b}")
             text = w + (int(Y[b]),)
             while len(text) < L + 1:
-                text = text + (_draw(np.asarray(Pm(text), dtype=np.float64), rng),)
+                text = text + (draw(np.asarray(Pm(text), dtype=np.float64), rng),)
             for i in range(L + 1):
                 r = b * (L + 1) + i
                 rowsP[r] = Pm(text[:i])
@@ -193,13 +228,14 @@ def audit_tree(
         accepted.append(depth[v])
     acc = np.concatenate(accepted).astype(np.float64)
     total = sum(u.size for u in us["id"])
-    eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * total))
-    dist = {o: _ks_uniform(np.concatenate(u)) for o, u in us.items()}
+    eps = ks_threshold(total, false_alarm, len(ORDERS))
+    dist = {o: ks_uniform(np.concatenate(u)) for o, u in us.items()}
     law = np.bincount(acc.astype(np.int64), minlength=L + 1) / acc.size
+    accepted, accepted_se = mean_std_err(acc)
     return ChainAuditReport(
-        lossless=all(d <= eps for d in dist.values()),
-        accepted=float(acc.mean()),
-        accepted_se=float(acc.std(ddof=1) / math.sqrt(acc.size)) if acc.size > 1 else 0.0,
+        lossless=within(dist, eps),
+        accepted=accepted,
+        std_err=accepted_se,
         expected=expected,
         optimum=optimum,
         gamma=L,

@@ -3,7 +3,6 @@ r"""Audit logs that keep only the target's top-m probabilities (docs/audit.md §
 Engines' capture tools often log, per step, the ids and probabilities of the target's m most
 likely tokens (the remaining mass r_t = 1 − Σ is then known, not its spread), the draft law q_t,
 the drafts and the output.  What stays exact, and what becomes an interval:
-
 * **Losslessness.**  Merge every token outside the logged set into one symbol "rest" (its
   target mass r_t, its draft mass 1 − q_t(logged)).  Under H₀ the merged output has the merged
   law, so the randomised transforms of :mod:`optaccept.audit._core` taken on the merged
@@ -23,16 +22,19 @@ the drafts and the output.  What stays exact, and what becomes an interval:
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from .._errors import InputError
-from .._validation import SUM_TOL, _low_precision, _warn, check_rng, plain, sum_tolerance
+from .._statistics import bernoulli_std_err, ks_threshold, ks_uniform, within
+from .._validation import SUM_TOL, _low_precision, _warn, check_choice, check_rng, plain, sum_tolerance
 from ..drafts import law_from_name
 from ..optimal._batched import batched_optimal_acceptance
-from ._core import _DRAFT_LAWS, FALSE_ALARM, ORDERS, AuditReport, _dtype_of, _ks_uniform, _Rows, pit_values
+from ..verifiers import target_only_acceptance
+from ._core import _DRAFT_LAWS, AuditReport
+from ._log_rows import _dtype_of, _Rows
+from ._pit import FALSE_ALARM, ORDERS, pit_values
 
 __all__ = ["audit_topm_log"]
 
@@ -50,7 +52,7 @@ def audit_topm_log(
     *,
     drafts: str = "iid",
     n: int | None = None,
-    rng: np.random.Generator | None = None,
+    rng: np.random.Generator | int | None = 0,
     false_alarm: float = FALSE_ALARM,
 ) -> AuditReport:
     """Audit a log with the target's top-m probabilities only.
@@ -85,8 +87,9 @@ def audit_topm_log(
         The draft law whose α* is bracketed.
     n : int, optional
         Vocabulary size, needed when ``Q`` is None.
-    rng : numpy.random.Generator or int, optional
-        Source of the tie-breaking uniforms (default: seed 0).
+    rng : numpy.random.Generator, int or None
+        Source of the tie-breaking uniforms (default: seed 0, a reproducible report;
+        None: fresh entropy).
     false_alarm : float
         The rate at which a correct engine is declared not lossless.
 
@@ -101,9 +104,8 @@ def audit_topm_log(
         If the shapes disagree, a logged row is not part of a distribution, a token id is
         out of range, or ``declared`` or ``drafts`` is unknown.
     """
-    from ..verifiers import target_only_acceptance
 
-    rng = np.random.default_rng(0) if rng is None else check_rng(rng)
+    rng = check_rng(rng)
     ids = np.asarray(ids, dtype=np.int64)
     probs_dtype = _dtype_of(probs)
     probs = np.asarray(probs, dtype=np.float64)
@@ -121,10 +123,8 @@ def audit_topm_log(
     n, m, k = Q.shape[1], ids.shape[1], X.shape[1]
     if ids.min() < 0 or ids.max() >= n or Y.min() < 0 or Y.max() >= n or X.min() < 0 or X.max() >= n:
         raise InputError(f"ids, X, Y: token ids must lie in [0, {n})")
-    if not isinstance(drafts, str) or drafts not in _DRAFT_LAWS:
-        raise InputError(f"drafts: must be one of {_DRAFT_LAWS}, got {drafts!r}")
-    if declared is not None and declared not in DECLARED_TOPM:
-        raise InputError(f"declared: must be one of {DECLARED_TOPM} or None with a truncated log, got {declared!r}")
+    check_choice("drafts", drafts, _DRAFT_LAWS)
+    check_choice("declared", declared, DECLARED_TOPM, allow_none=True)
     probs = _check_partial_rows(probs, n, probs_dtype)
     assert q_rows is not None
     Q = q_rows.clean(Q, 0)
@@ -139,8 +139,8 @@ def audit_topm_log(
     where = ids == Y[:, None]
     Ym = np.where(where.any(1), where.argmax(1), m)
     us = {o: pit_values(Pm, Qm, Ym, o, rng) for o in ORDERS}
-    eps = math.sqrt(math.log(2 * len(ORDERS) / false_alarm) / (2 * T))
-    dist = {o: _ks_uniform(u) for o, u in us.items()}
+    eps = ks_threshold(T, false_alarm, len(ORDERS))
+    dist = {o: ks_uniform(u) for o, u in us.items()}
     # completions: the unlogged mass spread in proportion to q (uniformly where q has none)
     P_hat = np.zeros((T, n))
     for t in range(T):
@@ -159,7 +159,7 @@ def audit_topm_log(
         hi = np.minimum(hi, np.asarray(batched_optimal_acceptance(Pm, Qm, k, "iid"), dtype=np.float64))
     acc = (X == Y[:, None]).any(1).astype(np.float64)
     mean = float(acc.mean())
-    se = math.sqrt(max(mean * (1 - mean), 1e-300) / T)
+    se = bernoulli_std_err(mean, T)
     expected = exp_interval = None
     if declared is not None:
         if declared == "sd":
@@ -170,10 +170,10 @@ def audit_topm_log(
         expected = 0.5 * (exp_interval[0] + exp_interval[1])
     interval = (float(lo.mean()), float(hi.mean()))
     return AuditReport(
-        lossless=all(d <= eps for d in dist.values()),
+        lossless=within(dist, eps),
         tv_upper=None,
         acceptance=mean,
-        acceptance_se=se,
+        std_err=se,
         expected=expected,
         alpha_star=0.5 * (interval[0] + interval[1]),
         steps=T,
@@ -257,11 +257,11 @@ def _audit_without_q(
     Ym = np.where(where.any(1), where.argmax(1), m)
     orders = ("p", "id")  # the orders that need no q
     us = {o: pit_values(Pm, Pm, Ym, o, rng) for o in orders}
-    eps = math.sqrt(math.log(2 * len(orders) / false_alarm) / (2 * T))
-    dist = {o: _ks_uniform(u) for o, u in us.items()}
+    eps = ks_threshold(T, false_alarm, len(orders))
+    dist = {o: ks_uniform(u) for o, u in us.items()}
     acc = (X == Y[:, None]).any(1).astype(np.float64)
     mean = float(acc.mean())
-    se = math.sqrt(max(mean * (1 - mean), 1e-300) / T)
+    se = bernoulli_std_err(mean, T)
     expected = exp_interval = None
     if declared == "target_only":
         # P(Y in drafts | drafts) = p(set(X)): known on logged tokens, at most r_t on the others
@@ -275,10 +275,10 @@ def _audit_without_q(
         exp_interval = (float(lo.mean()), float(hi.mean()))
         expected = 0.5 * (exp_interval[0] + exp_interval[1])
     return AuditReport(
-        lossless=all(d <= eps for d in dist.values()),
+        lossless=within(dist, eps),
         tv_upper=None,
         acceptance=mean,
-        acceptance_se=se,
+        std_err=se,
         expected=expected,
         alpha_star=float("nan"),
         steps=T,

@@ -1,7 +1,6 @@
 """Command line: ``optaccept alpha|gap|conjecture|sequence|extract|gap-table|tree|main``.
 
 One contract for every sub-command:
-
 * success exits 0 (``conjecture`` exits 1 when the checked condition fails);
 * bad input of any kind — an unknown option, a bad value, a missing, unreadable,
   corrupt or wrong-kind file — prints one line ``optaccept: error: <message>`` on
@@ -23,93 +22,22 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from .. import __version__
+from .. import drafts as d
 from .._errors import InputError, MissingDependencyError, RenormalizedWarning, SolverError, for_command_line
+from ..jobs import PARTS, run_all
+from ..optimal import optimal_acceptance, verify
+from . import audit, llm, polyhedra, sequence, tree, verifiers
+from ._args import Parser, _UsageError, add_vector_options, load_pair, nonnegative_int, positive_float, positive_int
 
 __all__ = ["main", "build_parser", "Parser", "positive_int", "nonnegative_int", "positive_float"]
 
 
-_LAWS = ("iid", "swor", "greedy", "spechub")  # names of optaccept.drafts.LAWS
-
-
-class _UsageError(Exception):
-    """A command-line parsing error, reported as one line."""
-
-
-class _Formatter(argparse.HelpFormatter):
-    """Adds ``(default: X)`` to every option's help that has a meaningful default."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if "default" in text or action.default in (None, False, argparse.SUPPRESS):
-            return text
-        if not action.option_strings and action.nargs not in ("?", "*"):
-            return text
-        d = action.default
-        shown = " ".join(map(str, d)) if isinstance(d, (list, tuple)) else str(d)
-        return f"{text} (default: {shown.replace('%', '%%')})"
-
-
-class Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors become one ``optaccept: error:`` line (exit 2)
-    and whose help shows every default.  Sub-parsers inherit both."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        where = self.prog.removeprefix("optaccept").strip()
-        raise _UsageError(f"{where}: {message}" if where else message)
-
-
-def _typed(kind: type, lo: float, strict: bool, what: str):
-    def convert(text: str) -> Any:
-        try:
-            v = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if v < lo or (strict and v == lo):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
-        return v
-
-    convert.__name__ = what
-    return convert
-
-
-#: argparse types that refuse out-of-range values at parse time (before any work).
-positive_int = _typed(int, 1, False, "an integer >= 1")
-nonnegative_int = _typed(int, 0, False, "an integer >= 0")
-positive_float = _typed(float, 0.0, True, "a number > 0")
-
-
-def add_vector_options(parser: argparse.ArgumentParser, *, aliases: bool = False) -> None:
-    """``--target``, ``--draft`` and ``--normalize``, the same for every sub-command."""
-    from .._io import VECTOR_HELP
-
-    t = ("--target", "--p") if aliases else ("--target",)
-    d = ("--draft", "--q") if aliases else ("--draft",)
-    parser.add_argument(*t, dest="target", required=True, metavar="P", help=f"target distribution p: {VECTOR_HELP}")
-    parser.add_argument(*d, dest="draft", required=True, metavar="Q", help=f"draft distribution q: {VECTOR_HELP}")
-    parser.add_argument(
-        "--normalize", action="store_true", help="rescale vectors that do not sum to 1 (default: refuse them)"
-    )
-
-
-def load_pair(args: argparse.Namespace) -> tuple[Any, Any]:
-    """Read ``--target`` and ``--draft`` and clean them as a pair (lengths first)."""
-    from .._io import load_vector
-    from .._validation import as_distribution_pair
-
-    p = load_vector(args.target, "--target")
-    q = load_vector(args.draft, "--draft")
-    return as_distribution_pair(p, q, normalize=args.normalize, names=("--target", "--draft"))
+_LAWS = tuple(d.LAWS)  # every registered draft law
 
 
 def _alpha(args: argparse.Namespace) -> int:
-    from .. import drafts as d
-    from ..optimal import optimal_acceptance, verify
-
-    if args.drafts == "spechub":
+    if not d.LAWS[args.drafts].takes_k:  # a law that fixes k: SpecHub drafts exactly 2 tokens
         if args.k not in (None, 2):
             raise InputError(f"-k: SpecHub drafts exactly 2 tokens, got -k {args.k} (use --drafts iid, swor or greedy)")
         k = 2
@@ -146,8 +74,6 @@ def _alpha(args: argparse.Namespace) -> int:
 
 
 def _main_job(args: argparse.Namespace) -> int:
-    from ..jobs import PARTS, run_all
-
     unknown = [s for s in args.only or [] if s not in PARTS]
     if unknown:
         raise InputError(f"--only: unknown part(s) {', '.join(unknown)}; choose from {', '.join(PARTS)}")
@@ -157,8 +83,6 @@ def _main_job(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
-
     parser = Parser(
         prog="optaccept",
         description="Optimal acceptance probability of (multi-draft) speculative decoding.",
@@ -195,7 +119,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     j.set_defaults(func=_main_job)
     # the sub-commands of each analysis (modules beside this one; their heavy imports are lazy)
-    from . import audit, llm, polyhedra, sequence, tree, verifiers
 
     for mod in (verifiers, polyhedra, sequence, llm, audit, tree):
         mod.register(sub)

@@ -14,7 +14,14 @@ when the audit finds the implementation lossless, 1 when it does not, 2 on bad i
 from __future__ import annotations
 
 import argparse
+import zipfile
 from typing import Any
+
+import numpy as np
+
+from .._errors import InputError
+from ..drafts import law_names
+from ..llm._prompts import builtin_prompts
 
 __all__ = ["register"]
 
@@ -33,7 +40,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--declared", choices=DECLARED, default=None, help="the rule the implementation claims")
     parser.add_argument(
-        "--drafts", choices=("iid", "swor", "greedy"), default="iid", help="the draft law X came from (for alpha*)"
+        "--drafts", choices=law_names(batched=True), default="iid", help="the draft law X came from (for alpha*)"
     )
     parser.add_argument(
         "--false-alarm",
@@ -70,11 +77,6 @@ def register(subparsers: Any) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    import zipfile
-
-    import numpy as np
-
-    from .._errors import InputError
     from ..audit import audit_chain_log, audit_log, audit_topm_log
 
     names = ("P", "Q", "X", "Y", "m", "ids", "probs", "n")
@@ -144,9 +146,9 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def _assisted_handler(args: argparse.Namespace) -> int:
-    from .._errors import InputError
     from ..audit import audit_chain_log
-    from ..llm import builtin_prompts, log_assisted_generation, smollm2_layerskip
+    from ..llm._assisted import log_assisted_generation  # torch
+    from ..llm._layerskip import smollm2_layerskip  # torch
 
     prompts = builtin_prompts()
     if not 1 <= args.prompts <= len(prompts):

@@ -10,6 +10,10 @@ import argparse
 from pathlib import Path
 
 from .._errors import InputError
+from ..llm._prompts import builtin_prompts, load_prompts
+from ..plots import COLUMN_WIDTH, TEXT_WIDTH, paper_figure, paper_style, plot_gaps, save_figure
+from ..real._storage import Distributions
+from ._args import nonnegative_int, positive_float, positive_int
 
 __all__ = ["register"]
 
@@ -38,7 +42,6 @@ def _check_output(path: str, name: str) -> None:
 
 def _extract(args: argparse.Namespace) -> int:
     from ..llm._models import ModelPair, Warp, resolve_model
-    from ..llm._prompts import builtin_prompts, load_prompts
 
     # 1. Everything that can be wrong with the arguments, before any model is loaded.
     if args.draft_model is not None and args.model is None:
@@ -103,8 +106,6 @@ def _extract(args: argparse.Namespace) -> int:
 
 
 def _gap_table(args: argparse.Namespace) -> int:
-    from ..real._storage import Distributions
-
     # Arguments and every file first, before any computation.
     if args.out is not None and Path(args.out).is_file():
         raise InputError(f"--out: {args.out} is a file, not a folder")
@@ -120,7 +121,6 @@ def _gap_table(args: argparse.Namespace) -> int:
         datas.append(data)
 
     from ..llm._gap import PositionGapTable, gap_table
-    from ..plots import COLUMN_WIDTH, TEXT_WIDTH, paper_figure, paper_style, plot_gaps, save_figure
 
     tables = [
         gap_table(data, ks=args.k, device=args.device, slow_verifiers=not args.fast, progress=not args.quiet)
@@ -158,7 +158,6 @@ def _gap_table(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``extract`` and ``gap-table`` to the ``optaccept`` command."""
-    from ._main import nonnegative_int, positive_float, positive_int
 
     e = subparsers.add_parser("extract", help="extract target/draft next-token distributions from a model pair")
     e.add_argument("-o", "--output", default="dists.npz", help="output file")

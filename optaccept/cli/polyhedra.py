@@ -8,7 +8,13 @@ largest accepted n and k; an accepted one shows progress bars on stderr (``--qui
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
+
+from .._errors import MethodError
+from ..polyhedra._cone import MAX_DD_SECONDS
+from ..polyhedra._report import check_k_draft_condition
+from ._args import positive_float, positive_int
 
 __all__ = ["register"]
 
@@ -25,7 +31,6 @@ def register(subparsers: Any) -> None:
             "p(S) >= D(set of drafts in S), one per nonempty proper S (Khisti et al., Remark 2)."
         ),
     )
-    from ._main import positive_float, positive_int
 
     parser.add_argument("-n", type=positive_int, default=3, help="vocabulary size")
     parser.add_argument("-k", type=positive_int, default=3, help="number of drafts")
@@ -44,7 +49,6 @@ def register(subparsers: Any) -> None:
         action="store_false",
         help="use the full cone over ordered draft tuples (default: chosen by size)",
     )
-    from ..polyhedra._cone import MAX_DD_SECONDS
 
     parser.add_argument(
         "--max-seconds",
@@ -60,11 +64,6 @@ def register(subparsers: Any) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    import json
-
-    from .._errors import MethodError
-    from ..polyhedra._report import check_k_draft_condition
-
     try:
         rep = check_k_draft_condition(
             args.n,

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
+
+import numpy as np
+
+from .._io import parse_numbers
+from ._args import add_vector_options, load_pair, nonnegative_int, positive_float, positive_int
 
 __all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
     """Add the ``sequence`` command and its sub-commands to an argparse sub-parser set."""
-    from ._main import add_vector_options, nonnegative_int, positive_float, positive_int
 
     parser = subparsers.add_parser(
         "sequence",
@@ -23,7 +28,10 @@ def register(subparsers: Any) -> None:
     rej.add_argument("--states", type=positive_int, default=7, help="number of states (tokens) of the chain")
     rej.add_argument("--horizon", type=positive_int, default=50, help="number of generated tokens T")
     rej.add_argument("--seed", type=nonnegative_int, default=10, help="seed of the random chain")
-    rej.add_argument("--M", type=positive_int, nargs="+", default=[1, 4], help="numbers of drafts")
+    rej.add_argument(
+        "-k", dest="k", type=positive_int, nargs="+", default=[1, 4], help="numbers of drafts k (--M: the old spelling)"
+    )
+    rej.add_argument("--M", dest="k", type=positive_int, nargs="+", help=argparse.SUPPRESS)
     rej.add_argument(
         "--concentration", type=positive_float, default=1.0, help="Dirichlet concentration of the chain's rows"
     )
@@ -44,8 +52,6 @@ def register(subparsers: Any) -> None:
 
 
 def _rejections(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from ..sequence import (
         MarkovPair,
         batch_expected_rejections,
@@ -54,8 +60,8 @@ def _rejections(args: argparse.Namespace) -> int:
     )
     from ..sequence._batch import _check_m
 
-    for M in args.M:
-        _check_m(M)
+    for k in args.k:
+        _check_m(k)
     chain = MarkovPair.random(
         states=args.states,
         horizon=args.horizon,
@@ -66,25 +72,21 @@ def _rejections(args: argparse.Namespace) -> int:
         f"MarkovPair.random(states={args.states}, horizon={args.horizon}, "
         f"rng=np.random.default_rng({args.seed})), continuation={args.continuation}"
     )
-    for M in args.M:
-        exact = batch_expected_rejections(chain, M, continuation=args.continuation)
-        line = f"M = {M}: E[N_rej] = {exact:.6f}, acceleration = {chain.horizon / exact:.4f}"
+    for k in args.k:
+        exact = batch_expected_rejections(chain, k, continuation=args.continuation)
+        line = f"k = {k}: E[N_rej] = {exact:.6f}, acceleration = {chain.horizon / exact:.4f}"
         if args.runs > 0:
             est = simulate_batch_rejections(
-                chain, M, runs=args.runs, rng=np.random.default_rng(args.seed + M), continuation=args.continuation
+                chain, k, runs=args.runs, rng=np.random.default_rng(args.seed + k), continuation=args.continuation
             )
-            line += f", Monte Carlo {est.mean:.4f} ± {est.stderr:.4f}"
+            line += f", Monte Carlo {est.mean:.4f} ± {est.std_err:.4f}"
         print(line)
-    print(f"M -> inf limit: {batch_rejection_limit(chain, continuation=args.continuation):.6f}")
+    print(f"k -> inf limit: {batch_rejection_limit(chain, continuation=args.continuation):.6f}")
     return 0
 
 
 def _pareto(args: argparse.Namespace) -> int:
-    import json
-
-    from .._io import parse_numbers
     from ..sequence import decoder_losses
-    from ._main import load_pair
 
     p, q = load_pair(args)
     eps = parse_numbers(args.eps, "--eps")

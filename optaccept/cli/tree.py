@@ -17,6 +17,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from .. import tree
+from .._errors import InputError, MethodError
+from .._statistics import std_err as sample_std_err
+from ..tree import Shape, as_shape
+from ..tree._profile import ENGINES
+from ._args import nonnegative_int, positive_float, positive_int
+
 __all__ = ["register"]
 
 #: longest chain ``--chain`` takes (the profile values every depth at every position)
@@ -25,7 +34,6 @@ MAX_CHAIN = 256
 
 def register(subparsers: Any) -> None:
     """Add the ``tree`` sub-command."""
-    from ._main import nonnegative_int, positive_float, positive_int
 
     t = subparsers.add_parser(
         "tree",
@@ -92,9 +100,6 @@ def register(subparsers: Any) -> None:
 
 
 def _shape(text: str) -> Any:
-    from .._errors import InputError
-    from ..tree import Shape, as_shape
-
     s = text.strip()
     try:
         if s.startswith(("[", "(")) and ("(" in s[1:] or "[" in s[1:]):
@@ -114,8 +119,6 @@ def _shape(text: str) -> Any:
 
 
 def _cost(text: str, budget: int | None) -> Any:
-    from .._errors import InputError
-
     if text.startswith("linear:"):
         try:
             a, b = (float(v) for v in text[len("linear:") :].split(","))
@@ -162,11 +165,6 @@ def _rename(exc: Exception) -> Exception:
 
 
 def _tree(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from .. import tree
-    from .._errors import InputError
-
     if args.shape is None and args.chain is None and args.budget is None and args.cost is None:
         raise InputError("tree: give --shape, --chain, --budget or --cost")
     if (args.shape is not None or args.chain is not None) and args.budget is not None:
@@ -205,8 +203,7 @@ def _tree(args: argparse.Namespace) -> int:
                     tree.accepted_tokens(
                         P,
                         Q,
-                        shape=shape,
-                        children=args.children,
+                        tree.TreeDraftLaw(shape, args.children),
                         verifier=args.verifier,
                         samples=args.samples,
                         rng=None if args.samples is None else np.random.default_rng([args.seed, i]),
@@ -218,7 +215,7 @@ def _tree(args: argparse.Namespace) -> int:
         except InputError as e:
             raise _rename(e) from None
         v = np.asarray(values)
-        se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0  # over contexts
+        se = sample_std_err(v)  # over contexts
         out = {
             "shape": shape.to_choices(),
             "vllm": shape.to_vllm(),
@@ -293,7 +290,6 @@ def _tree(args: argparse.Namespace) -> int:
 def _engines(shape: Any) -> dict[str, Any]:
     """The parameters each engine drafts ``shape`` with (Shape.to_engine); SGLang's are those
     of its dynamic tree of the same size when the shape is not one it drafts statically."""
-    from .._errors import MethodError
 
     out: dict[str, Any] = {name: shape.to_engine(name) for name in ("vllm", "trtllm")}
     try:
@@ -307,9 +303,6 @@ def _engines(shape: Any) -> dict[str, Any]:
 
 def _profile(args: argparse.Namespace, pairs: list, shape: Any, source: dict[str, Any]) -> int:
     """``--profile``: tree.acceptance_profile on the synthetic pairs, with the engine forms."""
-    from .. import tree
-    from .._errors import InputError
-    from ..tree._profile import ENGINES
 
     try:
         prof = tree.acceptance_profile(

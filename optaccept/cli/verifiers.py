@@ -7,16 +7,16 @@ the one-line reasons below the table (``why`` in ``--json``); the command itself
 from __future__ import annotations
 
 import argparse
+import json
+
+from .._errors import InputError
+from ._args import add_vector_options, load_pair, positive_int
 
 __all__ = ["register"]
 
 
 def _gap(args: argparse.Namespace) -> int:
-    import json
-
-    from .._errors import InputError
     from ..verifiers import ALL, gap_table
-    from ._main import load_pair
 
     names = {v.name: v for v in ALL}
     if args.verifiers:
@@ -45,7 +45,6 @@ def _gap(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``gap`` sub-command."""
-    from ._main import add_vector_options, positive_int
 
     g = subparsers.add_parser("gap", help="each verifier's exact acceptance beside α* of its draft law")
     add_vector_options(g)

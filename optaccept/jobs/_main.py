@@ -21,10 +21,13 @@ import argparse
 import contextlib
 import importlib
 import io
+import os
 import platform
 import sys
 import time
 from pathlib import Path
+
+from ..plots import paper_style
 
 __all__ = ["PARTS", "LOG_DIR", "QUICK_DIR", "run_all", "main"]
 
@@ -64,8 +67,6 @@ class _Tee(io.TextIOBase):
 
 def _machine() -> str:
     try:
-        import os
-
         cores = os.cpu_count()
     except Exception:  # pragma: no cover
         cores = "?"
@@ -78,7 +79,6 @@ def run_all(
     """Run the selected parts (default: all) into ``figures``; return 0, 1 (a part failed)
     or 2 (unknown part).  ``figures=None`` is ``figures/``, or :data:`QUICK_DIR` for a quick
     run.  ``verbose`` echoes the parts' printed output to the console."""
-    from ..plots import paper_style
 
     figures = Path(figures) if figures is not None else (QUICK_DIR if quick else Path("figures"))
     figures.mkdir(parents=True, exist_ok=True)

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .._display import Shown, write_table
 from .._errors import MethodError
 from ..drafts import IID, Greedy, Independent, SpecHub, WithoutReplacement
 from ..optimal import optimal_acceptance, verify
+from ..plots import TEXT_WIDTH, paper_figure, plot_alpha_vs_k, save_figure
 
 __all__ = ["EXAMPLE_P", "EXAMPLE_Q", "run", "example_table"]
 
@@ -43,7 +45,6 @@ def _gap_text(g: float) -> str:
 def _gap_cell(g: float | None):
     """The gap as a table cell: shown as :func:`_gap_text`, written to CSV as a number — 0
     below 1e-12 (the noise floor, so that re-runs give the same bytes); ``None`` if no gap."""
-    from .._display import Shown
 
     if g is None:
         return None
@@ -88,9 +89,6 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     import matplotlib.pyplot as plt
     from tqdm.auto import tqdm
 
-    from .._display import Shown, write_table
-    from ..plots import TEXT_WIDTH, paper_figure, plot_alpha_vs_k, save_figure
-
     figures_dir = Path(figures_dir)
     figures_dir.mkdir(parents=True, exist_ok=True)
     rows = example_table()
@@ -118,7 +116,7 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
             "(LP methods); gaps below 1e-12 (rounding and solver noise, which varies from run to run) "
             "show as < 1e-12 (0 in the CSV). docs/theory.md §2."
         ),
-        latex_header=[
+        latex=[
             "draft law",
             "method",
             r"$\alpha^*$",

@@ -1,6 +1,6 @@
 """Main job: efficiency gaps on real SmolLM2 next-token distributions.
 
-1. The shipped distributions (``optaccept.llm.sample_path()``: target at temperature 1.0,
+1. The shipped distributions (``optaccept.real.sample_path()``: target at temperature 1.0,
    draft at 0.7, both top-50): the gap table as ``llm_gap_table.{md,csv,tex}`` and the
    figure ``llm_gap_table.{png,pdf}`` — reproducible, committed.
 2. A fresh extraction from the model (target at temperature 1.0 and drafts at
@@ -17,6 +17,24 @@ import time
 from collections.abc import Iterator
 
 import numpy as np
+
+from .._display import CSV_FLOOR, Estimate, write_table
+from .._statistics import std_err as sample_std_err
+from ..llm._prompts import builtin_prompts
+from ..plots import (
+    COLUMN_WIDTH,
+    QUANTITY_LABELS,
+    TEXT_WIDTH,
+    describe_pair,
+    paper_figure,
+    plot_gaps,
+    plot_position_gaps,
+    save_figure,
+)
+from ..plots._style import legend_under
+from ..real._data import sample_path
+from ..real._realised import realised_optimal
+from ..real._storage import Distributions
 
 __all__ = ["run"]
 
@@ -56,9 +74,8 @@ _LAW_WORDS = {"alpha_iid": "i.i.d.", "alpha_swor": "w/o repl.", "alpha_greedy": 
 
 def _estimate(v: np.ndarray):
     """Mean ± standard error over positions of a per-position array."""
-    from .._display import CSV_FLOOR, Estimate
 
-    sem = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0
+    sem = sample_std_err(v)
     mean = float(v.mean())
     # below 1e-12: rounding noise of a constant (e.g. α* = 1 at every position)
     return Estimate(0.0 if abs(mean) < CSV_FLOOR else mean, 0.0 if sem < CSV_FLOOR else sem)
@@ -70,7 +87,6 @@ def gap_rows(table) -> tuple[list[str], list[list], list[str], list[list], list[
     (and draft temperature) —, (header, rows) of the CSV — a row per (draft temperature, k) —,
     and the notes on the quantities left out (SD, the same at every k; K-SEQ's rule
     acceptance, which equals its output-in-drafts rate on these positions)."""
-    from ..plots import QUANTITY_LABELS
 
     vals = table.values
     temps = sorted({t for t, _, _ in vals})
@@ -131,8 +147,6 @@ def gap_rows(table) -> tuple[list[str], list[list], list[str], list[list], list[
 
 
 def _write_table(table, stem: pathlib.Path, what: str) -> list[pathlib.Path]:
-    from .._display import write_table
-
     header, rows, data_head, data_rows, left_out = gap_rows(table)
     findings = "\n".join(f"- {line}" for line in table.findings().splitlines())
     notes = (
@@ -156,7 +170,7 @@ def _write_table(table, stem: pathlib.Path, what: str) -> list[pathlib.Path]:
         rows,
         title="Efficiency gaps on SmolLM2-135M-Instruct next-token distributions",
         notes=notes,
-        latex_header=latex_header,
+        latex=latex_header,
         data=(data_head, data_rows),
         caption=f"Mean acceptance ± standard error over positions, and each verifier's gap to the optimum of its "
         f"own draft law; {what}. {' '.join(left_out)}",
@@ -165,8 +179,6 @@ def _write_table(table, stem: pathlib.Path, what: str) -> list[pathlib.Path]:
 
 def _figure(table, stem: pathlib.Path, title: str) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
-
-    from ..plots import TEXT_WIDTH, paper_figure, plot_gaps, plot_position_gaps, save_figure
 
     temps = sorted({t for t, _, _ in table.values})
     npanels = len(temps) + 1
@@ -203,11 +215,6 @@ def _realised(shipped, stem: pathlib.Path, *, quick: bool, law: str = "iid") -> 
     drafts at k = 2, 4, or drafts without replacement at k = 2, 3 (the verifier lists the
     draft sets of the rows' 50 drafted tokens)."""
     import matplotlib.pyplot as plt
-
-    from .._display import write_table
-    from ..plots import COLUMN_WIDTH, describe_pair, paper_figure, save_figure
-    from ..plots._style import legend_under
-    from ..real._realised import realised_optimal
 
     iid = law == "iid"
     positions = (8 if quick else 24) if iid else (4 if quick else 12)
@@ -261,10 +268,6 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     from ..llm._extract import extract_sweep
     from ..llm._gap import PositionGapTable, gap_table
     from ..llm._models import ModelPair
-    from ..llm._prompts import builtin_prompts
-    from ..plots import describe_pair
-    from ..real._data import sample_path
-    from ..real._storage import Distributions
 
     figures_dir = pathlib.Path(figures_dir)
     figures_dir.mkdir(parents=True, exist_ok=True)
@@ -276,7 +279,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     table = gap_table(shipped, ks=KS, device="cpu", progress=True)
     print(f"llm: gap table of {len(shipped)} shipped positions in {time.perf_counter() - t0:.1f} s")
     what = (
-        f"{describe_pair(shipped.meta)}; {len(shipped)} positions of the shipped file (`optaccept.llm.sample_path()`)"
+        f"{describe_pair(shipped.meta)}; {len(shipped)} positions of the shipped file (`optaccept.real.sample_path()`)"
     )
     paths = _write_table(table, figures_dir / "llm_gap_table", what)
     paths += _figure(

@@ -11,6 +11,9 @@ import json
 import pathlib
 from typing import Any
 
+from .._display import write_table
+from ..polyhedra._claims import CLAIMS, run_claim
+
 __all__ = ["run", "strip_timings", "proofs_table"]
 
 _TIMING_KEYS = ("seconds", "wall_seconds")
@@ -34,8 +37,6 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     description of the n = 6 cones); quick mode about half a minute.
     """
     from tqdm.auto import tqdm
-
-    from ..polyhedra._claims import CLAIMS, run_claim
 
     figures_dir = pathlib.Path(figures_dir)
     out_dir = figures_dir / "proofs"
@@ -62,7 +63,6 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
 def proofs_table(certs: list[dict[str, Any]], figures_dir: pathlib.Path) -> list[pathlib.Path]:
     """Write ``proofs_table.{md,csv,tex}`` from the claims' certificates (as written in
     ``figures_dir/proofs/``); return the paths."""
-    from .._display import write_table
 
     rows = [
         [f"`{c['claim']}`", c["source"], "verified" if c["holds"] else "**fails**", f"{c['range']} ({c['mode']})"]

@@ -6,6 +6,20 @@ import pathlib
 
 import numpy as np
 
+from .. import real
+from .._display import Estimate, Shown, write_table
+from ..plots import (
+    TEXT_WIDTH,
+    describe_pair,
+    paper_figure,
+    plot_batch_improvement,
+    plot_batch_rejections,
+    plot_decoder_losses,
+    plot_pareto_front,
+    plot_simulation,
+    save_figure,
+)
+
 __all__ = ["run", "SEED"]
 
 #: The stated seed: ``MarkovPair.random(states=7, horizon=50, rng=np.random.default_rng(SEED))``.
@@ -14,14 +28,12 @@ SEED = 10
 
 def _llm_pair():
     """The shipped language-model distributions as a PositionPair (columns with no mass dropped),
-    or None when the file or the llm module is not available."""
+    or None when the file is not available."""
     try:
-        from ..llm import Distributions, sample_path
-
-        path = sample_path()
+        path = real.sample_path()
         if not path.exists():
             return None
-        dists = Distributions.load(path)
+        dists = real.Distributions.load(path)
     except (ImportError, OSError, ValueError):
         return None
     from ..sequence._markov import PositionPair
@@ -47,18 +59,6 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     import matplotlib.pyplot as plt
     from tqdm.auto import tqdm
 
-    from .._display import write_table
-    from ..plots import (
-        TEXT_WIDTH,
-        describe_pair,
-        paper_figure,
-        plot_batch_improvement,
-        plot_batch_rejections,
-        plot_decoder_losses,
-        plot_pareto_front,
-        plot_simulation,
-        save_figure,
-    )
     from ..sequence import (
         MarkovPair,
         PositionPair,
@@ -122,7 +122,6 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     bar.update()
 
     # values at the stated seed: one quantity a row, as numbers (Estimate: Monte Carlo ± SE)
-    from .._display import Estimate, Shown
 
     def exact_(v: float, digits: int = 6) -> Shown:
         return Shown(float(f"{v:.12g}"), f"{v:.{digits}f}")
@@ -130,7 +129,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     names = {"single": "Yin et al.'s batch SD", "matching": "token tree"}
     rows = [
         ("Theorem 1: exact E[N_rej]", exact_(exact)),
-        (f"Monte Carlo of speculative decoding ({runs} runs)", Estimate(sim.mean, sim.stderr)),
+        (f"Monte Carlo of speculative decoding ({runs} runs)", Estimate(sim.mean, sim.std_err)),
         ("acceleration T / E[N_rej]", exact_(acceleration(chain), 4)),
     ]
     for cont in ("single", "matching"):
@@ -140,7 +139,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
             )
         for M in (4, 5):
             est = simulated[(cont, M)]
-            rows.append((f"{names[cont]}, Monte Carlo, M = {M} ({est.runs} runs)", Estimate(est.mean, est.stderr)))
+            rows.append((f"{names[cont]}, Monte Carlo, M = {M} ({est.runs} runs)", Estimate(est.mean, est.std_err)))
         rows.append((f"{names[cont]}, limit as M → ∞", exact_(batch_rejection_limit(chain, continuation=cont))))
 
     def losses(d, where: str) -> None:
@@ -172,7 +171,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     bar.update()
     bar.close()
     print(
-        f"sequence: Theorem 1 = {exact:.4f}, simulated {sim.mean:.4f} ± {sim.stderr:.4f}; "
+        f"sequence: Theorem 1 = {exact:.4f}, simulated {sim.mean:.4f} ± {sim.std_err:.4f}; "
         f"batch M=4 (single) = {batch_expected_rejections(chain, 4):.4f}; "
         f"limit (single) = {batch_rejection_limit(chain):.4f}"
     )

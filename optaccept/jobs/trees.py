@@ -1,6 +1,6 @@
 """Main-job part for trees of drafts: accepted tokens per step on the built-in real pair.
 
-1. The shipped draft trees (``optaccept.llm.trees_path("iid", "extended")`` and
+1. The shipped draft trees (``optaccept.real.trees_path("iid", "extended")`` and
    ``("swor", "extended")``: SmolLM2-135M-Instruct as target, its layer-skip copy as
    draft, both top-50; 4 chains of 4 tokens, 12 trees after each of the 296 extended
    prompts — in quick mode the small files, 2 trees after each of the 36 built-in
@@ -14,11 +14,22 @@
 
 from __future__ import annotations
 
+import csv
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .._display import Estimate, csv_number, write_table
+from .._errors import InputError
+from ..llm._prompts import builtin_prompts
+from ..plots import TEXT_WIDTH, paper_figure, plot_accepted_tokens, plot_budget_curve, save_figure
+from ..real import DraftTrees, trees_path
+from ..real._tables import VERIFIER_NAMES, tree_table
+from ..tree import TreeDraftLaw, budget_curve
+from ..tree._budget import NAMES, BudgetCurve
+from .llm import _one_torch_thread
 
 __all__ = [
     "run",
@@ -35,6 +46,15 @@ __all__ = [
 
 #: How the shipped files were made (``optaccept.llm.extract_trees`` arguments).
 SHIPPED_SETTINGS = dict(k=4, length=4, trees_per_prompt=2, seed=0)
+#: the same, as extract_trees takes them: the chains' law apart
+_SHIPPED_RUN = {key: v for key, v in SHIPPED_SETTINGS.items() if key not in ("k", "length")}
+
+
+def _shipped_law(children: str) -> TreeDraftLaw:
+    """The shipped trees' law: SHIPPED_SETTINGS' k chains of its length, drawn ``children``."""
+    return TreeDraftLaw(length=SHIPPED_SETTINGS["length"], k=SHIPPED_SETTINGS["k"], children=children)
+
+
 TOP_K = 50
 #: node budgets of the best-tree curves
 BUDGETS = (4, 8, 16, 32, 64)
@@ -71,8 +91,6 @@ class StoredLaws:
         self._laws = laws
 
     def next_token_probs(self, prefix: Any) -> np.ndarray:
-        from .._errors import InputError
-
         key = tuple(int(t) for t in prefix)
         if key not in self._laws:
             raise InputError(
@@ -130,9 +148,8 @@ def record_budget_laws(path: str | Path | None = None, *, budgets: tuple[int, ..
     stays small.  Returns the path.  Needs the ``llm`` extra."""
     from tqdm.auto import tqdm
 
-    from ..llm import builtin_prompts, sequence_models, smollm2_layerskip
-    from ..tree import budget_curve
-    from .llm import _one_torch_thread
+    from ..llm._layerskip import smollm2_layerskip  # torch
+    from ..llm._lm_sequence import sequence_models  # torch
 
     path = Path(path) if path is not None else Path(__file__).resolve().parents[1] / "data" / BUDGET_LAWS
     prompts = builtin_prompts()
@@ -229,9 +246,6 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
     stored trees (draft law -> DraftTrees); returns the paths written."""
     import matplotlib.pyplot as plt
 
-    from ..plots import TEXT_WIDTH, paper_figure, plot_accepted_tokens, save_figure
-    from ..real._tables import tree_table
-
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     table = tree_table(trees, progress=progress)
@@ -294,7 +308,6 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
             if ll not in labels:
                 handles.append(hh)
                 labels.append(ll)
-    from ..real._tables import VERIFIER_NAMES
 
     rank = {name: i for i, name in enumerate(VERIFIER_NAMES.values())}  # one legend order for any data
     order = sorted(range(len(labels)), key=lambda i: rank.get(labels[i], len(rank)))
@@ -311,9 +324,6 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
 def _write_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> Path:
     """Rows (dicts) as CSV, floats with the tables' precision policy
     (``optaccept._display.csv_number``: the same bytes on every machine)."""
-    import csv
-
-    from .._display import csv_number
 
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, lineterminator="\n")
@@ -327,8 +337,6 @@ def budget_rows(curve: Any) -> tuple[list[str], list[list[Any]], list[str], list
     """The budget curve as written: (header, rows) read by people — a row per budget N, a
     column per strategy, mean ± standard error — and (header, rows) of the CSV — a row per
     strategy and budget."""
-    from .._display import Estimate
-    from ..tree._budget import NAMES
 
     strategies = list(curve.values)
     header = ["N"] + [NAMES[s] for s in strategies]
@@ -350,9 +358,6 @@ def budget_report(
     (``what``: its provenance, in the notes and caption; ``pair``: the figure's title)."""
     import matplotlib.pyplot as plt
 
-    from .._display import write_table
-    from ..plots import plot_budget_curve, save_figure
-
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     notes = (
@@ -370,7 +375,7 @@ def budget_report(
         title="The best tree for a node budget on the built-in pair",
         notes=notes,
         data=(data_head, data_rows),
-        latex_header=["$N$"] + header[1:],
+        latex=["$N$"] + header[1:],
         caption="Expected draft tokens accepted per step by the best tree of $N$ nodes of each strategy "
         f"(mean ± standard error over {curve.meta['positions']} positions); {what}.",
     )
@@ -386,10 +391,10 @@ def budget_report(
 def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     import matplotlib
 
-    matplotlib.use("Agg")
+    from ..llm._layerskip import smollm2_layerskip  # torch
+    from ..llm._tree_extract import extract_trees  # torch
 
-    from ..llm import DraftTrees, trees_path
-    from ..tree import budget_curve
+    matplotlib.use("Agg")
 
     figures_dir = Path(figures_dir)
     prompts = "builtin" if quick else "extended"
@@ -411,15 +416,13 @@ def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     )
     if quick:
         return paths
-    from ..llm import builtin_prompts, extract_trees, smollm2_layerskip
-    from .llm import _one_torch_thread
 
     fresh = {}
     with _one_torch_thread():
         pair = smollm2_layerskip(top_k=TOP_K)
         for d in ("iid", "swor"):
             t0 = time.perf_counter()
-            fresh[d] = extract_trees(pair, builtin_prompts(), drafts=d, **SHIPPED_SETTINGS)
+            fresh[d] = extract_trees(pair, builtin_prompts(), drafts=_shipped_law(d), **_SHIPPED_RUN)
             dt = time.perf_counter() - t0
             print(f"   extracted {fresh[d]} in {dt:.1f} s ({fresh[d].n_nodes / dt:.1f} nodes/s)")
     local = figures_dir / "local"
@@ -447,9 +450,7 @@ def model_budget_curve(pair: Any, prompts: list, budgets: tuple[int, ...] = BUDG
     same."""
     from tqdm.auto import tqdm
 
-    from ..llm import sequence_models
-    from ..tree import budget_curve
-    from ..tree._budget import BudgetCurve
+    from ..llm._lm_sequence import sequence_models  # torch
 
     roots = []
     for p in tqdm(prompts, desc="root laws", disable=not progress):

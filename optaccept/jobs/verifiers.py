@@ -19,6 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from .._display import CSV_FLOOR, Estimate, Shown, csv_number, write_table
+from .._statistics import std_err as sample_std_err
+from ..drafts import IID
+from ..optimal import optimal_acceptance
+from ..plots import TEXT_WIDTH, VERIFIER_LABELS, paper_figure, plot_acceptance_curves, plot_gap_heatmap, save_figure
+
 __all__ = ["run", "figure2_data", "gap_ensemble", "SEED", "ENSEMBLE_N", "ENSEMBLE_SIZE", "ENSEMBLE_KS"]
 
 SEED = 2025
@@ -36,8 +42,6 @@ def figure2_data(first: Fraction, grid: int = GRID) -> dict[str, Any]:
     ``RRS`` (floats), and ``plateau`` = (smallest t, largest t) on the grid with α* = 1
     exactly (None if there is none).
     """
-    from ..drafts import IID
-    from ..optimal import optimal_acceptance
     from ..verifiers import RRS, KSeq
 
     first = Fraction(first)
@@ -70,8 +74,6 @@ def gap_ensemble(
     stated ensemble; also the mean gap to α* of i.i.d. drafts."""
     from tqdm.auto import tqdm
 
-    from ..drafts import IID
-    from ..optimal import optimal_acceptance
     from ..verifiers import ALL
 
     rng = np.random.default_rng(seed)
@@ -96,7 +98,7 @@ def gap_ensemble(
                 out["rows"][name][k] = {
                     "mean_alpha": float(arr[:, 0].mean()),
                     "mean_gap_own": float(arr[:, 1].mean()),
-                    "sem_gap_own": float(arr[:, 1].std(ddof=1) / np.sqrt(len(arr))) if len(arr) > 1 else 0.0,
+                    "sem_gap_own": sample_std_err(arr[:, 1]),
                     "max_gap_own": float(arr[:, 1].max()),
                     "mean_gap_iid": float(arr[:, 2].mean()),
                 }
@@ -110,14 +112,11 @@ def _r(x: float) -> float:
 
 def _floor(x: float) -> float:
     """0 below 1e-12 (rounding noise of a gap that is exactly 0), else ``x``."""
-    from .._display import CSV_FLOOR
 
     return 0.0 if abs(x) < CSV_FLOOR else x
 
 
 def _label(name: str) -> str:
-    from ..plots import VERIFIER_LABELS
-
     return VERIFIER_LABELS.get(name, name)
 
 
@@ -125,7 +124,6 @@ def _gap_rows(ens: dict[str, Any]) -> list[list[Any]]:
     """The table as read, a row per verifier and k: mean α, the mean gap to α* of the
     verifier's own draft law ± standard error, and the mean gap to α* of i.i.d. drafts (the
     verifier's name on the first row of its group only)."""
-    from .._display import Estimate, Shown
 
     rows = []
     for name, row in ens["rows"].items():
@@ -170,7 +168,6 @@ def _rounded(obj):
     """Floats as the tables' CSVs hold them (``optaccept._display.csv_number``: 10 significant
     digits, 0 below 1e-12), so that a re-run rewrites the same bytes (the last bits of a mean
     gap and its standard error depend on the summation order)."""
-    from .._display import csv_number
 
     if isinstance(obj, float):
         return float(csv_number(obj))
@@ -189,9 +186,6 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from tqdm.auto import tqdm
-
-    from .._display import write_table
-    from ..plots import TEXT_WIDTH, paper_figure, plot_acceptance_curves, plot_gap_heatmap, save_figure
 
     out = pathlib.Path(figures_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -256,7 +250,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         title="Verifiers: gap to the optimum",
         notes=notes,
         data=_gap_data(ens),
-        latex_header=[
+        latex=[
             "verifier",
             "$k$",
             r"$\alpha$",

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from .._errors import InputError
+from .._sampling import torch_categorical
 from ..real._storage import Distributions
 from ._batched import resolve_device
 from ._models import ModelPair, Warp, forward, package_versions
@@ -109,7 +110,7 @@ def _generate_and_read(
         probs = pair.target_warp.probs(logits[..., :vocab]).double().cpu()
         toks = []
         for i, g in enumerate(generators):
-            tok = int(torch.multinomial(probs[i], 1, generator=g)[0])
+            tok = torch_categorical(probs[i], g)
             toks.append(tok)
             if not done[i]:
                 gen[i].append(tok)

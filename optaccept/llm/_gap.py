@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,8 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import InputError
+from .._display import Estimate, LatexRaw, Tabular, html_table, latex_table
+from .._errors import InputError, SolverError
+from .._limits import show_progress
 from .._rows import resolve_device, shared_sort
+from .._statistics import std_err as sample_std_err
 from ..optimal._batched import batched_optimal_acceptance
 from ..real._storage import Distributions, check_data_and_ks
 from ..verifiers._batched import batched_acceptance as batched_verifier_acceptance
@@ -57,8 +59,13 @@ _VERIFIER_CLASSES = {"sd": "SD", "nss": "NSS", "rrs": "RRS", "kseq": "KSeq", "gr
 
 
 @dataclasses.dataclass
-class PositionGapTable:
+class PositionGapTable(Tabular):
     """Per-position values and their summary.
+
+    In the results' vocabulary ``value`` and ``std_err`` are the ``mean`` and ``sem`` columns
+    of :meth:`to_pandas` (one entry per draft temperature, k and quantity), ``method``
+    ``"exact per position"`` (each position's value is exact; the means carry a standard error
+    over positions), ``ok`` says every mean is finite.
 
     Attributes
     ----------
@@ -78,6 +85,27 @@ class PositionGapTable:
     notes: list[str]
     meta: dict[str, Any]
 
+    #: each position's value is exact; the means carry a standard error over positions
+    method = "exact per position"
+
+    @property
+    def value(self) -> np.ndarray:
+        """The ``mean`` column of :attr:`rows`."""
+        return np.array([r["mean"] for r in self.rows])
+
+    @property
+    def std_err(self) -> np.ndarray:
+        """The ``sem`` column of :attr:`rows` (standard error of each mean over positions)."""
+        return np.array([r["sem"] for r in self.rows])
+
+    @property
+    def ok(self) -> bool:
+        """Whether every mean is finite."""
+        return bool(np.isfinite(self.value).all())
+
+    def _records(self) -> list[dict[str, Any]]:
+        return self.rows
+
     @property
     def rows(self) -> list[dict[str, Any]]:
         """Long format: one dict per (draft temperature, k, quantity)."""
@@ -93,7 +121,7 @@ class PositionGapTable:
                     "kind": QUANTITIES[name][0],
                     "mean": float(v.mean()),
                     "std": std,
-                    "sem": std / math.sqrt(n) if n else float("nan"),
+                    "sem": sample_std_err(v) if n else float("nan"),
                     "min": float(v.min()),
                     "positions": n,
                 }
@@ -172,7 +200,7 @@ class PositionGapTable:
                 if v is None:
                     cells.append("–")
                 else:
-                    sem = v.std(ddof=1) / math.sqrt(v.size) if v.size > 1 else 0.0
+                    sem = sample_std_err(v)
                     cells.append(f"{v.mean():.4f} ± {sem:.4f}")
             lines.append(f"| {t:g} | {k} | " + " | ".join(cells) + " |")
         return "\n".join(lines)
@@ -200,29 +228,9 @@ class PositionGapTable:
         n = next(iter(self.values.values())).size if self.values else 0
         return f"PositionGapTable({n} positions, draft temperatures {temps}, ks={ks}, {len(QUANTITIES)} quantities)"
 
-    def to_pandas(self) -> Any:
-        """The long-format :attr:`rows` as a pandas DataFrame; needs pandas.
-
-        Returns
-        -------
-        pandas.DataFrame
-            One row per (draft temperature, k, quantity).
-
-        Raises
-        ------
-        ImportError
-            If pandas is not installed.
-        """
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("PositionGapTable.to_pandas needs pandas (pip install pandas)") from None
-        return pd.DataFrame(self.rows)
-
     def _wide(self) -> tuple[list[str], list[list[Any]]]:
         """Quantities and rows (draft temperature, k, then mean ± standard error per quantity,
         ``None`` where a quantity is not defined), as numbers: the CSV gets one per cell."""
-        from .._display import Estimate
 
         names = [n for n in QUANTITIES if any(key[2] == n for key in self.values)]
         rows = []
@@ -230,7 +238,7 @@ class PositionGapTable:
             cells: list[Any] = [float(t), int(k)]
             for n in names:
                 v = self.values.get((t, k, n))
-                sem = v.std(ddof=1) / math.sqrt(v.size) if v is not None and v.size > 1 else 0.0
+                sem = 0.0 if v is None else sample_std_err(v)
                 cells.append(None if v is None else Estimate(float(v.mean()), float(sem)))
             rows.append(cells)
         return names, rows
@@ -249,7 +257,6 @@ class PositionGapTable:
         str
             The ``table*`` environment.
         """
-        from .._display import LatexRaw, latex_table
 
         names, rows = self._wide()
         # a row per quantity, a column per (draft temperature, k): it fits the text width
@@ -262,8 +269,6 @@ class PositionGapTable:
         return latex_table(head, body, caption, wide=True)
 
     def _repr_html_(self) -> str:
-        from .._display import html_table
-
         names, rows = self._wide()
         return html_table(
             ["T_draft", "k"] + names,
@@ -357,9 +362,6 @@ def gap_table(
     """
     import torch
     from tqdm.auto import tqdm
-
-    from .._errors import SolverError
-    from .._limits import show_progress
 
     ks = check_data_and_ks(data, ks)
     dev = resolve_device(device)

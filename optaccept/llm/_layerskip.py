@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from .._errors import InputError
+from ._models import ModelPair
 
 __all__ = [
     "layer_skip",
@@ -153,7 +154,6 @@ def smollm2_layerskip(
     ModelPair
         Loaded offline (see :meth:`ModelPair.smollm2`); ``draft_id`` names the kept layers.
     """
-    from ._models import ModelPair
 
     keep = list(DEFAULT_SMOLLM2_LAYERS if layers is None else layers)
     base = ModelPair.smollm2(

@@ -36,10 +36,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._deprecated import legacy, warn_deprecated
 from .._errors import InputError
 from .._rows import resolve_device
+from .._sampling import draws
+from .._validation import check_choice
 from ..real._stored import DraftTrees
-from ..tree import DRAFT_LAWS  # the tree draft laws, one definition
+from ..tree import DRAFT_LAWS, TreeDraftLaw  # the tree draft laws, one definition
 from ._extract import _check_int, _encode, _meta, _prompt_seed, _resume
 from ._lm_sequence import _TreeRunner
 from ._models import ModelPair
@@ -51,9 +54,7 @@ __all__ = ["extract_trees", "DRAFT_LAWS"]
 def _sample_children(q: np.ndarray, m: int, drafts: str, rng: np.random.Generator) -> list[int]:
     """m tokens at one node: i.i.d. from q, or m distinct ones without replacement."""
     if drafts == "iid":
-        cdf = np.cumsum(q)
-        u = rng.random(m) * cdf[-1]
-        return [int(t) for t in np.minimum(np.searchsorted(cdf, u, side="right"), q.size - 1)]
+        return [int(t) for t in draws(q, rng, m)]
     support = int(np.count_nonzero(q))
     if m > support:
         raise InputError(f"k: {m} chains without replacement at a node whose draft support is {support}")
@@ -136,13 +137,31 @@ def _grow_trees(
     }
 
 
+def _old_law(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``k=, length=, drafts="iid"`` of the previous release (defaults 2, 2): one law."""
+    old = {n: kwargs.pop(n) for n in ("k", "length") if n in kwargs}
+    name = kwargs.get("drafts")
+    if not old and not isinstance(name, str):
+        return args, kwargs
+    if isinstance(name, TreeDraftLaw):
+        raise InputError(f"drafts: give the chains' law once (drafts= a TreeDraftLaw, not also {', '.join(old)}=)")
+    spelled = [f"{n}=" for n in old] + ([f"drafts={name!r}"] if isinstance(name, str) else [])
+    warn_deprecated(
+        "llm.extract_trees", ", ".join(spelled), "drafts=tree.TreeDraftLaw(length=, k=, children=)", stacklevel=4
+    )
+    k = _check_int("k", old.get("k", 2), 1)
+    length = _check_int("length", old.get("length", 2), 1)
+    name = check_choice("drafts", "iid" if name is None else name, DRAFT_LAWS)
+    kwargs["drafts"] = TreeDraftLaw(length=length, k=k, children=name)
+    return args, kwargs
+
+
+@legacy(_old_law)
 def extract_trees(
     pair: ModelPair,
     prompts: Any = None,
     *,
-    k: int = 2,
-    length: int = 2,
-    drafts: str = "iid",
+    drafts: TreeDraftLaw | None = None,
     trees_per_prompt: int = 1,
     device: Any = "auto",
     seed: int = 0,
@@ -159,10 +178,11 @@ def extract_trees(
         :func:`smollm2_layerskip`, or one model at two temperatures).
     prompts : list of Prompt or str, or a path to a prompt file, optional
         Default: :func:`builtin_prompts`.
-    k, length : int
-        Chains per tree and tokens per chain.
-    drafts : {"iid", "swor"}
-        Chains drawn independently, or without replacement at every node.
+    drafts : TreeDraftLaw, optional
+        The trees' law: ``TreeDraftLaw(length=, k=, children=)``, k chains of ``length``
+        tokens drawn independently (``"iid"``) or without replacement at every node
+        (``"swor"``).  Default: 2 chains of 2 tokens, i.i.d.  ``k=, length=, drafts="iid"``
+        still work for one release, with a ``DeprecationWarning``.
     trees_per_prompt : int
         Independent trees after each prompt (run in the same forward passes).
     device : str or torch.device
@@ -187,12 +207,13 @@ def extract_trees(
 
     if not isinstance(pair, ModelPair):
         raise InputError("pair: must be a ModelPair")
-    k = _check_int("k", k, 1)
-    length = _check_int("length", length, 1)
+    law = TreeDraftLaw(length=2, k=2) if drafts is None else drafts
+    if not isinstance(law, TreeDraftLaw) or law.shape is not None:
+        raise InputError(f"drafts: chains, tree.TreeDraftLaw(length=, k=, children=), got {drafts!r}")
+    k, length, drafts = law.k, law.length, law.children
     trees_per_prompt = _check_int("trees_per_prompt", trees_per_prompt, 1)
     seed = _check_int("seed", seed, 0)
-    if drafts not in DRAFT_LAWS:
-        raise InputError(f"drafts: must be one of {DRAFT_LAWS}, got {drafts!r}")
+    check_choice("drafts", drafts, DRAFT_LAWS)
     prompts = as_prompts(prompts)
     dev = resolve_device(device)
     pair.to(dev)

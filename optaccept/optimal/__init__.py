@@ -26,9 +26,10 @@ refuses with :class:`MethodError` naming a method that works — before any allo
 from __future__ import annotations
 
 from ._result import AcceptanceResult, FlowPlan, TransportPlan, Verification
-from ._solve import METHODS, optimal_acceptance, two_draft_condition, verify
+from ._solve import METHODS, optimal_acceptance, two_draft_condition
 from ._verifier import OptimalVerifier, optimal_verifier
 from ._verifier_batched import optimal_verifier_batched
+from ._verify import verify
 
 __all__ = [
     "optimal_acceptance",

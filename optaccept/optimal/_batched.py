@@ -20,10 +20,13 @@ place each:
   :func:`optaccept._swor.prefix_complements` (closed forms for k = 1, 2; the
   exponential-clock integral for k ≥ 3, accurate to ~1e-13 for k up to the support),
   k = 2 batched through :func:`optaccept._stable.swor2_prefix_complement` on any device.
-  For k ≥ 3 only prefixes up to the last one whose with-replacement lower bound
-  ``P_j + 1 − Q_jᵏ`` (D_swor(S) ≤ q(S)ᵏ) is below an upper bound of the minimum are
-  integrated; the tokens after it enter as one merged token (D(S_j) depends only on the
-  masses inside S_j and on λ_j).  GPU rows are integrated on the CPU.
+  For k ≥ 3 each row goes through the core's window search
+  (:func:`optaccept._swor.best_prefix`): only the prefixes whose lower bound
+  ``P_j + 1 − min(Q_jᵏ, B_j)`` (D_swor(S) ≤ q(S)ᵏ, and that bound after an exact first draw,
+  docs/theory.md Lemmas 2.4 and 2.4b) reaches an upper bound of the minimum are integrated;
+  the tokens after the window enter only through λ_j (D(S_j) depends only on the masses
+  inside S_j and on λ_j), those before it through power sums.  GPU rows are integrated on
+  the CPU.
 * ``"greedy"`` — Hu et al.'s greedy drafts (§5): p(T) + Σ_{y∉T} min(p(y), q̃(y)), T the
   k − 1 most likely draft tokens (ties by lower index), q̃ = q off T renormalised; one
   expression for numpy and torch.
@@ -45,12 +48,14 @@ from .. import _stable, _swor
 from .._errors import InputError
 from .._rows import check_k, greedy_split, iter_rows, row_min, sorted_by_ratio
 from .._stable import array_namespace, is_torch, one_minus_pow1m
+from .._validation import check_choice
+from ..drafts import law_names
 from ._sorted import iid_scan, ratio_order
 
 __all__ = ["DRAFT_LAWS", "batched_optimal_acceptance", "greedy_rows"]
 
-#: Draft laws accepted by :func:`batched_optimal_acceptance`.
-DRAFT_LAWS = ("iid", "swor", "greedy")
+#: Draft laws accepted by :func:`batched_optimal_acceptance`: the registry's laws flagged ``batched``.
+DRAFT_LAWS = law_names(batched=True)
 
 
 def _numpy_rows(x: Any) -> np.ndarray:
@@ -206,8 +211,7 @@ def batched_optimal_acceptance(
     array([0.9075])
     """
     k = check_k(k)
-    if drafts not in DRAFT_LAWS:
-        raise InputError(f"drafts: must be one of {DRAFT_LAWS}, got {drafts!r}")
+    check_choice("drafts", drafts, DRAFT_LAWS)
     vals, masks, rows, done = [], [], None, 0
     for rows in iter_rows(p, q, device, batch_size):
         if drafts == "swor":

@@ -2,8 +2,10 @@
 
 Network: source → each draft set A (capacity D(A)) → each y ∈ A → sink
 (capacity p(y)).  α* = the max flow (Hu et al. §3; unmatched mass can always be
-coupled arbitrarily).  Solved with scipy's HiGHS; a min cut — the tokens reachable
-from the source in the residual network — is the dual certificate S of (★).
+coupled arbitrarily).  Solved with scipy's HiGHS (method ``"lp"``) or directly by the
+package's one max-flow algorithm (:mod:`optaccept.optimal._maxflow`, method ``"max_flow"``),
+which also finishes the LP's flow; a min cut — the tokens reachable from the source in the
+residual network — is the dual certificate S of (★).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._errors import MethodError, SolverError
+from ._maxflow import dinic
 from ._result import AcceptanceResult, FlowPlan
 
 __all__ = ["max_flow", "max_flow_lp", "min_cut_subset", "incidence", "polish_flow"]
@@ -209,10 +212,10 @@ def polish_flow(flow: sp.csr_matrix, D: np.ndarray, p: np.ndarray) -> sp.csr_mat
     solver's tolerances), or the zero flow (then this is the max-flow solver itself).
 
     Capacities are rounded down to units of 2^-80 and the flow into feasibility (the LP
-    may overshoot a capacity by its tolerance); then Dinic's algorithm (level graph by
-    breadth-first search, blocking flow by depth-first search with current-arc pointers)
-    augments it on the residual network source → set → token → sink, with arcs back from a
-    token to every set that sends it flow.  The result is a maximum flow of the rounded
+    may overshoot a capacity by its tolerance); then the package's one max-flow algorithm
+    (:func:`optaccept.optimal._maxflow.dinic`, Dinic's) augments it on the residual network
+    source → set → token → sink, with arcs back from a token to every set that sends it
+    flow.  The result is a maximum flow of the rounded
     network, so its value is within (sets + tokens)·2^-80 of the max flow: tokens of
     tiny capacity that the LP's absolute tolerance (≈ 1e-10) leaves unfilled are filled.
     ``flow`` must have its stored entries on exactly the (set, token ∈ set) pairs.
@@ -241,7 +244,6 @@ def polish_flow(flow: sp.csr_matrix, D: np.ndarray, p: np.ndarray) -> sp.csr_mat
     by_tok: list[list[int]] = [[] for _ in toks]
     for j, t in enumerate(arc_tok):
         by_tok[t].append(j)
-    inflow = [0] * len(toks)
     for t, arcs in enumerate(by_tok):
         tot = sum(f[j] for j in arcs)
         over = tot - cap_tok[t]
@@ -251,121 +253,6 @@ def polish_flow(flow: sp.csr_matrix, D: np.ndarray, p: np.ndarray) -> sp.csr_mat
             cut = min(over, f[j])
             f[j] -= cut
             over -= cut
-        inflow[t] = sum(f[j] for j in arcs)
-    out = [sum(f[ptr[a] : ptr[a + 1]]) for a in range(m)]
-    arc_set = [a for a in range(m) for _ in range(ptr[a + 1] - ptr[a])]
-    _dinic(m, ptr, arc_tok, arc_set, by_tok, cap_set, cap_tok, f, out, inflow)
+    dinic(ptr, arc_tok, cap_set, cap_tok, f)
     F.data = np.array([v / unit for v in f], dtype=np.float64)
     return F
-
-
-def _dinic(m, ptr, arc_tok, arc_set, by_tok, cap_set, cap_tok, f, out, inflow) -> None:
-    """Augment f (integer flows on set → token arcs) to a maximum flow, in place."""
-    nt = len(by_tok)
-    while True:
-        # levels: sets and tokens reachable from the source in the residual network
-        lev_s = [-1] * m
-        lev_t = [-1] * nt
-        frontier = [a for a in range(m) if cap_set[a] > out[a]]
-        for a in frontier:
-            lev_s[a] = 1
-        sink_level = -1
-        depth = 1
-        while frontier and sink_level < 0:
-            toks_next = []
-            for a in frontier:  # set → every token of the set
-                for j in range(ptr[a], ptr[a + 1]):
-                    t = arc_tok[j]
-                    if lev_t[t] < 0:
-                        lev_t[t] = depth + 1
-                        toks_next.append(t)
-            if any(cap_tok[t] > inflow[t] for t in toks_next):
-                sink_level = depth + 2
-                break
-            sets_next = []
-            for t in toks_next:  # token → the sets that send it flow
-                for j in by_tok[t]:
-                    a = arc_set[j]
-                    if f[j] > 0 and lev_s[a] < 0:
-                        lev_s[a] = depth + 2
-                        sets_next.append(a)
-            frontier = sets_next
-            depth += 2
-        if sink_level < 0:
-            return
-        # blocking flow: depth-first from each source arc along increasing levels
-        cur_s = list(ptr[:m])
-        cur_t = [0] * nt
-        for a0 in range(m):
-            if lev_s[a0] != 1:
-                continue
-            while cap_set[a0] > out[a0]:
-                pushed = _dfs_push(
-                    a0,
-                    cap_set[a0] - out[a0],
-                    lev_s,
-                    lev_t,
-                    sink_level,
-                    ptr,
-                    arc_tok,
-                    arc_set,
-                    by_tok,
-                    cap_tok,
-                    f,
-                    out,
-                    inflow,
-                    cur_s,
-                    cur_t,
-                )
-                if pushed == 0:
-                    break
-                out[a0] += pushed
-
-
-def _dfs_push(
-    a0, limit, lev_s, lev_t, sink_level, ptr, arc_tok, arc_set, by_tok, cap_tok, f, out, inflow, cur_s, cur_t
-) -> int:
-    """One augmenting path from set a0 in the level graph (iterative), pushing its
-    bottleneck; returns the amount (0: none left from a0)."""
-    path: list[tuple[int, int]] = []  # (arc, +1 forward set→token / −1 backward token→set)
-    a = a0
-    while True:
-        advanced = False
-        while cur_s[a] < ptr[a + 1]:  # from set a: forward arcs to tokens one level down
-            j = cur_s[a]
-            t = arc_tok[j]
-            if lev_t[t] == lev_s[a] + 1:
-                if lev_t[t] + 1 == sink_level and cap_tok[t] > inflow[t]:
-                    path.append((j, 1))
-                    bott = min([limit, cap_tok[t] - inflow[t]] + [f[jj] for jj, d in path if d < 0])
-                    for jj, d in path:  # intermediate sets and tokens keep their totals
-                        f[jj] += d * bott
-                    inflow[t] += bott
-                    return bott
-                # continue through token t to a set that sends it flow, one level down
-                k = cur_t[t]
-                arcs = by_tok[t]
-                while k < len(arcs):
-                    jb = arcs[k]
-                    b = arc_set[jb]
-                    if f[jb] > 0 and lev_s[b] == lev_t[t] + 1:
-                        break
-                    k += 1
-                cur_t[t] = k
-                if k < len(arcs):
-                    path.append((j, 1))
-                    path.append((arcs[k], -1))
-                    a = arc_set[arcs[k]]
-                    advanced = True
-                    break
-            cur_s[a] += 1
-        if advanced:
-            continue
-        # dead end at set a: retreat
-        if not path:
-            return 0
-        jb, _ = path.pop()
-        j, _ = path.pop()
-        a = arc_set[j]
-        t = arc_tok[j]
-        cur_t[t] += 1  # the backward arc jb leads nowhere any more

@@ -7,6 +7,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..drafts import Greedy, SpecHub
+from ._solve import optimal_acceptance
 from ._verifier_base import (
     OptimalVerifier,
     _residual,
@@ -19,8 +20,6 @@ class _GreedyVerifier(OptimalVerifier):
 
     def __init__(self, p, law: Greedy, exact: bool) -> None:
         self.law, self.exact, self.p = law, exact, p
-        from ._solve import optimal_acceptance  # (_solve imports this module)
-
         res = optimal_acceptance(p, law)
         self.value, self.subset = res.value, res.subset
         n = law.n

@@ -12,9 +12,13 @@ from typing import Any
 import numpy as np
 
 from .. import _line_kernel
+from .._deprecated import renamed
 from .._errors import InputError, SolverError
+from .._sampling import first_above, inverse_cdf
 from ..drafts import IID
-from ._sorted import line_order
+from . import _line_oneshot, _line_order
+from ._solve import optimal_acceptance
+from ._sorted import iid_scan, line_order
 from ._swaps import shares, side_matches
 from ._verifier_base import (
     OptimalVerifier,
@@ -32,8 +36,6 @@ class _LineVerifier(OptimalVerifier):
         self.law, self.exact, self.p = law, exact, p
         k, n = law.k, law.n
         q = law.q_exact if exact else law.q
-        from ._solve import optimal_acceptance  # (_solve imports this module)
-
         res = optimal_acceptance(p, law)
         self.value = res.value
         in_a = np.zeros(n, dtype=bool)
@@ -146,9 +148,10 @@ class _LineVerifier(OptimalVerifier):
         probs = [v / qy for v in self._plen[a:b].tolist()]
         return cells, probs
 
-    def selection(self, drafts: Any) -> list:
-        """P(draft i is selected | x̄), i = 1..k (sums to 1)."""
-        return self._selection(self._check_tuple(drafts))
+    @renamed("OptimalVerifier.selection", drafts="tokens")
+    def selection(self, tokens: Any) -> list:
+        """P(draft i is selected | x̄), i = 1..k (sums to 1), for the drafted tokens x̄."""
+        return self._selection(self._check_tuple(tokens))
 
     def _selection(self, x) -> list:
         if not self.exact and _line_kernel.available():
@@ -208,9 +211,7 @@ class _LineVerifier(OptimalVerifier):
             for h in np.unique(hf[idx]).tolist():
                 rows_h = idx[hf[idx] == h]
                 a, b = self._ptr[h], self._ptr[h + 1]
-                local = np.cumsum(plen[a:b])
-                pos = np.searchsorted(local, u[rows_h], side="right")
-                j[rows_h] = a + np.minimum(pos, b - a - 1)
+                j[rows_h] = a + first_above(np.cumsum(plen[a:b]), u[rows_h])
         j = j.reshape(d.shape)
         key = self._pcell[j] + rng.random(d.shape)  # cell order first, uniform point inside
         pick = np.argmin(key, axis=1)
@@ -223,12 +224,15 @@ class _LineVerifier(OptimalVerifier):
         y = int(x[i])
         if u[2 * k] < float(self._accept[y]):
             return y
-        return _draw_residual(np.asarray(self._resid, dtype=np.float64), u[2 * k + 1])
+        return inverse_cdf(np.asarray(self._resid, dtype=np.float64), u[2 * k + 1])
 
 
 def _accept_probs(p: np.ndarray, s: np.ndarray) -> np.ndarray:
     """min(1, p_y/s_y), and 0 where p_y = 0: a token the target forbids is never accepted,
-    also where its realised marginal rounds to s_y = 0 (no 0/0 read as 1)."""
+    also where its realised marginal rounds to s_y = 0 (no 0/0 read as 1).  (One compiled
+    pass with numba, :func:`optaccept._line_kernel.accept_probs`: the same values.)"""
+    if _line_kernel.available():
+        return _line_kernel.accept_probs(p, s)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         acc = np.where(s > p, p / np.where(s > 0, s, 1.0), 1.0)
     return np.where(p > 0, acc, 0.0)
@@ -255,19 +259,18 @@ def _pick(homes, u, ptr, pcell, plen, ell) -> int:
         target = u[i] * float(ell[h])
         # the first piece whose running length passes the target (the last one at most);
         # cumsum adds in order, so this is the walk piece by piece, without its loop
-        j = a + min(int(np.searchsorted(np.cumsum(plen[a:b]), target, side="right")), b - a - 1)
+        j = a + first_above(np.cumsum(plen[a:b]), target)
         keys[i] = pcell[j] + u[k + i]
     return int(np.argmin(keys))
-
-
-def _draw_residual(res: np.ndarray, v: float) -> int:
-    cdf = np.cumsum(res)
-    return int(min(np.searchsorted(cdf, v * cdf[-1], side="right"), res.size - 1))
 
 
 def _line_of(p: np.ndarray, q: np.ndarray, in_a: np.ndarray):
     """The line (side B then side A, p/q descending), the number of B cells, and the cell
     lengths and target masses in line order."""
+    got = _line_order.layout_order(p, q, in_a)  # None: numba missing, or ratios off the normal range
+    if got is not None:
+        line, ell, pl = got
+        return line, int(np.count_nonzero(~in_a[q > 0])), ell, pl
     line = line_order(p, q, ~in_a)
     return line, int(np.count_nonzero(~in_a[line])), q[line], np.asarray(p, dtype=np.float64)[line]
 
@@ -299,27 +302,32 @@ def respond_one(p: np.ndarray, q: np.ndarray, k: int, x: np.ndarray, u: np.ndarr
     the same output as ``optimal_verifier(p, IID(q, k))._respond_uniform(x, u)`` without
     keeping the verifier (p, q cleaned float vectors; every drafted token has q > 0).  Only
     what the tuple needs is computed after the layout: the drafts' shares, the selected
-    token's acceptance, and the residual on rejection."""
-    from ._sorted import iid_scan
-
+    token's acceptance, and the residual on rejection.  With numba, everything after the α*
+    solve up to the selected draft is one compiled call without the GIL
+    (:func:`optaccept.optimal._line_oneshot.pick`; docs/optimal_verifier.md §8)."""
     n = p.size
     _, subset = iid_scan(p, q, k)
     in_a = np.zeros(n, dtype=bool)
     in_a[subset()] = True
-    if _line_kernel.available():  # the drafts' pieces straight from the scan's matches
+    one = _line_oneshot.pick(p, q, k, in_a, x, u)  # order, layout and pieces: one compiled call
+    if one is not None:
+        i, sy, all_s = one
+    elif _line_kernel.available():  # the drafts' pieces straight from the scan's matches
         line, nb, ell, pl = _line_of(p, q, in_a)
-        i, sy, all_s = _line_kernel.pick_one(ell, pl, k, nb, line, x, u)
+        i, sy, all_s_home = _line_kernel.pick_one(ell, pl, k, nb, line, x, u)
+        all_s = lambda: (line, all_s_home())  # noqa: E731
     else:
         line, nb, ell, mass, dens, ptr, cells, lens, s_home = _float_layout(p, q, k, in_a, keep=False)
         homes = [int(np.flatnonzero(line == t)[0]) for t in x.tolist()]
         i = _pick(homes, u, ptr, cells, lens, ell)
-        sy, all_s = float(s_home[homes[i]]), lambda: s_home
+        sy, all_s = float(s_home[homes[i]]), lambda: (line, s_home)
     y, py = int(x[i]), float(p[x[i]])
     if py > 0 and u[2 * k] < (py / sy if sy > py else 1.0):  # p_y = 0: never output y
         return y
     s = np.zeros(n)
-    s[line] = all_s()
-    return _draw_residual(_residual(np.asarray(p, dtype=np.float64), s), u[2 * k + 1])
+    line, s_home = all_s()
+    s[line] = s_home
+    return inverse_cdf(_residual(np.asarray(p, dtype=np.float64), s), u[2 * k + 1])
 
 
 def _cell_masses(ql: list, k: int, exact: bool):

@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
-from collections import deque
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from .._errors import InputError, MethodError
+from .._rows import sample_rows
+from .._sampling import first_above
 from ..drafts import MAX_ENUMERATION, DraftLaw
+from ._maxflow import exact_max_flow
 from ._verifier_base import (
     OptimalVerifier,
 )
@@ -39,7 +41,7 @@ class _PlanVerifier(OptimalVerifier):
         self._index = {s: i for i, s in enumerate(sl.sets)}
         D = list(sl.probs)
         if exact:
-            flow, value, cut = _exact_max_flow(sl.sets, D, p)
+            flow, value, cut = exact_max_flow(sl.sets, D, p)
             self.value = value
             self.subset = cut
             u = [D[a] - sum(flow[a].values(), Fraction(0)) for a in range(len(D))]
@@ -68,7 +70,7 @@ class _PlanVerifier(OptimalVerifier):
 
             from ._flow import incidence, max_flow
 
-            # an exact max flow (Dinic, integer units), kept sparse: a large vocabulary with a
+            # the one max flow (Dinic, integer units), kept sparse: a large vocabulary with a
             # small draft support has many tokens that no draft set holds, and a dense
             # (sets, n) plan would not fit in memory
             res = max_flow(np.asarray(p, dtype=np.float64), law, max_sets=max_sets, dense=False, set_law=sl)
@@ -154,8 +156,6 @@ class _PlanVerifier(OptimalVerifier):
     def _respond(self, d, rng):
         idx = np.array([self._set_index(r) for r in d.tolist()], dtype=np.int64)
         if self.exact:
-            from .._rows import sample_rows
-
             return sample_rows(rng, np.asarray(self._rows, dtype=np.float64), idx)
         return self._respond_from(idx, rng.random(idx.size), rng.random(idx.size))
 
@@ -177,7 +177,7 @@ class _PlanVerifier(OptimalVerifier):
         if rest.any():
             cr = np.cumsum(self._r)
             if cr.size and cr[-1] > 0:
-                out[rest] = np.minimum(np.searchsorted(cr, w[rest] * cr[-1], side="right"), cr.size - 1)
+                out[rest] = first_above(cr, w[rest] * cr[-1])
             else:  # no unmatched target mass: the matched part is the whole law (round-off)
                 out[rest] = F.indices[np.maximum(F.indptr[idx[rest] + 1] - 1, F.indptr[idx[rest]])]
         return out
@@ -185,66 +185,3 @@ class _PlanVerifier(OptimalVerifier):
     def _respond_uniform(self, x: np.ndarray, u: np.ndarray) -> int:
         """One output for one tuple from given uniforms (the first two are used)."""
         return int(self._respond_from(np.array([self._set_index(x)]), u[:1], u[1:2])[0])
-
-
-def _exact_max_flow(sets, D, p):
-    """Edmonds–Karp max flow source → set A (capacity D(A)) → y ∈ A → sink (capacity
-    p(y)) in exact arithmetic.  Returns (flow per set as {y: f}, value, min-cut S)."""
-    n = len(p)
-    na = len(sets)
-    src, snk = na + n, na + n + 1
-    cap: dict[tuple[int, int], Fraction] = {}
-    adj: dict[int, list[int]] = {v: [] for v in range(na + n + 2)}
-
-    def add(a, b, c):
-        if (a, b) not in cap:
-            adj[a].append(b)
-            adj[b].append(a)
-            cap[(a, b)] = Fraction(0)
-            cap.setdefault((b, a), Fraction(0))
-        cap[(a, b)] += c
-
-    big = Fraction(2)
-    for a, s in enumerate(sets):
-        add(src, a, D[a])
-        for y in s:
-            add(a, na + y, big)
-    for y in range(n):
-        add(na + y, snk, p[y])
-    value = Fraction(0)
-    while True:
-        prev = {src: None}
-        dq = deque([src])
-        while dq and snk not in prev:
-            v = dq.popleft()
-            for w in adj[v]:
-                if w not in prev and cap[(v, w)] > 0:
-                    prev[w] = v
-                    dq.append(w)
-        if snk not in prev:
-            break
-        path = []
-        w = snk
-        while prev[w] is not None:
-            path.append((prev[w], w))
-            w = prev[w]
-        f = min(cap[e] for e in path)
-        for a, b in path:
-            cap[(a, b)] -= f
-            cap[(b, a)] += f
-        value += f
-    flow = []
-    for a, s in enumerate(sets):
-        flow.append({y: cap[(na + y, a)] for y in s if cap[(na + y, a)] > 0})
-    # min cut: tokens reachable from the source in the residual graph form S's complement
-    # (S = tokens whose sink edge is cut = not reachable)
-    seen = {src}
-    dq = deque([src])
-    while dq:
-        v = dq.popleft()
-        for w in adj[v]:
-            if w not in seen and cap[(v, w)] > 0:
-                seen.add(w)
-                dq.append(w)
-    S = tuple(y for y in range(n) if (na + y) in seen)
-    return flow, value, S

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from .._display import Tabular, html_fields, short
+
 __all__ = ["AcceptanceResult", "FlowPlan", "TransportPlan", "Verification"]
 
 
@@ -80,13 +82,22 @@ class TransportPlan:
         return FlowPlan(sets, np.where(mask, flow, 0.0))
 
 
-class AcceptanceResult:
+class AcceptanceResult(Tabular):
     """Optimal acceptance α* with its certificate.
+
+    It speaks the results' vocabulary (``value``, ``std_err``, ``method``, ``ok``) and has
+    ``to_dict()``, ``to_pandas()`` (one row) and ``to_latex()``; ``float(result)`` is the value
+    as a float.
 
     Attributes
     ----------
     value : float or Fraction
         α* as computed by ``method`` (Fraction in exact mode).
+    std_err : None
+        Always None: α* is computed, not estimated.
+    ok : bool
+        Whether the certificate it carries agrees with the value (see :attr:`ok`);
+        :func:`~optaccept.verify` re-checks it independently against p.
     subset : tuple of int
         Sorted token ids of a subset S attaining (★): p(S) + 1 − D(set ⊆ S) = upper_bound.
     method : str
@@ -143,6 +154,33 @@ class AcceptanceResult:
             return None
         return float(self.upper_bound) - float(self.lower_bound)
 
+    @property
+    def std_err(self) -> None:
+        """None: α* is computed, not estimated (the results' rule for exact values)."""
+        return None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the certificate it carries agrees with the value: (★) at ``subset`` equals
+        it (exactly in exact mode, within 1e-9 otherwise) and, with a plan, the plan's value
+        is within 1e-9 of it.  :func:`~optaccept.verify` re-checks both against p."""
+        if self.exact and isinstance(self.upper_bound, Fraction):
+            upper = self.upper_bound == self.value
+        else:
+            upper = abs(float(self.upper_bound) - float(self.value)) <= 1e-9
+        return upper and (self.lower_bound is None or abs(float(self.value) - float(self.lower_bound)) <= 1e-9)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    _caption = "Optimal acceptance and its certificate."
+
+    def _records(self) -> list[dict[str, Any]]:
+        rec = {"value": self.value, "std_err": None, "method": self.method, "ok": self.ok}
+        rec.update((k, v) for k, v in self.to_dict().items() if k not in rec)
+        rec["upper_bound"] = self.upper_bound  # a number (to_dict writes exact values as strings)
+        return [rec]
+
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python summary (for JSON).
 
@@ -168,8 +206,6 @@ class AcceptanceResult:
         return f"AcceptanceResult(value={v}, method={self.method!r}, subset={shown}, law={self.law!r})"
 
     def _repr_html_(self) -> str:
-        from .._display import html_fields
-
         fields = [
             ("α* (value)", self.value),
             ("method", self.method),
@@ -183,8 +219,13 @@ class AcceptanceResult:
 
 
 @dataclass(frozen=True)
-class Verification:
+class Verification(Tabular):
     """Independent re-check of an :class:`AcceptanceResult` (see :func:`verify`).
+
+    In the results' vocabulary: ``value`` is ``dual_value`` (α* when ``ok``), ``std_err`` None
+    (computed), ``method`` what proved the lower bound (``witness``, or ``"own rule"`` for an
+    optimal verifier), ``ok`` both bounds proved; ``to_pandas()`` and ``to_latex()`` give its
+    fields as one row.
 
     Attributes
     ----------
@@ -232,6 +273,26 @@ class Verification:
     lower_violation: float | Fraction | None = None
     witness: str | None = None
     witness_optimal: bool = True
+
+    @property
+    def value(self) -> float | Fraction:
+        """``dual_value``: (★) at the result's subset, α* when :attr:`ok`."""
+        return self.dual_value
+
+    @property
+    def std_err(self) -> None:
+        """None: the re-check is computed, not estimated."""
+        return None
+
+    @property
+    def method(self) -> str:
+        """What proved the lower bound: the ``witness``, or ``"own rule"`` (an optimal verifier)."""
+        return self.witness if self.witness is not None else "own rule"
+
+    _caption = "Independent re-check of an optimal acceptance."
+
+    def _records(self) -> list[dict[str, Any]]:
+        return [{"value": self.value, "std_err": None, "method": self.method, **dict(self._fields())}]
 
     @property
     def upper_gap(self) -> float | Fraction:
@@ -318,13 +379,9 @@ class Verification:
         return out
 
     def __repr__(self) -> str:
-        from .._display import short
-
         return short("Verification", self._fields())
 
     def _repr_html_(self) -> str:
-        from .._display import html_fields
-
         return html_fields(f"Verification ({'ok' if self.ok else 'FAILED'}, tol {self.tol:g})", self._fields())
 
 

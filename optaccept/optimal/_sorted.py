@@ -22,7 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .. import _swor
+from .. import _jit, _swor
 from .._stable import one_minus_pow1m, ratio_parts
 from ._result import AcceptanceResult
 
@@ -174,6 +174,62 @@ def _ratio_bits(p: np.ndarray, q: np.ndarray, q_has_zero: bool, out: np.ndarray)
     return u
 
 
+def _range_pass_py(u, out) -> None:
+    """out = (smallest, smallest nonzero, largest) of the bit patterns ``u``, in one pass."""
+    lo = u.dtype.type(0xFFFFFFFFFFFFFFFF)
+    big = lo
+    lo_pos = lo
+    hi = u.dtype.type(0)
+    for i in range(u.size):
+        b = u[i]
+        lo = min(lo, b)
+        hi = max(hi, b)
+        lo_pos = min(lo_pos, b if b != 0 else big)
+    out[0] = lo
+    out[1] = lo_pos
+    out[2] = hi
+
+
+def _bucket_pass_py(p, q, u, shift, base, over, bucket, Pb, Qb) -> None:
+    """bucket[i] = clip((u_i >> shift) − base, 0, over) and the p and q mass per bucket, summed in
+    index order (the sums of ``np.bincount`` with weights, bit for bit)."""
+    for i in range(p.size):
+        b = np.int64(u[i] >> shift) - base
+        bucket[i] = min(max(b, 0), over)
+    for i in range(p.size):
+        b = np.uint64(bucket[i])  # unsigned: no wrap-around test in the loop
+        Pb[b] += p[i]
+        Qb[b] += q[i]
+
+
+def _candidates_py(cand, bucket, out) -> int:
+    """The ids whose bucket is a candidate, ascending, into ``out``; returns their number."""
+    m = 0
+    for i in range(bucket.size):
+        if cand[bucket[i]]:
+            out[m] = i
+            m += 1
+    return m
+
+
+_SCAN = None
+_SCAN_LOCK = threading.Lock()
+
+
+def _scan_kernels():
+    """The compiled (:func:`_range_pass_py`, :func:`_bucket_pass_py`, :func:`_candidates_py`),
+    or None (numba missing, or ``OPTACCEPT_NO_JIT=1``)."""
+    global _SCAN
+    if _jit.disabled():
+        return None
+    if _SCAN is None:
+        with _SCAN_LOCK:
+            if _SCAN is None:
+                jit = _jit.njit()
+                _SCAN = False if jit is None else (jit(_range_pass_py), jit(_bucket_pass_py), jit(_candidates_py))
+    return _SCAN or None
+
+
 def iid_scan(p: np.ndarray, q: np.ndarray, k: int, q_has_zero: bool | None = None):
     """min over the ratio-order prefixes S_j of P_j + 1 − Q_jᵏ, without a full sort.
 
@@ -192,28 +248,45 @@ def iid_scan(p: np.ndarray, q: np.ndarray, k: int, q_has_zero: bool | None = Non
     (recomputed on demand from p and q, which must stay unchanged).  Cost: about ten
     vectorised passes over the n tokens plus a sort of the candidate tokens (typically
     a few per cent of them; all of them in the worst case, which is then O(n log n)).
+    With numba, four passes: the ratio (numpy's division), then compiled (:func:`_scan_kernels`)
+    the range of its bit pattern, the buckets with their p and q sums (the sums of
+    ``np.bincount``, bit for bit), and the candidate tokens; the result is the same.
     """
     n = p.size
     if q_has_zero is None:
         q_has_zero = bool(q.min() == 0.0)
     r_buf, b_buf, m_buf = _scratch_arrays(n)
+    kernels = _scan_kernels() if n else None
     u = _ratio_bits(p, q, q_has_zero, r_buf)
+    if kernels is not None:  # the same passes compiled: the range in one, buckets and their sums in one
+        ext = np.empty(3, dtype=np.uint64)
+        kernels[0](u, ext)
+        lo, lo_pos, hi_all = int(ext[0]), int(ext[1]), int(ext[2])
+        if lo == 0 and hi_all > 0:  # p = 0 tokens: range from the smallest positive ratio
+            lo = lo_pos
+    else:
+        hi_all = int(u.max())
+        lo = int(u.min())
+        if lo == 0 and hi_all > 0:  # p = 0 tokens: range from the smallest positive ratio
+            lo = int(u[u != 0].min())
     r = r_buf
-    hi_all = int(u.max())
-    lo = int(u.min())
-    if lo == 0 and hi_all > 0:  # p = 0 tokens: range from the smallest positive ratio
-        lo = int(u[u != 0].min())
     top = int(np.array(float(k)).view(np.uint64))  # bit pattern of the ratio k
     hi = max(min(hi_all, top), lo)
     shift = max(0, (hi - lo).bit_length() - _LOG2_BUCKETS)
     base = lo >> shift
     over = (hi >> shift) - base + 1  # overflow bucket: r above hi's bucket (r > k if hi = top)
-    bucket = np.right_shift(u, np.uint64(shift), out=b_buf.view(np.uint64)).view(np.int64)
-    bucket -= base
-    np.clip(bucket, 0, over, out=bucket)
     nb = over + 1
-    Pb = np.bincount(bucket, weights=p, minlength=nb)
-    Qb = np.bincount(bucket, weights=q, minlength=nb)
+    if kernels is not None:
+        bucket = b_buf
+        Pb = np.zeros(nb)
+        Qb = np.zeros(nb)
+        kernels[1](p, q, u, np.uint64(shift), base, over, bucket, Pb, Qb)
+    else:
+        bucket = np.right_shift(u, np.uint64(shift), out=b_buf.view(np.uint64)).view(np.int64)
+        bucket -= base
+        np.clip(bucket, 0, over, out=bucket)
+        Pb = np.bincount(bucket, weights=p, minlength=nb)
+        Qb = np.bincount(bucket, weights=q, minlength=nb)
     P_before = np.zeros(nb)  # p mass of the buckets before b
     np.cumsum(Pb[:-1], out=P_before[1:])
     P_through = P_before + Pb
@@ -238,7 +311,11 @@ def iid_scan(p: np.ndarray, q: np.ndarray, k: int, q_has_zero: bool | None = Non
     if hi == top:
         cand[over] = False
     if cand.any():
-        idx = np.flatnonzero(np.take(cand, bucket, out=m_buf))
+        if kernels is not None:
+            idx = np.empty(n, dtype=np.int64)
+            idx = idx[: kernels[2](cand, bucket, idx)]
+        else:
+            idx = np.flatnonzero(np.take(cand, bucket, out=m_buf))
         o = idx[np.argsort(r[idx], kind="stable")]
         bb = bucket[o]
         cp = np.cumsum(p[o])

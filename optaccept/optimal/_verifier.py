@@ -30,8 +30,8 @@ Greedy / SpecHub drafts
     (p − q̃)₊ off T (Hu et al., ICLR 2025, arXiv:2502.18779, §5).
 
 Other laws (WithoutReplacement, Independent, Joint)
-    An optimal flow over draft *sets* (the compressed max-flow LP, float; an exact
-    augmenting-path max flow for Fractions), for laws whose set law can be listed
+    An optimal flow over draft *sets* (the package's one max flow, Dinic's algorithm:
+    in integer units of 2^-80 for floats, exactly for Fractions), for laws whose set law can be listed
     (``max_sets``); larger instances raise :class:`MethodError`.
 
 Every verifier reports its own acceptance, computed from its rule, and a certificate:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecated import renamed
 from .._errors import InputError
 from .._stable import residual
 from .._validation import check_rng, check_size
@@ -42,13 +43,14 @@ class OptimalVerifier:
     subset: tuple[int, ...]
 
     # -- the rule --------------------------------------------------------------------
-    def conditional(self, drafts: Any) -> Any:
+    @renamed("OptimalVerifier.conditional", drafts="tokens")
+    def conditional(self, tokens: Any) -> Any:
         """π(· | x̄) for one ordered draft tuple: a length-n array (float64, or an object
         array of Fractions in exact mode), non-negative, summing to 1.
 
         Parameters
         ----------
-        drafts : sequence of int
+        tokens : sequence of int
             One ordered draft tuple x̄ of k token ids.
 
         Returns
@@ -59,9 +61,9 @@ class OptimalVerifier:
         Raises
         ------
         InputError
-            If ``drafts`` is not k token ids in [0, n).
+            If ``tokens`` is not k token ids in [0, n).
         """
-        x = self._check_tuple(drafts)
+        x = self._check_tuple(tokens)
         return self._conditional(x)
 
     def sample(self, rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -90,12 +92,13 @@ class OptimalVerifier:
         d = np.asarray(self.law.sample(rng, size), dtype=np.int64).reshape(size, -1)
         return d, self.respond(d, rng)
 
-    def respond(self, drafts: Any, rng: np.random.Generator) -> np.ndarray:
+    @renamed("OptimalVerifier.respond", drafts="tokens")
+    def respond(self, tokens: Any, rng: np.random.Generator) -> np.ndarray:
         """Outputs for given draft tuples (rows), one per row, randomness from ``rng``.
 
         Parameters
         ----------
-        drafts : array_like of int, shape (rows, k)
+        tokens : array_like of int, shape (rows, k)
             Ordered draft tuples, token ids in [0, n).
         rng : numpy.random.Generator or int
             Source of randomness (an integer is a seed).
@@ -108,15 +111,15 @@ class OptimalVerifier:
         Raises
         ------
         InputError
-            If ``drafts`` has not shape (rows, k), holds a token id outside [0, n), or
+            If ``tokens`` has not shape (rows, k), holds a token id outside [0, n), or
             ``rng`` is neither a Generator nor a seed.
         """
         rng = check_rng(rng)
-        d = np.asarray(drafts, dtype=np.int64)
+        d = np.asarray(tokens, dtype=np.int64)
         if d.ndim != 2 or d.shape[1] != self.law.k:
-            raise InputError(f"drafts: must have shape (rows, {self.law.k}), got {d.shape}")
+            raise InputError(f"tokens: must have shape (rows, {self.law.k}), got {d.shape}")
         if d.size and (d.min() < 0 or d.max() >= self.law.n):
-            raise InputError(f"drafts: token ids must lie in [0, {self.law.n})")
+            raise InputError(f"tokens: token ids must lie in [0, {self.law.n})")
         return self._respond(d, rng)
 
     # -- certificate -----------------------------------------------------------------
@@ -151,11 +154,11 @@ class OptimalVerifier:
         try:
             x = tuple(int(v) for v in np.asarray(drafts).reshape(-1).tolist())
         except (TypeError, ValueError):
-            raise InputError("drafts: must be a sequence of token ids") from None
+            raise InputError("tokens: must be a sequence of token ids") from None
         if len(x) != self.law.k:
-            raise InputError(f"drafts: expected a tuple of k = {self.law.k} token ids, got {len(x)}")
+            raise InputError(f"tokens: expected a tuple of k = {self.law.k} token ids, got {len(x)}")
         if any(v < 0 or v >= self.law.n for v in x):
-            raise InputError(f"drafts: token ids must lie in [0, {self.law.n})")
+            raise InputError(f"tokens: token ids must lie in [0, {self.law.n})")
         return x
 
     def _zeros(self):

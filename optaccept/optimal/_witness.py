@@ -3,7 +3,6 @@ here and re-checked, whose value bounds α* from below.
 
 A subset S only proves the upper bound (★) at S.  The lower bound needs a lossless rule, or
 a flow over draft sets, of the same value (docs/optimal_verifier.md §6):
-
 * **IID** (floats and Fractions): the optimal verifier's line device, built afresh from
   p and the law, re-checked by :func:`optaccept.optimal._verifier_check.verify_verifier`
   (the shares tile the cells whose masses are recomputed from q, and the selection
@@ -11,8 +10,8 @@ a flow over draft sets, of the same value (docs/optimal_verifier.md §6):
 * **Greedy / SpecHub**: the rule of Hu et al. (ICLR 2025, §5), whose acceptance is
   recomputed from its acceptance probabilities and the law's q̃.  O(n).
 * **Any law whose set law can be listed** (WithoutReplacement, Independent, Joint): a
-  maximum flow source → A → y ∈ A → sink (Dinic's algorithm in floats; an augmenting-path
-  max flow in Fractions), re-checked here: no negative entry, mass only on y ∈ A, row
+  maximum flow source → A → y ∈ A → sink (Dinic's algorithm, in integer units for floats
+  and exactly in Fractions), re-checked here: no negative entry, mass only on y ∈ A, row
   sums ≤ D(A), column sums ≤ p(y).  Its total is a lower bound on α* (Hu et al., §3: the
   unmatched mass can be coupled arbitrarily).
 * **Larger set laws** (WithoutReplacement at vocabulary scale): no realisation of an
@@ -31,8 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import _swor
 from .._errors import MethodError
 from ..drafts import IID, DraftLaw, Greedy, Independent, WithoutReplacement
+from ._maxflow import exact_max_flow
+from ._sorted import ratio_order
+from ._verifier import optimal_verifier, verify_verifier
 
 #: Largest set law listed for a flow witness (the optimal verifier's default).
 MAX_WITNESS_SETS = 200_000
@@ -51,8 +54,6 @@ def lower_witness(pf: np.ndarray, px: Any, law: DraftLaw, exact: bool) -> dict[s
     """
     pv = px if exact else pf
     if isinstance(law, (IID, Greedy)):
-        from ._verifier import optimal_verifier, verify_verifier
-
         ov = optimal_verifier(pv, law)
         chk = verify_verifier(pv, law, ov)
         if exact:
@@ -106,10 +107,8 @@ def _float_flow_witness(sl, pf: np.ndarray, n: int) -> dict[str, Any]:
 
 
 def _exact_flow_witness(sl, px, n: int) -> dict[str, Any]:
-    from ._plan import _exact_max_flow
-
     D = list(sl.probs)
-    flow, _, _ = _exact_max_flow(sl.sets, D, px)
+    flow, _, _ = exact_max_flow(sl.sets, D, px)
     viol = Fraction(0)
     used = [Fraction(0)] * n
     total = Fraction(0)
@@ -138,12 +137,9 @@ def _greedy_vertex_bound(pf: np.ndarray, law: DraftLaw) -> dict[str, Any]:
     """Σ min(p, x), x the greedy vertex of f(T) = 1 − D(set ⊆ Ω∖T) along the tokens sorted
     by p/q descending (WithoutReplacement) or by p descending (Independent): a valid lower
     bound, in general not α*."""
-    from ._sorted import ratio_order
 
     n = law.n
     if isinstance(law, WithoutReplacement):
-        from .. import _swor
-
         order = ratio_order(pf, law.q)[::-1]
         # D(set ⊆ order[j:]) for every j: prefixes of the reversed order
         d_suffix = _swor.prefix_subset_probs(np.ascontiguousarray(law.q[order][::-1]), law.k)[::-1]

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ..drafts import LAWS, law_from_name, law_names
+from ..optimal import optimal_acceptance
 from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes, palette_color
 
 __all__ = ["plot_alpha_vs_k", "alpha_curve", "LAW_STYLES"]
@@ -45,14 +47,12 @@ def alpha_curve(p: Any, q: Any, ks: Iterable[int], law: str) -> tuple[list[int],
         If ``law`` is not one of the three names (the message names ``laws``), or p or q
         is not a distribution.
     """
-    from ..drafts import law_from_name
-    from ..optimal import optimal_acceptance
 
     supp = int(np.count_nonzero(np.asarray(q, dtype=float)))
-    law_from_name(law, q, 1, allowed=("iid", "swor", "greedy"), arg="laws")  # the name, refused clearly
+    law_from_name(law, q, 1, allowed=law_names(takes_k=True), arg="laws")  # the name, refused clearly
     xs, ys = [], []
     for k in ks:
-        if law != "iid" and k > supp:
+        if LAWS[law].distinct_drafts and k > supp:
             continue
         xs.append(int(k))
         ys.append(float(optimal_acceptance(p, law_from_name(law, q, k)).value))
@@ -98,7 +98,7 @@ def plot_alpha_vs_k(
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.1))
     ks = [int(k) for k in ks]
     supp = int(np.count_nonzero(np.asarray(q, dtype=float)))
-    stopped = [law for law in laws if law != "iid" and max(ks) > supp]
+    stopped = [law for law in laws if law in LAWS and LAWS[law].distinct_drafts and max(ks) > supp]
     for z, law in enumerate(laws):
         label, marker, ls, ms, filled = LAW_STYLES[law]
         xs, ys = alpha_curve(p, q, ks, law)

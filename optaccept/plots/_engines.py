@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from ..tree._budget import BudgetCurve
 from ._style import COLUMN_WIDTH, in_paper_style, legend_under, new_axes, palette_color
 
 __all__ = ["plot_speed_of_light"]
@@ -53,7 +54,6 @@ def plot_speed_of_light(
         ``curve`` is not a BudgetCurve with ``"ceiling"``, or ``bound`` has not one value
         per budget.
     """
-    from ..tree._budget import BudgetCurve
 
     if not isinstance(curve, BudgetCurve) or "ceiling" not in curve.values:
         raise InputError("curve: must be a BudgetCurve with the strategy 'ceiling' (see tree.budget_curve)")

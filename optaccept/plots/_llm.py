@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from .._statistics import std_err as sample_std_err
 from ._style import (
     COLUMN_WIDTH,
+    PAPER_RC,
     QUANTITY_LABELS,
     in_paper_style,
     integer_ticks,
@@ -121,14 +122,7 @@ def plot_gaps(
     for i, name in enumerate(present):
         ks = sorted(k for tt, k, n in table.values if tt == t and n == name)
         means = np.array([table.values[(t, k, name)].mean() for k in ks])
-        sems = np.array(
-            [
-                table.values[(t, k, name)].std(ddof=1) / math.sqrt(table.values[(t, k, name)].size)
-                if table.values[(t, k, name)].size > 1
-                else 0.0
-                for k in ks
-            ]
-        )
+        sems = np.array([sample_std_err(table.values[(t, k, name)]) for k in ks])
         marker, ls, color, ms = _STYLE.get(name, ("o", "-", None, 5))
         x = np.array(ks, dtype=float) * (1 + width * (i - (len(present) - 1) / 2) / 4)
         ax.errorbar(
@@ -224,7 +218,6 @@ def legend_below(fig: Any, ax: Any, ncols: int = 3) -> Any:
     matplotlib.legend.Legend
         The figure legend.
     """
-    from ._style import PAPER_RC
 
     handles, labels = ax.get_legend_handles_labels()
     kw = {"ncols": ncols, "frameon": False, "fontsize": PAPER_RC["legend.fontsize"]}

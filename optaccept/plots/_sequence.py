@@ -124,7 +124,7 @@ def plot_batch_rejections(
         ax.errorbar(
             [M],
             [est.mean],
-            yerr=[5 * est.stderr],
+            yerr=[5 * est.std_err],
             fmt="_",
             ms=6,
             mew=1.2,

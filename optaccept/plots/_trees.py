@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from ..real._tables import SERIES_STYLES, VERIFIER_NAMES, TreeTable
+from ..tree._budget import NAMES, BudgetCurve
 from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes, palette_color
 
 __all__ = ["plot_accepted_tokens", "plot_budget_curve"]
@@ -49,7 +51,6 @@ def plot_accepted_tokens(
     InputError
         If ``table`` is not a TreeTable or ``length`` is not one of its lengths.
     """
-    from ..real._tables import SERIES_STYLES, VERIFIER_NAMES, TreeTable
 
     if not isinstance(table, TreeTable):
         raise InputError("table: must be a TreeTable (see tree_table)")
@@ -124,7 +125,6 @@ def plot_budget_curve(curve: Any, *, ax: Any = None, title: str | None = None, l
     InputError
         If ``curve`` is not a BudgetCurve.
     """
-    from ..tree._budget import NAMES, BudgetCurve
 
     if not isinstance(curve, BudgetCurve):
         raise InputError("curve: must be a BudgetCurve (see tree.budget_curve)")

@@ -17,6 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ._prefixes import check_orderings, check_prefixes
+from ._report import check_k_draft_condition, software_versions
+
 __all__ = ["Claim", "CLAIMS", "run_claim", "main", "proofs_table"]
 
 
@@ -33,7 +36,6 @@ class Claim:
 def _cone_claim(drafts: str, pairs: list[tuple[int, int]], compare_full: list[tuple[int, int]]) -> dict[str, Any]:
     """Run the exact check for every (n, k) in ``pairs``; on ``compare_full`` also with the
     full tuple cone, and require the same inequalities from both cones."""
-    from ._report import check_k_draft_condition, software_versions
 
     cases, ok = [], True
     for n, k in pairs:
@@ -95,9 +97,6 @@ def _independent(quick: bool) -> dict[str, Any]:
 
 
 def _prefixes(quick: bool) -> dict[str, Any]:
-    from ._prefixes import check_orderings, check_prefixes
-    from ._report import software_versions
-
     grids = [(3, 6), (4, 5)] if quick else [(3, 9), (4, 7)]
     n_orders = 4 if quick else 5
     parts, order_parts = [], []

@@ -5,7 +5,6 @@ their target is our ``p``, their draft our ``q``).  α*(p, D) = 1 exactly when
 the transport system
 
 .. math::
-
     \pi \ge 0,\quad \pi(\bar x, y) = 0 \text{ for } y \notin \mathrm{set}(\bar x),\quad
     \textstyle\sum_y \pi(\bar x, y) = D(\bar x),\quad \sum_{\bar x} \pi(\bar x, y) = p(y)
 
@@ -14,7 +13,6 @@ is feasible.  By Farkas' lemma this holds iff
 :math:`(u, v)` in the cone
 
 .. math::
-
     C = \{(u, v) : u_{\bar x} + v_y \ge 0 \text{ for every } \bar x \in \Omega^k,\ y \in \mathrm{set}(\bar x)\},
 
 which depends on ``n`` and ``k`` only.  Its extreme rays and lineality space
@@ -39,7 +37,6 @@ cone of n = 2, whose cell {0, 1} alone joins the two tokens); it is a lower boun
 ``tests/test_polyhedra.py`` checks) and the exact count for every cone in
 ``proofs/certificates`` (tested in ``tests/test_size_limits.py``).  The time model 0.6 µs·e³ + 0.15 µs·e²·R was fitted to
 the cones below, measured on a 2-core machine (CPU seconds; each within a factor 2.1 of the model):
-
 ========================  =====  ====  =====  ========  ==========
 cone                        e     dim    R     model s  measured s
 ========================  =====  ====  =====  ========  ==========
@@ -78,6 +75,7 @@ import numpy as np
 
 from .._errors import InputError, MissingDependencyError, SolverError
 from .._limits import count, refuse
+from .._validation import check_k
 
 __all__ = [
     "CDD_INSTALL_HINT",
@@ -207,9 +205,11 @@ def cone_size(n: int, k: int, *, reduced: bool) -> ConeSize:
     return ConeSize(n, k, bool(reduced), cells, cells + n, rows, rays, seconds)
 
 
-def _auto_reduced(n: int, k: int) -> bool:
-    from ._report import AUTO_FULL_CELLS
+#: With ``reduce=None`` the full tuple cone is used when it has at most this many cells.
+AUTO_FULL_CELLS = 64
 
+
+def _auto_reduced(n: int, k: int) -> bool:
     return n**k > AUTO_FULL_CELLS
 
 
@@ -332,8 +332,6 @@ class FarkasCone:
 
 
 def _check_nk(n: Any, k: Any) -> tuple[int, int]:
-    from .._validation import check_k
-
     n = check_k(n, "n")
     k = check_k(k, "k")
     if n < 2:

@@ -17,8 +17,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from fractions import Fraction
-from math import comb, factorial
+from math import comb, factorial, lcm
 from typing import Any
+
+import numpy as np
 
 from .._limits import count, refuse, show_progress
 
@@ -162,7 +164,6 @@ def check_orderings(
     integers, p ∝ ratio·q); compare prefix and subset minima exactly.  Refuses (before any
     work) more than :data:`MAX_PREFIX_WORK` (instance, subset) pairs, n!·reps·2ⁿ per k;
     ``progress``: a ``tqdm`` bar over the orderings (``None``: where someone watches)."""
-    import numpy as np
     from tqdm.auto import tqdm
 
     _check_work(f"n = {n}", len(ks) * factorial(n) * reps * 2**n)
@@ -189,7 +190,6 @@ def check_orderings(
                     continue
                 ps = [x / sum(w) for x in w]
                 # common denominator so that the integer grid code can be reused
-                from math import lcm
 
                 m = lcm(*(x.denominator for x in ps + qs))
                 a = tuple(int(x * m) for x in ps)

@@ -21,18 +21,23 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from .._display import html_fields, html_table
 from .._errors import InputError
 from .._limits import count, refuse, show_progress
+from .._validation import check_choice
 from ._cone import (
+    AUTO_FULL_CELLS,
     MAX_DD_SECONDS,
     ConeRays,
     FarkasCone,
+    _check_nk,
     check_cone_size,
     extreme_rays,
     farkas_cone,
     token_orbits,
     verify_rays,
 )
+from ._exact import ExactLaw, cell_probs
 from ._symbolic import DRAFT_LAWS, RayReading, SymbolicLaw, candidate, lineality_is_zero, read_ray, symbolic_law
 
 __all__ = [
@@ -45,8 +50,6 @@ __all__ = [
     "symbolic_terms",
 ]
 
-#: With ``reduce=None`` the full tuple cone is used when it has at most this many cells.
-AUTO_FULL_CELLS = 64
 #: Largest estimated size (:func:`symbolic_terms`) of the symbolic reading: about 1–3 s.
 MAX_SYMBOLIC_TERMS = 1_000_000
 #: Largest number of drafts: the reading's coefficients grow with k (n = 2, k = 1000: 0.3 s).
@@ -178,7 +181,6 @@ class KDraftReport:
         InputError
             If p or q has not length n, or q does not fit the draft law.
         """
-        from ._exact import ExactLaw, cell_probs
 
         pf = [Fraction(x) for x in p]
         if len(pf) != self.n:
@@ -238,8 +240,6 @@ class KDraftReport:
         )
 
     def _repr_html_(self) -> str:
-        from .._display import html_fields, html_table
-
         c = self.counts()
         head = html_fields(
             f"Exact check of the K-draft condition (n = {self.n}, k = {self.k}, {self.drafts})",
@@ -408,7 +408,6 @@ def check_k_draft_condition(
     when the estimated double description exceeds ``max_seconds``, the symbolic reading
     exceeds :data:`MAX_SYMBOLIC_TERMS` (:func:`symbolic_terms`), or k > :data:`MAX_K`.
     Accepted with the defaults (``reduce=None``):
-
     ===========  ========  =======  =======  =======  =======  ========  =========
     drafts        n = 2     n = 3    n = 4    n = 5    n = 6    n = 7     n = 8–11
     ===========  ========  =======  =======  =======  =======  ========  =========
@@ -439,11 +438,9 @@ def check_k_draft_condition(
     >>> rep.holds, len(rep.rays), rep.inequalities[0]           # doctest: +SKIP
     (True, 33, p0 - q0**3)
     """
-    from ._cone import _check_nk
-
     n, k = _check_nk(n, k)
     if not isinstance(drafts, str) or drafts.lower() not in DRAFT_LAWS:
-        raise InputError(f"drafts: must be one of {', '.join(DRAFT_LAWS)}, got {drafts!r}")
+        check_choice("drafts", drafts, DRAFT_LAWS)
     drafts = drafts.lower()
     if drafts == "swor" and k > n:
         raise InputError(f"k: drafting without replacement needs k <= n, got k={k} > n={n}")

@@ -3,7 +3,6 @@ r"""Symbolic draft laws and the exact reading of a Farkas ray.
 A point ``(u, v)`` of the cone ``C`` (docs/theory.md §4) gives the inequality
 
 .. math::
-
     E(p, D) = \sum_{\text{cells}} u_{\text{cell}}\, D(\text{cell}) + \sum_y v_y\, p(y) \;\ge\; 0,
 
 where a cell is an ordered tuple (weight ``D(x̄)``) or a draft set ``A`` (weight
@@ -17,7 +16,6 @@ Remark 2 conjecture for k > 2: ``p(S) >= q(S)^k``) — or is evidently non-negat
 (a non-negative combination of probabilities: *trivial*).
 
 Laws (docs/theory.md §1; Khisti et al. call the draft ``p`` and the target ``q``):
-
 * ``iid``: :math:`D(\bar x) = \prod_i q(x_i)`, :math:`D(\mathrm{set} \subseteq S) = q(S)^k`.
 * ``swor`` (successive sampling without replacement):
   :math:`D(\bar x) = \prod_i q(x_i) / (1 - \sum_{j<i} q(x_j))` on distinct tuples.
@@ -34,7 +32,8 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
-from .._errors import InputError
+from .._errors import InputError, MissingDependencyError
+from .._validation import check_choice
 
 __all__ = ["DRAFT_LAWS", "SymbolicLaw", "symbolic_law", "RayReading", "read_ray"]
 
@@ -42,8 +41,6 @@ DRAFT_LAWS = ("iid", "swor", "independent")
 
 
 def _sympy() -> Any:
-    from .._errors import MissingDependencyError
-
     try:
         import sympy
     except ImportError as exc:
@@ -148,8 +145,7 @@ class SymbolicLaw:
         from sympy.polys.fields import field
         from sympy.polys.rings import ring
 
-        if name not in DRAFT_LAWS:
-            raise InputError(f"drafts: must be one of {', '.join(DRAFT_LAWS)}, got {name!r}")
+        check_choice("drafts", name, DRAFT_LAWS)
         if name == "swor" and k > n:
             raise InputError(f"k: drafting without replacement needs k <= n, got k={k} > n={n}")
         self.name, self.n, self.k = name, n, k
@@ -482,7 +478,7 @@ def symbolic_law(name: str, n: int, k: int) -> SymbolicLaw:
         If ``name`` is not a symbolic draft law, or swor has k > n.
     """
     if not isinstance(name, str):
-        raise InputError(f"drafts: must be one of {', '.join(DRAFT_LAWS)}, got {name!r}")
+        check_choice("drafts", name, DRAFT_LAWS)
     return SymbolicLaw(name.lower(), n, k)
 
 

@@ -22,11 +22,12 @@ stay importable there for one release.
 
 from ._data import sample_path
 from ._realised import RealisedTable, realised_optimal
-from ._storage import Distributions
+from ._storage import Distributions, load_source
 from ._stored import DraftTrees, StoredModel, trees_path
 from ._tables import TreeTable, tree_table
 
 __all__ = [
+    "load_source",
     "Distributions",
     "sample_path",
     "DraftTrees",

@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from .._display import Estimate, Shown, Tabular, html_table, latex_table, markdown_table, renamed
 from .._errors import InputError
-from .._validation import check_rng, check_size
+from .._validation import check_choice, check_rng, check_size
 from ._storage import Distributions, check_data_and_ks
 
 __all__ = ["RealisedTable", "realised_optimal"]
@@ -47,9 +48,15 @@ def _columns(law: str) -> dict[str, str]:
     return COLUMNS if law == "iid" else SWOR_COLUMNS
 
 
+@renamed(se="position_std_err")
 @dataclasses.dataclass
-class RealisedTable:
+class RealisedTable(Tabular):
     """Per-position values on a subset of positions, and their summary per k.
+
+    In the results' vocabulary ``value`` and ``std_err`` are the realised acceptance and its
+    Monte Carlo standard error, one entry per row of :meth:`to_pandas` (per k; the
+    ``realised`` and ``realised_se`` columns), ``method`` is ``"sampled"``, ``ok`` says every
+    row agrees with α* (|z| ≤ 5).
 
     Attributes
     ----------
@@ -59,8 +66,9 @@ class RealisedTable:
         Monte Carlo samples per position and k.
     values : dict
         ``values[(k, column)]`` = per-position array (columns in ``COLUMNS``).
-    se : dict
-        ``se[k]`` = per-position standard errors of the realised acceptance.
+    position_std_err : dict
+        ``position_std_err[k]`` = per-position standard errors of the realised acceptance
+        (old name ``se``).
     meta : dict
         Provenance of the data.
     law : str
@@ -70,9 +78,31 @@ class RealisedTable:
     positions: np.ndarray
     size: int
     values: dict[tuple[int, str], np.ndarray]
-    se: dict[int, np.ndarray]
+    position_std_err: dict[int, np.ndarray]
     meta: dict[str, Any]
     law: str = "iid"
+
+    #: the realised acceptance is a Monte Carlo mean
+    method = "sampled"
+    _caption = "Optimal verifier run on real distributions (realised ± Monte Carlo standard error)."
+
+    @property
+    def value(self) -> np.ndarray:
+        """The mean realised acceptance, one entry per k (row of :meth:`to_pandas`)."""
+        return np.array([r["realised"] for r in self.rows])
+
+    @property
+    def std_err(self) -> np.ndarray:
+        """Its Monte Carlo standard error, one entry per k."""
+        return np.array([r["realised_se"] for r in self.rows])
+
+    @property
+    def ok(self) -> bool:
+        """Whether every row's realised acceptance agrees with α* within 5 standard errors."""
+        return all(abs(r["z"]) <= 5 for r in self.rows)
+
+    def _records(self) -> list[dict[str, Any]]:
+        return self.rows
 
     @property
     def columns(self) -> dict[str, str]:
@@ -90,7 +120,7 @@ class RealisedTable:
         Parameters
         ----------
         k : int
-            Number of drafts (a key of ``se``).
+            Number of drafts (a key of ``position_std_err``).
 
         Returns
         -------
@@ -103,11 +133,11 @@ class RealisedTable:
         InputError
             If the table has no row for k.
         """
-        if k not in self.se:
+        if k not in self.position_std_err:
             raise InputError(f"k: no row for k={k}; the table has {self.ks}")
         m = self.positions.size
         out = {c: float(self.values[(k, c)].mean()) for c in self.columns}
-        out["realised_se"] = float(math.sqrt(float(np.sum(self.se[k] ** 2))) / m)
+        out["realised_se"] = float(math.sqrt(float(np.sum(self.position_std_err[k] ** 2))) / m)
         d = out["realised"] - out[f"alpha_{self.law}"]
         out["z"] = d / out["realised_se"] if out["realised_se"] > 0 else 0.0
         out["k"], out["positions"], out["samples_per_position"] = k, m, self.size
@@ -118,30 +148,10 @@ class RealisedTable:
         """One dict per k (see :meth:`summary`)."""
         return [self.summary(k) for k in self.ks]
 
-    def to_pandas(self) -> Any:
-        """:attr:`rows` as a pandas DataFrame; needs pandas.
-
-        Returns
-        -------
-        pandas.DataFrame
-            One row per k.
-
-        Raises
-        ------
-        ImportError
-            If pandas is not installed.
-        """
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("RealisedTable.to_pandas needs pandas (pip install pandas)") from None
-        return pd.DataFrame(self.rows)
-
     def _wide(self) -> tuple[list[str], list[list[Any]]]:
         """Header and rows of the table as read (Markdown, LaTeX); cells are numbers
         (:class:`~optaccept._display.Estimate` for the run, ``Shown`` for rounded values), so
         that the CSV holds one number per cell."""
-        from .._display import Estimate, Shown
 
         practical = [c for c in self.columns if c not in ("rule", "realised") and not c.startswith("alpha")]
         names = {"rrs": "RRS", "kseq": "K-SEQ", "rrs_wor": "RRS w/o repl."}
@@ -173,7 +183,6 @@ class RealisedTable:
             One row per k: α*, the run ± its standard error, z, the rule's exact value and
             the practical verifiers.
         """
-        from .._display import markdown_table
 
         return markdown_table(*self._wide()).rstrip("\n")
 
@@ -194,15 +203,12 @@ class RealisedTable:
         str
             The ``table`` environment.
         """
-        from .._display import latex_table
 
         head, body = self._wide()
         head = ["$k$", "positions", r"$\alpha^*$", r"realised $\pm$ SE", "$z$", "rule"] + head[6:]
         return latex_table(head, body, caption)
 
     def _repr_html_(self) -> str:
-        from .._display import html_table
-
         head, body = self._wide()
         return html_table(
             head,
@@ -273,7 +279,7 @@ def realised_optimal(
     data: Distributions,
     ks: Sequence[int] = (2, 4),
     positions: int | Sequence[int] = 24,
-    rng: np.random.Generator | None = None,
+    rng: np.random.Generator | int | None = 0,
     *,
     size: int = 20_000,
     progress: bool = True,
@@ -290,9 +296,9 @@ def realised_optimal(
     positions : int or sequence of int
         How many positions to draw at random (without replacement, with ``rng``), or the
         positions themselves.
-    rng : numpy.random.Generator, optional
-        Chooses the positions and drives the verifier; ``None`` means
-        ``np.random.default_rng(0)``, so the default table is reproducible.
+    rng : numpy.random.Generator, int or None
+        Chooses the positions and drives the verifier (default: seed 0, so the default
+        table is reproducible; None: fresh entropy).
     size : int
         Monte Carlo samples (draft tuple, output) per position and k.
     progress : bool
@@ -310,12 +316,11 @@ def realised_optimal(
     from .. import verifiers
 
     ks = check_data_and_ks(data, ks)
-    rng = np.random.default_rng(0) if rng is None else check_rng(rng)
+    rng = check_rng(rng)
     size = check_size(size)
     if size < 1:
         raise InputError("size: must be at least 1")
-    if law not in _LAW_NAMES:
-        raise InputError(f"law: must be one of {tuple(_LAW_NAMES)}, got {law!r}")
+    check_choice("law", law, _LAW_NAMES)
     if isinstance(positions, (int, np.integer)) and not isinstance(positions, bool):
         if not 1 <= positions <= len(data):
             raise InputError(f"positions: must be between 1 and {len(data)}, got {positions}")
@@ -337,6 +342,6 @@ def realised_optimal(
             vals += [(c, practical[c].acceptance(pc[0], qc[0], k, notion="output")) for c in cols]
             for c, v in vals:
                 acc.setdefault((k, c), []).append(float(v))
-            ses.setdefault(k, []).append(r.se)
+            ses.setdefault(k, []).append(r.std_err)
     values = {key: np.asarray(v) for key, v in acc.items()}
     return RealisedTable(idx, size, values, {k: np.asarray(v) for k, v in ses.items()}, dict(data.meta), law)

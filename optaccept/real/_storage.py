@@ -22,7 +22,7 @@ import numpy as np
 from .._errors import InputError
 from .._io import _READ_ERRORS, _first_line
 
-__all__ = ["Distributions", "SparseRows"]
+__all__ = ["Distributions", "SparseRows", "load_source"]
 
 FORMAT = "optaccept.llm.Distributions/1"
 
@@ -527,3 +527,28 @@ def check_data_and_ks(data: Any, ks: Any) -> list[int]:
     if not ks or min(ks) < 1:
         raise InputError(f"ks: must be positive integers, got {ks}")
     return ks
+
+
+def load_source(source: str | os.PathLike, *, start: int = 0, positions: int | None = None) -> Any:
+    """A distribution file as a sweep source (``tree.sweep(..., loader=load_source)``).
+
+    Parameters
+    ----------
+    source : str or os.PathLike
+        Path of a distribution file written by :meth:`Distributions.save`.
+    start : int
+        First row (position) to read.
+    positions : int, optional
+        Number of rows from ``start``; all the rest when None.
+
+    Returns
+    -------
+    tuple
+        ``(PositionPair, None)``: the rows ``start`` .. ``start + positions`` as a
+        :class:`~optaccept.sequence.PositionPair`, and no separate draft model.
+    """
+    from ..sequence import PositionPair
+
+    d = Distributions.load(Path(source))
+    stop = None if positions is None else start + positions
+    return (PositionPair(np.asarray(d.target)[start:stop], np.asarray(d.draft)[start:stop]), None)

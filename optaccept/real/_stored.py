@@ -1,7 +1,8 @@
 """Draft trees as stored: every node's token, parent and depth with the target's and the
 draft's next-token laws read there (:class:`DraftTrees`, the file format
-``optaccept.llm.DraftTrees/1``), and :class:`StoredModel`, which answers a tree computation
-from such a file offline.  The trees are grown from language models by
+``optaccept.llm.DraftTrees/1``); the trees' laws answer a tree computation offline as a
+:class:`StoredModel` (``_stored_model``), and the shipped files are found by :func:`trees_path`
+(``_data``); both stay importable from here.  The trees are grown from language models by
 :func:`optaccept.llm.extract_trees`; the tables of :mod:`optaccept.real` and the analyses of
 :mod:`optaccept.tree` read them from here, with no model (and no torch) loaded.  The format
 name keeps its first home, so that files written before the move still load.
@@ -19,59 +20,15 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._validation import check_k
+from .._validation import check_choice, check_k
+from ..tree import DraftTree
+from ._data import EXTENDED_TREES_FILES, TREES_FILES, trees_path
 from ._storage import Distributions, SparseRows, _read_archive, _write_archive
+from ._stored_model import StoredModel
 
 __all__ = ["FORMAT", "TREES_FILES", "EXTENDED_TREES_FILES", "DraftTrees", "StoredModel", "trees_path"]
 
 FORMAT = "optaccept.llm.DraftTrees/1"
-
-#: Draft-tree files shipped in ``optaccept/data`` (see its README for provenance), by draft law:
-#: 2 trees after each built-in prompt.
-TREES_FILES = {"iid": "smollm2_layerskip_trees_iid.npz", "swor": "smollm2_layerskip_trees_swor.npz"}
-#: The larger shipped sets: 12 trees after each of the 296 extended prompts (3,552 trees per law).
-EXTENDED_TREES_FILES = {
-    "iid": "smollm2_layerskip_trees_iid_extended.npz",
-    "swor": "smollm2_layerskip_trees_swor_extended.npz",
-}
-
-
-def trees_path(drafts: str = "iid", prompts: str = "builtin") -> Path:
-    """Path of the shipped draft trees of the built-in pair (:func:`smollm2_layerskip`,
-    both sides truncated to their top 50 tokens), drawn i.i.d. or without replacement;
-    provenance in ``DraftTrees.load(path).meta`` and ``optaccept/data/README.md``.
-
-    ``prompts="builtin"``: 2 trees after each of the 36 built-in prompts (72 trees);
-    ``"extended"``: 12 trees after each of the 296 prompts of
-    :func:`optaccept.llm.extended_prompts` (3,552 trees), the set behind the decided
-    table of accepted tokens (standard errors of the verifier differences ≤ 0.02).
-
-    Parameters
-    ----------
-    drafts : {"iid", "swor"}
-        How the chains were drawn.
-    prompts : {"builtin", "extended"}
-        Which shipped set.
-
-    Returns
-    -------
-    pathlib.Path
-        The ``.npz`` file inside the installed package, for :meth:`DraftTrees.load`.
-
-    Raises
-    ------
-    InputError
-        If ``drafts`` or ``prompts`` is not one of its values.
-    """
-    from importlib import resources
-
-    files = {"builtin": TREES_FILES, "extended": EXTENDED_TREES_FILES}
-    if prompts not in files:
-        raise InputError(f"prompts: must be 'builtin' or 'extended', got {prompts!r}")
-    if drafts not in TREES_FILES:
-        raise InputError(f"drafts: must be one of {tuple(TREES_FILES)}, got {drafts!r}")
-    return Path(str(resources.files("optaccept.data").joinpath(files[prompts][drafts])))
-
 
 # ----------------------------------------------------------------------------- storage
 
@@ -81,7 +38,6 @@ class DraftTrees:
 
     Node arrays (one entry per node, trees one after another, each tree's nodes in
     breadth-first order with its root first):
-
     ``tree``, ``parent`` (global node index, -1 at a root), ``depth`` (0 at the root),
     ``token`` (the token leading to the node, -1 at a root), and the rows
     :attr:`target` (p) and :attr:`draft` (q): the next-token laws given prompt + the
@@ -441,7 +397,6 @@ class DraftTrees:
         InputError
             If ``i`` is not a tree index, or ``k`` or ``length`` exceeds what is stored.
         """
-        from ..tree import DraftTree
 
         k = self.k if k is None else check_k(k)
         length = self.length if length is None else check_k(length, "length")
@@ -632,8 +587,7 @@ class DraftTrees:
         InputError
             If ``dtype`` is neither.
         """
-        if dtype not in ("float32", "float16"):
-            raise InputError(f"dtype: must be 'float32' or 'float16', got {dtype!r}")
+        check_choice("dtype", dtype, ("float32", "float16"))
         if sparse is None:
             sparse = self._rows.nnz < 0.5 * self.n_nodes * self.vocab_size
         arrays = self._arrays(bool(sparse), dtype)
@@ -675,93 +629,6 @@ class DraftTrees:
             chains=data["chains"],
             meta=meta,
         )
-
-
-class StoredModel:
-    """A sequence model replaying stored rows: ``model(prefix)`` -> float64 distribution.
-
-    Defined only on the stored prefixes (token tuples after the prompt); any other
-    prefix raises ``KeyError`` naming it.
-
-    Parameters
-    ----------
-    rows : dict of tuple of int to array_like
-        Prefix → next-token distribution.
-    side : str
-        ``"target"`` or ``"draft"``, for messages.
-    where : str
-        Where the rows come from (e.g. ``"tree 3"``), for messages.
-    """
-
-    def __init__(self, rows: dict[tuple[int, ...], np.ndarray], side: str = "model", where: str = "") -> None:
-        self._rows = {tuple(int(t) for t in k): np.asarray(v, dtype=np.float64) for k, v in rows.items()}
-        for v in self._rows.values():
-            v.setflags(write=False)
-        self.side = side
-        self.where = where
-        self.vocab_size = len(next(iter(self._rows.values()))) if self._rows else 0
-
-    def __call__(self, prefix: Sequence[int]) -> np.ndarray:
-        """The stored distribution after ``prefix`` (also ``next_token_probs``).
-
-        Parameters
-        ----------
-        prefix : sequence of int
-            Token ids after the prompt.
-
-        Returns
-        -------
-        ndarray of float64, shape (vocab,)
-            The stored row (read-only).
-
-        Raises
-        ------
-        KeyError
-            If ``prefix`` is not a stored node.
-        """
-        key = tuple(int(t) for t in prefix)
-        try:
-            return self._rows[key]
-        except KeyError:
-            raise KeyError(
-                f"prefix {key}: not a node of the stored {self.side} rows ({self.where}); "
-                "stored models answer only at their tree's nodes"
-            ) from None
-
-    @property
-    def prefixes(self) -> list[tuple[int, ...]]:
-        return list(self._rows)
-
-    def __contains__(self, prefix: Sequence[int]) -> bool:
-        return tuple(int(t) for t in prefix) in self._rows
-
-    next_token_probs = __call__
-
-    def batch_next_token_probs(self, prefixes: Sequence[Sequence[int]]) -> np.ndarray:
-        """The stored distributions after several prefixes.
-
-        Parameters
-        ----------
-        prefixes : sequence of sequence of int
-            Stored prefixes.
-
-        Returns
-        -------
-        ndarray of float64, shape (len(prefixes), vocab)
-            One row per prefix.
-
-        Raises
-        ------
-        KeyError
-            If a prefix is not a stored node.
-        """
-        return np.stack([self(pr) for pr in prefixes])
-
-    def __repr__(self) -> str:
-        return f"StoredModel({self.side}, {len(self._rows)} prefixes, vocab {self.vocab_size}, {self.where})"
-
-
-# ------------------------------------------------------------------- live models
 
 
 # ---------------------------------------------------------------------- sampling

@@ -29,15 +29,25 @@ comparison of verifiers is a paired difference on the same trees
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._display import Estimate, Tabular, html_table, latex_table, markdown_table
 from .._errors import InputError
-from ..tree._sampling import _clustered
+from .._limits import show_progress
+from .._statistics import cluster_means
+from .._statistics import clustered_mean as _clustered
+from .._statistics import std_err as sample_std_err
+from ..drafts import IID, WithoutReplacement
+from ..optimal import optimal_acceptance
+from ..tree._bounds import _Pi
+from ..tree._checks import PER_TREE
+from ..tree._draft import DraftTree
+from ..tree._models import Model
+from ._stored import DraftTrees
 
 __all__ = ["TreeTable", "tree_table", "VERIFIER_NAMES", "SERIES_STYLES"]
 
@@ -67,8 +77,12 @@ SERIES_STYLES = {
 }
 
 
-class TreeTable:
+class TreeTable(Tabular):
     """Rows ``{drafts, verifier, name, k, length, value, std_err, trees, method}``.
+
+    In the results' vocabulary ``value`` and ``std_err`` are those columns as arrays, one
+    entry per row of :meth:`to_pandas` (``std_err`` NaN where a row is exact), ``method``
+    the rows' methods joined by "; ", ``ok`` says every value is finite.
 
     ``method`` is ``"sampled"`` (Rao–Blackwellised mean over the stored trees),
     ``"exact per prompt"`` (a closed form at the root, averaged over the prompts) or
@@ -96,6 +110,29 @@ class TreeTable:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @property
+    def value(self) -> np.ndarray:
+        """The ``value`` column, one entry per row."""
+        return np.array([float(r["value"]) for r in self.rows])
+
+    @property
+    def std_err(self) -> np.ndarray:
+        """The ``std_err`` column, one entry per row (NaN where the row is exact)."""
+        return np.array([np.nan if r["std_err"] is None else float(r["std_err"]) for r in self.rows])
+
+    @property
+    def method(self) -> str:
+        """The rows' methods, joined by "; "."""
+        return "; ".join(sorted({str(r["method"]) for r in self.rows}))
+
+    @property
+    def ok(self) -> bool:
+        """Whether every value is finite."""
+        return bool(np.isfinite(self.value).all())
+
+    def _records(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.rows]
 
     def __repr__(self) -> str:
         ks = sorted({r["k"] for r in self.rows})
@@ -140,8 +177,6 @@ class TreeTable:
 
     @staticmethod
     def _cell(r: dict[str, Any] | None, latex: bool = False) -> str:
-        from .._display import Estimate
-
         if r is None:
             return ""
         text = str(Estimate(r["value"], r["std_err"] or 0.0, 3))  # never "± 0.000"
@@ -171,7 +206,6 @@ class TreeTable:
         str
             The Markdown table.
         """
-        from .._display import markdown_table
 
         return markdown_table(*self._body())
 
@@ -189,7 +223,6 @@ class TreeTable:
         str
             The ``table`` environment.
         """
-        from .._display import Estimate, latex_table
 
         cols, series = self._grid()
         look = self._lookup()
@@ -214,7 +247,6 @@ class TreeTable:
         str
             The Markdown table, one row per difference.
         """
-        from .._display import Estimate, markdown_table
 
         rows = [
             [
@@ -273,8 +305,6 @@ class TreeTable:
         return path
 
     def _repr_html_(self) -> str:
-        from .._display import html_table
-
         header, rows = self._body()
         return html_table(header, rows, title="Expected draft tokens accepted per step (± standard error)")
 
@@ -300,8 +330,6 @@ def _exact_root_values(roots: dict[str, Any], drafts: str, k: int, cache: dict) 
 
 
 def _root_values(roots: dict[str, Any], drafts: str, k: int) -> dict[str, np.ndarray]:
-    from ..drafts import IID, WithoutReplacement
-    from ..optimal import optimal_acceptance
     from ..sequence import batch_rejection_probability
     from ..verifiers import RRS, RRSWithoutReplacement
 
@@ -361,7 +389,6 @@ def _node_laws(f: Any, cache: dict) -> dict[str, np.ndarray]:
 def _root_inclusions(f: Any, k: int, cache: dict) -> np.ndarray:
     """Per depth-1 node: P(its token is among k draws without replacement from the root's
     q) (:class:`optaccept.tree._bounds._Pi`), once per distinct root row and token."""
-    from ..tree._bounds import _Pi
 
     rows = f._rows
     parent, depth, token = np.asarray(f.parent), np.asarray(f.depth), np.asarray(f.token)
@@ -425,7 +452,6 @@ def _tree_laws(f: Any, i: int) -> tuple[Any, Any, dict[int, int]]:
     """Tree ``i``'s target and draft laws as checked, cached models on its compact
     vocabulary (as ``as_model(f.models(i, compact=True)[j]).cached()``, the rows checked
     at once), and the map from token to compact index."""
-    from ..tree._models import Model
 
     index = f.prefixes(i)
     nodes = list(index.values())
@@ -457,8 +483,6 @@ def _sampled_values(f: Any, cells: list[tuple[int, int]], bar: Any) -> dict[tupl
     """Per-tree values (:data:`optaccept.tree.PER_TREE`, the functions behind
     :func:`optaccept.tree.rao_blackwell`) of every (k, L) cell, one pass over the trees:
     each tree's laws are read and checked once for all its cells."""
-    from ..tree._api import PER_TREE
-    from ..tree._draft import DraftTree
 
     out = {(k, L): {v: np.empty(f.n_trees) for v in _cell_verifiers(f.drafts, k)} for k, L in cells}
     if not cells:
@@ -491,15 +515,11 @@ def _cross_law_differences(kept: dict[tuple, tuple]) -> list[dict[str, Any]]:
         if not np.array_equal(prompts, np.unique(g_swor)) or prompts.size < 2:
             continue
 
-        def means(x: np.ndarray, g: np.ndarray) -> np.ndarray:
-            _, inv = np.unique(g, return_inverse=True)
-            return np.bincount(inv, weights=x) / np.bincount(inv)
-
-        base = means(iid["token"], g_iid)
+        base = cluster_means(iid["token"], g_iid)
         for v in ("token", "traversal"):
             if v not in swor:
                 continue
-            d = means(swor[v], g_swor) - base
+            d = cluster_means(swor[v], g_swor) - base
             out.append(
                 dict(
                     drafts="swor vs iid (by prompt)",
@@ -508,7 +528,7 @@ def _cross_law_differences(kept: dict[tuple, tuple]) -> list[dict[str, Any]]:
                     a=f"{v} (swor)",
                     b="token (iid)",
                     value=float(d.mean()),
-                    std_err=float(d.std(ddof=1) / math.sqrt(d.size)),
+                    std_err=sample_std_err(d, few=float("nan")),
                 )
             )
     return out
@@ -545,9 +565,6 @@ def tree_table(
         without-replacement verifiers against i.i.d. RRS paired by prompt.
     """
     from tqdm.auto import tqdm
-
-    from .._limits import show_progress
-    from ._stored import DraftTrees
 
     if isinstance(trees, (str, Path, DraftTrees)):
         trees = [trees]

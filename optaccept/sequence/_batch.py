@@ -1,17 +1,17 @@
-r"""Batch speculative decoding with M draft sequences (Yin et al., Theorem 3 and Proposition 1).
+r"""Batch speculative decoding with k draft sequences (Yin et al., Theorem 3 and Proposition 1).
 
-One token with M i.i.d. drafts :math:`\tilde x^1, \dots, \tilde x^M \sim q` is verified by
+One token with k i.i.d. drafts :math:`\tilde x^1, \dots, \tilde x^k \sim q` is verified by
 recursive rejection sampling (RRS): draft m is accepted with probability
 :math:`\min(1, p^m(\tilde x^m)/q(\tilde x^m))` where :math:`p^1 = p` and
-:math:`p^{m+1} = (p^m - q)_+ / \mathrm{TV}(p^m, q)`; if all M are rejected the token is
-drawn from :math:`p^{M+1}`.  The output law is p and
+:math:`p^{m+1} = (p^m - q)_+ / \mathrm{TV}(p^m, q)`; if all k are rejected the token is
+drawn from :math:`p^{k+1}`.  The output law is p and
 
-.. math::  P(\text{all } M \text{ rejected}) = \prod_{m=1}^{M} \mathrm{TV}(p^m, q),
-           \qquad \mathrm{BI} = \mathrm{TV}(p, q) - \prod_{m=1}^{M} \mathrm{TV}(p^m, q)
+.. math::  P(\text{all } k \text{ rejected}) = \prod_{m=1}^{k} \mathrm{TV}(p^m, q),
+           \qquad \mathrm{BI} = \mathrm{TV}(p, q) - \prod_{m=1}^{k} \mathrm{TV}(p^m, q)
 
 (Yin et al., Theorem 3, whose target is q and draft p).
 
-Over a sequence a *round* starts after each rejection (one large-model call): M draft
+Over a sequence a *round* starts after each rejection (one large-model call): k draft
 sequences are drawn from the current prefix with unlimited lookahead, and tokens are
 verified left to right.  At each position the candidates are the draft sequences that
 agree with the accepted prefix; what survives an acceptance is set by ``continuation``:
@@ -20,10 +20,10 @@ agree with the accepted prefix; what survives an acceptance is set by ``continua
     only the sequence whose token was accepted continues, so the batch helps at the
     first token of every round and later tokens are plain speculative decoding.  This is
     the algorithm whose rejections Yin et al. write with a pseudo-measure over the
-    prefixes at which rounds start; its limit as M grows stays positive (Proposition 1).
+    prefixes at which rounds start; its limit as k grows stays positive (Proposition 1).
 ``"matching"``
     every draft sequence whose tokens so far equal the accepted prefix stays a
-    candidate (the M sequences form a token tree).
+    candidate (the k sequences form a token tree).
 
 Exact method.  Given the prefix, the candidate sequences' next tokens are i.i.d.
 :math:`q_t(\cdot \mid x_{<t})` (each was generated from that same prefix, and which
@@ -34,8 +34,8 @@ law gives :math:`E[N_{rej}] = \sum_t \sum_{c,a} \mu_t(c, a) \prod_{m=1}^{a}
 candidates are that draft plus the unexamined ones showing y: 1 + Binomial(a - j, q(y))
 under ``"matching"`` (a rejected draft never shows y: its rejection forces
 :math:`p^{j}(y) = 0` for every later residual), and 1 under ``"single"``; after a
-rejection a new round starts with M candidates.  Cost O(T C n M) for ``"single"`` and
-O(T C n M^2) for ``"matching"`` (C contexts, n tokens).
+rejection a new round starts with k candidates.  Cost O(T C n k) for ``"single"`` and
+O(T C n k^2) for ``"matching"`` (C contexts, n tokens).
 """
 
 from __future__ import annotations
@@ -47,12 +47,14 @@ import numpy as np
 from scipy.stats import binom
 from tqdm.auto import tqdm
 
+from .._deprecated import renamed
 from .._errors import InputError
+from .._sampling import RowSampler
 from .._stable import residual
-from .._validation import as_distribution_pair
-from ._markov import SequencePair, _as_rng
+from .._validation import as_distribution_pair, check_choice, check_rng
+from ._markov import SequencePair
 from ._rejections import _check_pair, _check_runs
-from ._sampling import RejectionEstimate, RowSampler
+from ._sampling import RejectionEstimate
 
 __all__ = [
     "residual_chain",
@@ -73,15 +75,14 @@ CONTINUATIONS = ("single", "matching")
 
 def _check_m(M: Any) -> int:
     if isinstance(M, bool) or not isinstance(M, numbers.Integral):
-        raise InputError(f"M: must be an integer number of drafts, got {M!r}")
+        raise InputError(f"k: must be an integer number of drafts, got {M!r}")
     if M < 1:
-        raise InputError(f"M: must be at least 1, got {M}")
+        raise InputError(f"k: must be at least 1, got {M}")
     return int(M)
 
 
 def _check_continuation(continuation: Any) -> str:
-    if continuation not in CONTINUATIONS:
-        raise InputError(f"continuation: must be one of {CONTINUATIONS}, got {continuation!r}")
+    check_choice("continuation", continuation, CONTINUATIONS)
     return continuation
 
 
@@ -99,41 +100,43 @@ def _residuals(p: np.ndarray, q: np.ndarray, M: int) -> tuple[np.ndarray, np.nda
     return res, tv
 
 
-def residual_chain(p: Any, q: Any, M: int) -> tuple[np.ndarray, np.ndarray]:
+@renamed("sequence.residual_chain", M="k")
+def residual_chain(p: Any, q: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
     r"""The RRS residuals :math:`p^1 = p,\ p^{m+1} = (p^m - q)_+ / \mathrm{TV}(p^m, q)`.
 
     Parameters
     ----------
     p, q : array_like, shape (n,)
         Target and draft laws.
-    M : int
+    k : int
         Number of drafts, at least 1.
 
     Returns
     -------
-    residuals : ndarray, shape (M + 1, n)
+    residuals : ndarray, shape (k + 1, n)
         Row m - 1 is :math:`p^m`.  Once :math:`\mathrm{TV}(p^m, q) = 0` (never reached
         with positive probability) the rows repeat :math:`p^m`.
-    tv : ndarray, shape (M + 1,)
-        :math:`\mathrm{TV}(p^m, q)`, m = 1..M+1.
+    tv : ndarray, shape (k + 1,)
+        :math:`\mathrm{TV}(p^m, q)`, m = 1..k+1.
 
     Raises
     ------
     InputError
-        If p or q is not a distribution, they differ in length, or M is not a positive integer.
+        If p or q is not a distribution, they differ in length, or k is not a positive integer.
     """
     p, q = as_distribution_pair(p, q)
-    return _residuals(p, q, _check_m(M))
+    return _residuals(p, q, _check_m(k))
 
 
-def batch_rejection_probability(p: Any, q: Any, M: int) -> float:
-    r"""Probability that RRS rejects all M i.i.d. drafts: :math:`\prod_{m=1}^{M}\mathrm{TV}(p^m, q)`.
+@renamed("sequence.batch_rejection_probability", M="k")
+def batch_rejection_probability(p: Any, q: Any, k: int) -> float:
+    r"""Probability that RRS rejects all k i.i.d. drafts: :math:`\prod_{m=1}^{k}\mathrm{TV}(p^m, q)`.
 
     Parameters
     ----------
     p, q : array_like, shape (n,)
         Target and draft laws.
-    M : int
+    k : int
         Number of drafts, at least 1.
 
     Returns
@@ -141,74 +144,77 @@ def batch_rejection_probability(p: Any, q: Any, M: int) -> float:
     float
         The probability that every draft is rejected.
     """
-    _, tv = residual_chain(p, q, M)
+    _, tv = residual_chain(p, q, k)
     return float(np.prod(tv[:-1]))
 
 
-def batch_improvement(p: Any, q: Any, M: int) -> float:
+@renamed("sequence.batch_improvement", M="k")
+def batch_improvement(p: Any, q: Any, k: int) -> float:
     r"""One-step batch improvement (Yin et al., Theorem 3; their q is our p).
 
-    .. math::  \mathrm{BI}_M(p, q) = \mathrm{TV}(p, q) - \prod_{m=1}^{M} \mathrm{TV}(p^m, q),
+    .. math::  \mathrm{BI}_k(p, q) = \mathrm{TV}(p, q) - \prod_{m=1}^{k} \mathrm{TV}(p^m, q),
 
-    the drop in rejection probability of one token when M i.i.d. drafts are verified by
+    the drop in rejection probability of one token when k i.i.d. drafts are verified by
     RRS instead of one draft by speculative decoding.
 
     Parameters
     ----------
     p, q : array_like, shape (n,)
         Target and draft laws.
-    M : int
+    k : int
         Number of drafts, at least 1 (BI_1 = 0).
 
     Returns
     -------
     float
-        BI_M(p, q), in [0, TV(p, q)].
+        BI_k(p, q), in [0, TV(p, q)].
 
     Examples
     --------
-    >>> round(batch_improvement([0.5, 0.5, 0, 0], [0.25] * 4, 3), 12)  # r = 2
-    0.25
+    >>> round(batch_improvement([0.5, 0.5, 0, 0], [0.25] * 4, 3), 12)  # r = 2: (1 - 1/2) - (1 - 1/2)**3
+    0.375
     """
-    _, tv = residual_chain(p, q, M)
+    _, tv = residual_chain(p, q, k)
     return float(tv[0] - np.prod(tv[:-1]))
 
 
-def uniform_batch_improvement(r: float, M: int) -> float:
+@renamed("sequence.uniform_batch_improvement", M="k")
+def uniform_batch_improvement(r: float, k: int) -> float:
     r"""Closed form for q uniform on V, p uniform on V' in V, r = |V|/|V'| (Yin et al.):
-    :math:`\mathrm{BI} = (1 - 1/r) - (1 - 1/r)^M`, since every residual equals p.
+    :math:`\mathrm{BI} = (1 - 1/r) - (1 - 1/r)^k`, since every residual equals p.
 
     Parameters
     ----------
     r : float
         |V| / |V'|, at least 1.
-    M : int
+    k : int
         Number of drafts, at least 1.
 
     Returns
     -------
     float
-        BI_M for this pair.
+        BI_k for this pair.
 
     Raises
     ------
     InputError
-        If r < 1 or M is not a positive integer.
+        If r < 1 or k is not a positive integer.
     """
     r = float(r)
     if not r >= 1:
         raise InputError(f"r: must be at least 1 (|V| / |V'|), got {r!r}")
-    M = _check_m(M)
-    return (1 - 1 / r) - (1 - 1 / r) ** M
+    k = _check_m(k)
+    return (1 - 1 / r) - (1 - 1 / r) ** k
 
 
-def bernoulli_batch_improvement(u: float, v: float, M: int) -> float:
+@renamed("sequence.bernoulli_batch_improvement", M="k")
+def bernoulli_batch_improvement(u: float, v: float, k: int) -> float:
     r"""Closed form for draft Ber(u), target Ber(v) (Yin et al., u >= v):
-    :math:`\mathrm{BI} = (u - v)(1 - u^{M-1})`.
+    :math:`\mathrm{BI} = (u - v)(1 - u^{k-1})`.
 
     The residuals are :math:`p^2 = p^3 = \dots = \delta_0` with
     :math:`\mathrm{TV}(\delta_0, \mathrm{Ber}(u)) = u`.  For u < v the roles of 0 and 1
-    swap: :math:`(v - u)(1 - (1 - u)^{M-1})`.
+    swap: :math:`(v - u)(1 - (1 - u)^{k-1})`.
 
     Parameters
     ----------
@@ -216,27 +222,27 @@ def bernoulli_batch_improvement(u: float, v: float, M: int) -> float:
         Draft's probability of token 1, in [0, 1].
     v : float
         Target's probability of token 1, in [0, 1].
-    M : int
+    k : int
         Number of drafts, at least 1.
 
     Returns
     -------
     float
-        BI_M for this pair.
+        BI_k for this pair.
 
     Raises
     ------
     InputError
-        If u or v lies outside [0, 1] or M is not a positive integer.
+        If u or v lies outside [0, 1] or k is not a positive integer.
     """
     u, v = float(u), float(v)
     for name, x in (("u", u), ("v", v)):
         if not 0 <= x <= 1:
             raise InputError(f"{name}: must lie in [0, 1], got {x!r}")
-    M = _check_m(M)
+    k = _check_m(k)
     if u >= v:
-        return (u - v) * (1 - u ** (M - 1))
-    return (v - u) * (1 - (1 - u) ** (M - 1))
+        return (u - v) * (1 - u ** (k - 1))
+    return (v - u) * (1 - (1 - u) ** (k - 1))
 
 
 def _step(mu: np.ndarray, p: np.ndarray, q: np.ndarray, M: int, continuation: str) -> tuple[float, np.ndarray]:
@@ -271,8 +277,9 @@ def _step(mu: np.ndarray, p: np.ndarray, q: np.ndarray, M: int, continuation: st
     return rejected, nu
 
 
+@renamed("sequence.batch_rejection_profile", M="k")
 def batch_rejection_profile(
-    chain: SequencePair, M: int, *, continuation: str = "single", progress: bool = False
+    chain: SequencePair, k: int, *, continuation: str = "single", progress: bool = False
 ) -> np.ndarray:
     """Per-step rejection probabilities of batch speculative decoding, shape (T,).
 
@@ -282,7 +289,7 @@ def batch_rejection_profile(
     ----------
     chain : MarkovPair or PositionPair
         The target and draft sequence models.
-    M : int
+    k : int
         Number of draft sequences, at least 1.
     continuation : {"single", "matching"}
         Which draft sequences stay candidates after an acceptance.
@@ -298,23 +305,24 @@ def batch_rejection_profile(
     Raises
     ------
     InputError
-        If ``chain`` is not a sequence pair, M is not a positive integer, or
+        If ``chain`` is not a sequence pair, k is not a positive integer, or
         ``continuation`` is unknown.
     """
     chain = _check_pair(chain)
-    M = _check_m(M)
+    k = _check_m(k)
     continuation = _check_continuation(continuation)
-    mu = np.zeros((chain.contexts, M))
-    mu[:, M - 1] = chain._initial_contexts()
+    mu = np.zeros((chain.contexts, k))
+    mu[:, k - 1] = chain._initial_contexts()
     out = np.empty(chain.horizon)
-    for t in tqdm(range(chain.horizon), disable=not progress, desc=f"batch DP M={M}"):
+    for t in tqdm(range(chain.horizon), disable=not progress, desc=f"batch DP k={k}"):
         p, q = chain._laws(t)
-        out[t], nu = _step(mu, p, q, M, continuation)
+        out[t], nu = _step(mu, p, q, k, continuation)
         mu = chain._next(nu)
     return out
 
 
-def round_start_measure(chain: SequencePair, M: int) -> np.ndarray:
+@renamed("sequence.round_start_measure", M="k")
+def round_start_measure(chain: SequencePair, k: int) -> np.ndarray:
     r"""Measure of the contexts at which a round of batch SD (``"single"``) starts, shape (T, C).
 
     Row t - 1, entry c is :math:`f_t(c) = P(x_{t-1} = c \text{ and a round starts at } t)`
@@ -326,7 +334,7 @@ def round_start_measure(chain: SequencePair, M: int) -> np.ndarray:
     ----------
     chain : MarkovPair or PositionPair
         The target and draft sequence models.
-    M : int
+    k : int
         Number of draft sequences, at least 1.
 
     Returns
@@ -337,40 +345,41 @@ def round_start_measure(chain: SequencePair, M: int) -> np.ndarray:
     Raises
     ------
     InputError
-        If ``chain`` is not a sequence pair or M is not a positive integer.
+        If ``chain`` is not a sequence pair or k is not a positive integer.
     """
     chain = _check_pair(chain)
-    M = _check_m(M)
-    mu = np.zeros((chain.contexts, M))
-    mu[:, M - 1] = chain._initial_contexts()
+    k = _check_m(k)
+    mu = np.zeros((chain.contexts, k))
+    mu[:, k - 1] = chain._initial_contexts()
     out = np.empty((chain.horizon, chain.contexts))
     for t in range(chain.horizon):
-        out[t] = mu[:, M - 1]
+        out[t] = mu[:, k - 1]
         p, q = chain._laws(t)
-        _, nu = _step(mu, p, q, M, "single")
+        _, nu = _step(mu, p, q, k, "single")
         mu = chain._next(nu)
     return out
 
 
+@renamed("sequence.batch_expected_rejections", M="k")
 def batch_expected_rejections(
-    chain: SequencePair, M: int, *, continuation: str = "single", progress: bool = False
+    chain: SequencePair, k: int, *, continuation: str = "single", progress: bool = False
 ) -> float:
-    r"""Exact expected rejections of batch speculative decoding with M drafts (Yin et al., Thm 3).
+    r"""Exact expected rejections of batch speculative decoding with k drafts (Yin et al., Thm 3).
 
     .. math::  E[N_{rej}] = \sum_{t=1}^{T} \sum_{c, a} \mu_{t-1}(c, a)
                \prod_{m=1}^{a} \mathrm{TV}(p_t^m, q_t)(c)
 
     where :math:`\mu_{t-1}(c, a)` is the law of the context (previous token) and of the
     number a of candidate drafts at step t, obtained by a forward recursion (see the module
-    notes).  With ``continuation="single"``, :math:`\mu(\cdot, M)` is the measure of the
+    notes).  With ``continuation="single"``, :math:`\mu(\cdot, k)` is the measure of the
     prefixes at which a round starts and the result equals Theorem 1's value minus
-    :math:`\sum_t E_{\mu_{t-1}(\cdot, M)}[\mathrm{BI}_M(p_t, q_t)]`.
+    :math:`\sum_t E_{\mu_{t-1}(\cdot, k)}[\mathrm{BI}_M(p_t, q_t)]`.
 
     Parameters
     ----------
     chain : MarkovPair or PositionPair
-    M : int
-        Number of draft sequences, at least 1 (M = 1 is Theorem 1).
+    k : int
+        Number of draft sequences, at least 1 (k = 1 is Theorem 1).
     continuation : {"single", "matching"}
         Which draft sequences stay candidates after an acceptance.
     progress : bool
@@ -380,11 +389,11 @@ def batch_expected_rejections(
     -------
     float
     """
-    return float(batch_rejection_profile(chain, M, continuation=continuation, progress=progress).sum())
+    return float(batch_rejection_profile(chain, k, continuation=continuation, progress=progress).sum())
 
 
 def batch_rejection_limit(chain: SequencePair, *, continuation: str = "single") -> float:
-    r"""Exact limit of :func:`batch_expected_rejections` as M -> infinity (Proposition 1).
+    r"""Exact limit of :func:`batch_expected_rejections` as k -> infinity (Proposition 1).
 
     With infinitely many i.i.d. drafts, RRS rejects with probability
     :math:`\lim_M \prod_{m \le M} \mathrm{TV}(p^m, q) = p(\{x : q(x) = 0\})`: the mass
@@ -444,28 +453,29 @@ def batch_rejection_limit(chain: SequencePair, *, continuation: str = "single") 
     return total
 
 
+@renamed("sequence.simulate_batch_rejections", M="k")
 def simulate_batch_rejections(
     chain: SequencePair,
-    M: int,
+    k: int,
     runs: int = 1000,
     rng: Any = None,
     *,
     continuation: str = "single",
     progress: bool = False,
 ) -> RejectionEstimate:
-    """Monte Carlo of batch speculative decoding with M draft sequences.
+    """Monte Carlo of batch speculative decoding with k draft sequences.
 
     Runs are simulated together.  Each draft sequence's token at position t is drawn from
     q given that sequence's own prefix when it is needed; only sequences whose prefix equals
-    the accepted one are ever needed, so this is the algorithm run on M full-lookahead
+    the accepted one are ever needed, so this is the algorithm run on k full-lookahead
     drafts.  Candidates are verified in index order by RRS; if all are rejected the token
-    comes from the last residual, one rejection is counted and M fresh drafts start.
+    comes from the last residual, one rejection is counted and k fresh drafts start.
 
     Parameters
     ----------
     chain : MarkovPair or PositionPair
         The target and draft sequence models.
-    M : int
+    k : int
         Number of draft sequences, at least 1.
     runs : int
         Number of independent sequences, at least 1.
@@ -479,47 +489,47 @@ def simulate_batch_rejections(
     Returns
     -------
     RejectionEstimate
-        A float (mean rejections) with ``.counts``, ``.tokens``, ``.stderr``.
+        A float (mean rejections) with ``.counts``, ``.tokens``, ``.std_err``.
 
     Raises
     ------
     InputError
-        If ``chain`` is not a sequence pair, M or ``runs`` is not a positive integer,
+        If ``chain`` is not a sequence pair, k or ``runs`` is not a positive integer,
         ``continuation`` is unknown, or ``rng`` is neither a Generator, a seed nor None.
     """
     chain = _check_pair(chain)
-    M = _check_m(M)
+    k = _check_m(k)
     runs = _check_runs(runs)
     continuation = _check_continuation(continuation)
-    gen = _as_rng(rng)
+    gen = check_rng(rng)
     counts = np.zeros(runs, dtype=np.int64)
     tokens = np.empty((runs, chain.horizon), dtype=np.int64)
     init = chain._initial_contexts()
     ctx = RowSampler(init[None, :]).sample(np.zeros(runs, dtype=np.int64), gen.random(runs))
-    alive = np.ones((runs, M), dtype=bool)
+    alive = np.ones((runs, k), dtype=bool)
     rows = np.arange(runs)
-    for t in tqdm(range(chain.horizon), disable=not progress, desc=f"simulate batch SD M={M}"):
+    for t in tqdm(range(chain.horizon), disable=not progress, desc=f"simulate batch SD k={k}"):
         p, q = chain._laws(t)
-        res, _ = _residuals(p, q, M)  # (C, M+1, n)
-        draft_tokens = RowSampler(q).sample(np.repeat(ctx, M), gen.random(runs * M)).reshape(runs, M)
-        k = np.zeros(runs, dtype=np.int64)  # rejections so far at this position
+        res, _ = _residuals(p, q, k)  # (C, k+1, n)
+        draft_tokens = RowSampler(q).sample(np.repeat(ctx, k), gen.random(runs * k)).reshape(runs, k)
+        rejected = np.zeros(runs, dtype=np.int64)  # rejections so far at this position
         out = np.full(runs, -1, dtype=np.int64)
         slot = np.full(runs, -1, dtype=np.int64)
-        u = gen.random((runs, M))
-        for m in range(M):
+        u = gen.random((runs, k))
+        for m in range(k):
             act = alive[:, m] & (out < 0)
             if not act.any():
                 continue
-            c, y, kk = ctx[act], draft_tokens[act, m], k[act]
+            c, y, kk = ctx[act], draft_tokens[act, m], rejected[act]
             ok = u[act, m] * q[c, y] < res[c, kk, y]
             idx = np.flatnonzero(act)
             out[idx[ok]] = y[ok]
             slot[idx[ok]] = m
-            k[idx[~ok]] += 1
+            rejected[idx[~ok]] += 1
         rej = out < 0
         if rej.any():
             c = ctx[rej]
-            out[rej] = RowSampler(res).sample(c * (M + 1) + k[rej], gen.random(int(rej.sum())))
+            out[rej] = RowSampler(res).sample(c * (k + 1) + rejected[rej], gen.random(int(rej.sum())))
             counts += rej
         new_alive = np.zeros_like(alive)
         new_alive[rej] = True

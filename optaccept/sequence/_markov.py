@@ -52,10 +52,6 @@ def _as_stochastic(x: Any, name: str, *, tol: float | None = None) -> np.ndarray
     return arr
 
 
-def _as_rng(rng: Any) -> np.random.Generator:
-    return check_rng(rng, allow_none=True)  # the library's rule; None: fresh entropy
-
-
 class SequencePair:
     """Common base of :class:`MarkovPair` and :class:`PositionPair` (no public constructor).
 
@@ -234,7 +230,7 @@ class MarkovPair(SequencePair):
         horizon = _as_horizon(horizon)
         if not (np.isfinite(concentration) and concentration > 0):
             raise InputError(f"concentration: must be a positive number, got {concentration!r}")
-        gen = _as_rng(rng)
+        gen = check_rng(rng)
         alpha = np.full(int(states), float(concentration))
         steps = 1 if stationary else horizon
         init = gen.dirichlet(alpha)

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .._display import Tabular, html_table
 from .._errors import InputError
 from .._validation import as_distribution, as_distribution_pair
 from ._markov import _as_stochastic
@@ -233,8 +234,12 @@ def pareto_front(p: Any, q: Any, eps: Any = None) -> list[tuple[float, float]]:
 
 
 @dataclass(frozen=True)
-class DecoderLosses:
+class DecoderLosses(Tabular):
     """Rejection probability and bias of Decoding-OPT and Decoding-UNO over ε.
+
+    In the results' vocabulary ``value`` is ``loss_opt`` (one entry per ε, per row of
+    :meth:`to_pandas`), ``std_err`` None (exact), ``method`` ``"exact"``, ``ok`` whether
+    Decoding-OPT's bias is nowhere above Decoding-UNO's (within 1e-12).
 
     Attributes
     ----------
@@ -255,12 +260,33 @@ class DecoderLosses:
     loss_uno: np.ndarray
     tv: float
 
+    #: the biases are computed in closed form
+    method = "exact"
+    #: exact values carry no standard error
+    std_err = None
+    _caption = "Rejection probability and bias of Decoding-OPT and Decoding-UNO over the threshold ε."
+
+    @property
+    def value(self) -> np.ndarray:
+        """``loss_opt``, the bias of Decoding-OPT, one entry per ε."""
+        return self.loss_opt
+
+    @property
+    def ok(self) -> bool:
+        """Whether Decoding-OPT's bias is at most Decoding-UNO's at every ε (within 1e-12)."""
+        return bool((np.asarray(self.loss_opt) <= np.asarray(self.loss_uno) + 1e-12).all())
+
+    def _records(self) -> list[dict[str, Any]]:
+        cols = (self.eps, self.rejection, self.loss_opt, self.loss_uno)
+        return [
+            {"eps": float(e), "rejection": float(r), "loss_opt": float(o), "loss_uno": float(u)}
+            for e, r, o, u in zip(*cols, strict=True)
+        ]
+
     def __repr__(self) -> str:
         return f"DecoderLosses({self.eps.size} thresholds ε ∈ [{self.eps.min():g}, {self.eps.max():g}], TV = {self.tv:.4g})"
 
     def _repr_html_(self) -> str:
-        from .._display import html_table
-
         rows = [
             [f"{e:g}", f"{r:.4f}", f"{lo:.4f}", f"{lu:.4f}"]
             for e, r, lo, lu in zip(self.eps, self.rejection, self.loss_opt, self.loss_uno, strict=True)

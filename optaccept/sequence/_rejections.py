@@ -24,8 +24,10 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .._errors import InputError
-from ._markov import SequencePair, _as_rng
-from ._sampling import RejectionEstimate, RowSampler, residual_rows, tv_rows
+from .._sampling import RowSampler
+from .._validation import check_rng
+from ._markov import SequencePair
+from ._sampling import RejectionEstimate, residual_rows, tv_rows
 
 __all__ = [
     "expected_rejections",
@@ -253,11 +255,11 @@ def simulate_rejections(
     -------
     RejectionEstimate
         A float (the mean number of rejections) with ``.counts``, ``.tokens``,
-        ``.stderr``.
+        ``.std_err``.
     """
     chain = _check_pair(chain)
     runs = _check_runs(runs)
-    gen = _as_rng(rng)
+    gen = check_rng(rng)
     counts = np.zeros(runs, dtype=np.int64)
     tokens = np.empty((runs, chain.horizon), dtype=np.int64)
     init = chain._initial_contexts()

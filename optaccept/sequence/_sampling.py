@@ -1,13 +1,17 @@
-"""Small shared pieces: total variation of rows, residual laws, batched inverse-CDF sampling,
-and the Monte Carlo estimate type."""
+"""Small shared pieces: total variation of rows, residual laws, and the Monte Carlo estimate
+type (the batched inverse-CDF sampler, :class:`RowSampler`, lives in :mod:`optaccept._sampling`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from .._display import Tabular, html_fields, renamed
 from .._stable import residual
+from .._statistics import std_err as sample_std_err
 
-__all__ = ["RejectionEstimate", "tv_rows", "residual_rows", "RowSampler"]
+__all__ = ["RejectionEstimate", "tv_rows", "residual_rows"]
 
 
 def tv_rows(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -24,39 +28,21 @@ def residual_rows(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return residual(p, q)
 
 
-class RowSampler:
-    """Inverse-CDF sampling from many rows at once: ``sample(rows, u)`` draws token
-    ``searchsorted(cdf[row], u, side='right')`` for each (row, u) pair, in one
-    ``searchsorted`` over the rows laid end to end (row k shifted by k)."""
-
-    def __init__(self, laws: np.ndarray) -> None:
-        laws = np.asarray(laws, dtype=np.float64)
-        self.shape = laws.shape
-        flat = laws.reshape(-1, laws.shape[-1])
-        cdf = np.cumsum(flat, axis=1)
-        cdf /= cdf[:, -1:]
-        self.n = flat.shape[1]
-        self._flat = (cdf + np.arange(flat.shape[0])[:, None]).ravel()
-
-    def sample(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """Tokens drawn from flattened rows ``rows`` (ints) with uniforms ``u`` in [0, 1)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        idx = np.searchsorted(self._flat, rows + u, side="right") - rows * self.n
-        return np.minimum(idx, self.n - 1)
-
-
-class RejectionEstimate(float):
+@renamed(stderr="std_err")
+class RejectionEstimate(float, Tabular):
     """Monte Carlo estimate of an expected number of rejections.
 
-    It is a ``float`` (the sample mean) carrying the simulated data:
-
+    It is a ``float`` (the sample mean) carrying the simulated data.  In the results'
+    vocabulary ``value`` is the mean, ``std_err`` its standard error (old name ``stderr``),
+    ``method`` ``"sampled"``, ``ok`` whether a standard error exists (at least two runs);
+    ``to_pandas()`` and ``to_latex()`` give them as one row.
     Attributes
     ----------
     counts : ndarray of int, shape (runs,)
         Rejections of each simulated run.
     tokens : ndarray of int, shape (runs, T)
         The generated sequences (for checks that the output law is the target's).
-    mean, std, stderr : float
+    mean, std, std_err : float
         Sample mean, sample standard deviation, and standard error of the mean.
     runs : int
     """
@@ -86,18 +72,35 @@ class RejectionEstimate(float):
         return float(self.counts.std(ddof=1)) if self.counts.size > 1 else 0.0
 
     @property
-    def stderr(self) -> float:
-        return self.std / np.sqrt(self.counts.size)
+    def std_err(self) -> float:
+        """Standard error of the mean (0 for one run)."""
+        return sample_std_err(self.counts)
+
+    #: the estimate is a Monte Carlo mean
+    method = "sampled"
+    _caption = "Monte Carlo estimate of the expected rejections."
+
+    @property
+    def value(self) -> float:
+        """The mean, as a plain float."""
+        return float(self)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the estimate has a standard error (at least two runs)."""
+        return self.runs >= 2
+
+    def _records(self) -> list[dict[str, Any]]:
+        rec = {"value": self.value, "std_err": self.std_err, "method": self.method, "ok": self.ok}
+        return [{**rec, "std": self.std, "runs": self.runs}]
 
     def __repr__(self) -> str:
-        return f"RejectionEstimate(mean={float(self):.6g}, stderr={self.stderr:.3g}, runs={self.runs})"
+        return f"RejectionEstimate(mean={float(self):.6g}, std_err={self.std_err:.3g}, runs={self.runs})"
 
     def _repr_html_(self) -> str:
-        from .._display import html_fields
-
         return html_fields(
             "Monte Carlo estimate of the rejections",
-            [("mean", float(self)), ("standard error", self.stderr), ("runs", self.runs)],
+            [("mean", float(self)), ("standard error", self.std_err), ("runs", self.runs)],
         )
 
     def __reduce__(self):  # keep pickling working for the float subclass

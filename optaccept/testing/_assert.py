@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._validation import check_rng, check_size
+from .._validation import as_distribution_pair, check_choice, check_rng, check_size
 from ..audit import FALSE_ALARM, AuditReport, audit_verifier
 from ..audit._core import DECLARED
+from ..verifiers import Verifier, batched_acceptance
 
 __all__ = ["assert_lossless", "assert_acceptance", "verifier_fn", "ACCEPTANCE_SHARE"]
 
@@ -149,8 +150,7 @@ def assert_acceptance(
         If ``declared`` is not a declared rule, or an input is refused by the audit.
     """
     false_alarm = _check_false_alarm(false_alarm)
-    if declared not in DECLARED:
-        raise InputError(f"declared: must be one of {DECLARED}, got {declared!r}")
+    check_choice("declared", declared, DECLARED)
     if drafts is None:
         drafts = _DEFAULT_DRAFTS.get(declared, "iid")
     share = ACCEPTANCE_SHARE * false_alarm
@@ -166,9 +166,6 @@ def assert_acceptance(
         false_alarm=false_alarm - share,
     )
     if declared == "kseq":  # the audit counts Y ∈ set(X): K-SEQ's output notion
-        from .._validation import as_distribution_pair
-        from ..verifiers import batched_acceptance
-
         pf, qf = as_distribution_pair(p, q)
         kk = int(getattr(drafts, "k", k))
         rep.expected = float(batched_acceptance(pf[None, :], qf[None, :], kk, "kseq-output")[0])
@@ -207,7 +204,6 @@ def verifier_fn(verifier: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray, 
     InputError
         If ``verifier`` is not a verifier of :mod:`optaccept.verifiers`.
     """
-    from ..verifiers import Verifier
 
     if not isinstance(verifier, Verifier):
         raise InputError(f"verifier: must be an optaccept.verifiers verifier, got {type(verifier).__name__}")

@@ -4,11 +4,13 @@
 >>> from optaccept import tree
 >>> p = lambda prefix: [F(1, 3), F(2, 3)]          # target: prefix -> next-token law
 >>> q = lambda prefix: [F(2, 3), F(1, 3)]          # draft
->>> tree.accepted_tokens(p, q, length=2, k=1, drafts="iid", verifier="block").value
+>>> tree.accepted_tokens(p, q, tree.TreeDraftLaw(length=2), verifier="block").value
 Fraction(11, 9)
 
-* :func:`accepted_tokens` — k chains (``length, k, drafts``) or a tree of any shape
-  (``shape``, ``children="topk"|"swor"|"iid"``); exact (enumeration of draft trees, recursion, LP) or
+* :class:`TreeDraftLaw` — the tree's draft law, the ``drafts`` argument of every tree
+  function: k chains (``TreeDraftLaw(length=, k=, children="iid"|"swor")``) or a tree of
+  any shape (``TreeDraftLaw(shape, children="topk"|"swor"|"iid")``).
+* :func:`accepted_tokens` — the accepted tokens of a draft law; exact (enumeration of draft trees, recursion, LP) or
   sampled, for verifiers ``"token"``, ``"block"``, ``"traversal"``,
   ``"token_optimal"``, ``"optimal"`` and ``"target_only"``.
 * :func:`budget_curve` — the best deterministic tree for each node budget, three
@@ -27,38 +29,32 @@ Fraction(11, 9)
   :func:`sample_tree`; per-tree values: :func:`tree_value`.
 """
 
-import importlib
-from typing import Any
-
+from .._moved import moved_names
 from ._api import VERIFIERS, accepted_tokens
 from ._best import BEST_STRATEGIES, best_tree
 from ._bounds import upper_bound
 from ._budget import STRATEGIES, BudgetCurve, budget_curve
 from ._draft import DRAFT_LAWS, DraftTree, enumerate_trees, sample_tree
+from ._draft_law import TreeDraftLaw
 from ._models import Model, SequenceModel, as_model, model_pair, synthetic_pair, with_temperature
 from ._profile import AcceptanceProfile, acceptance_profile
 from ._result import LPCertificate, TreeResult
 from ._sampling import rao_blackwell, sample_accepted_tokens, tree_value
-from ._shape import CHILDREN, Shape, ShapedTree, as_shape, enumerate_shaped, sample_shaped
+from ._shape import CHILDREN, Shape, as_shape
+from ._shaped_tree import ShapedTree, enumerate_shaped, sample_shaped
 from ._simulate import simulate, simulate_step
 from ._sweep import sweep
 
-# tree_table and TreeTable moved to optaccept.real (tables of real-model trees); they
-# stay importable from here for one release, loaded on first use (real/ sits above tree/).
-_MOVED = {"tree_table": "optaccept.real._tables", "TreeTable": "optaccept.real._tables"}
-
-
-def __getattr__(name: str) -> Any:
-    module = _MOVED.get(name)
-    if module is None:
-        raise AttributeError(f"module 'optaccept.tree' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+# Moved for one release to optaccept.real (tables of real-model trees; real/ sits above
+# tree/, so they load on use): each use warns with the new home.
+__getattr__ = moved_names(
+    __name__, {"tree_table": "optaccept.real:tree_table", "TreeTable": "optaccept.real:TreeTable"}
+)
 
 
 __all__ = [
     "accepted_tokens",
+    "TreeDraftLaw",
     "upper_bound",
     "budget_curve",
     "BudgetCurve",
@@ -92,6 +88,4 @@ __all__ = [
     "model_pair",
     "with_temperature",
     "synthetic_pair",
-    "tree_table",
-    "TreeTable",
 ]

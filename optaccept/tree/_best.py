@@ -2,7 +2,6 @@
 (docs/trees.md §8c).
 
 Three strategies:
-
 * ``"sequoia"`` — one static shape from Sequoia's dynamic programme (Chen et al.,
   arXiv 2402.12374) on positional acceptance rates measured on the given contexts:
   a_r = E[p(x_(r))] for top-k children (the target mass of the draft's r-th token),
@@ -23,13 +22,21 @@ With ``cost=`` the size is chosen too: the one of largest expected tokens per st
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .._errors import InputError, MethodError
+from .._limits import show_progress
+from .._validation import check_choice
+from ..drafts import WithoutReplacement
+from ._budget import _check_sequoia_budget, _p_of, _sequoia_values, best_first, sequoia_shapes, sequoia_table
+from ._checks import check_shaped
+from ._models import as_model
 from ._shape import CHILDREN, MAX_NODES, Shape, as_shape, topk_indices
+from ._shaped import shaped_accepted_tokens
 
 __all__ = ["best_tree", "BEST_STRATEGIES", "MAX_CEILING_PATHS", "count_rank_paths"]
 
@@ -116,14 +123,9 @@ def best_tree(
     >>> shape.size, shape.to_vllm() == tree.Shape.from_vllm(shape.to_vllm()).to_vllm()
     (8, True)
     """
-    from .._limits import show_progress
-    from ._api import check_shaped
-    from ._models import as_model
 
-    if strategy not in BEST_STRATEGIES:
-        raise InputError(f"strategy: one of {BEST_STRATEGIES}, got {strategy!r}")
-    if children not in CHILDREN:
-        raise InputError(f"children: one of {CHILDREN}, got {children!r}")
+    check_choice("strategy", strategy, BEST_STRATEGIES)
+    check_choice("children", children, CHILDREN)
     if verifier == "block":
         raise MethodError("verifier 'block' verifies one chain; a best tree branches: use 'traversal' or 'token'")
     check_shaped(verifier, as_shape((2,)), children)
@@ -151,8 +153,6 @@ def best_tree(
     bar = show_progress(progress)
     sizes = sorted(costs) if costs is not None else [top]
     if strategy == "sequoia":
-        from ._budget import _check_sequoia_budget
-
         _check_sequoia_budget(top)
         return _sequoia(pairs, cal, sizes, costs, children, verifier, bar)
     if strategy == "dynamic":
@@ -227,7 +227,6 @@ def _choose(values: dict[int, float], costs: dict[int, float] | None) -> tuple[i
 
 def _topk_value(P: Any, Q: Any, paths: Sequence[tuple[int, ...]]) -> float:
     """Σ_{w ∈ T} p(w) of the shape filled with top-k children (target-only's value)."""
-    from ._budget import _sequoia_values
 
     return float(sum(_sequoia_values(P, Q, list(paths))))
 
@@ -260,8 +259,6 @@ def _star_value(P: Any, Q: Any, p: np.ndarray, q: np.ndarray, b: int, children: 
     if verifier == "target_only" and children == "iid":  # P(the target's token is drawn)
         return float(np.sum(p * -np.expm1(b * np.log1p(-np.minimum(q, 1.0)))))
     if verifier == "target_only":  # swor: Σ_y p(y)·P(y among b draws without replacement)
-        from ..drafts import WithoutReplacement
-
         support = np.flatnonzero(q)
         if b >= support.size:
             return float(p[support].sum())
@@ -273,7 +270,6 @@ def _star_value(P: Any, Q: Any, p: np.ndarray, q: np.ndarray, b: int, children: 
             if p[y] > 0:
                 total += float(p[y]) * (1.0 - float(law.subset_prob(np.flatnonzero(np.arange(q.size) != y))))
         return total
-    from ._shaped import shaped_accepted_tokens
 
     try:
         r = shaped_accepted_tokens(
@@ -289,8 +285,6 @@ def _star_value(P: Any, Q: Any, p: np.ndarray, q: np.ndarray, b: int, children: 
 
 def _sequoia(pairs, cal, sizes, costs, children, verifier, bar) -> Shape:
     from tqdm.auto import tqdm
-
-    from ._budget import sequoia_shapes, sequoia_table
 
     top = max(sizes)
     rates = _rates(cal, top, children, verifier)
@@ -312,8 +306,6 @@ def _sequoia(pairs, cal, sizes, costs, children, verifier, bar) -> Shape:
 
 def _dynamic(pairs, sizes, costs, bar) -> list[Shape]:
     from tqdm.auto import tqdm
-
-    from ._budget import _p_of, best_first
 
     top = max(sizes)
     grown = []
@@ -391,8 +383,6 @@ def _ceiling(pairs, sizes, costs, bar) -> Shape:
                 F[m] = np.max(A[:m] + nxt[m - 1 :: -1][:m])
         memo[first] = F
         return F
-
-    import sys
 
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 4 * top + 1000))

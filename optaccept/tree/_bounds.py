@@ -22,7 +22,18 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from .._limits import show_progress
+from .._statistics import std_err as sample_std_err
+from .._validation import check_rng
+from ..drafts import IID, WithoutReplacement
+from ..optimal import optimal_acceptance
+from ._checks import _is_markov, resolve_models
+from ._draft import sample_tree
+from ._draft_law import TreeDraftLaw, as_tree_law, legacy_law
+from ._models import as_model
 from ._result import TreeResult
+from ._shape import topk_indices
+from ._shaped_tree import sample_shaped, topk_tree
 
 __all__ = ["upper_bound", "tree_bound_terms"]
 
@@ -31,9 +42,6 @@ Prefix = tuple[int, ...]
 
 def _root_alpha(p: np.ndarray, q: np.ndarray, b: int, kind: str) -> float:
     """α* of the root's children: b i.i.d. draws, b draws without replacement, or top-b."""
-    from ..drafts import IID, WithoutReplacement
-    from ..optimal import optimal_acceptance
-    from ._shape import topk_indices
 
     pf, qf = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
     if kind == "topk":
@@ -71,8 +79,6 @@ class _Pi:
             elif b >= support:
                 v = 1.0
             else:
-                from ..drafts import WithoutReplacement
-
                 others = np.flatnonzero(np.arange(q.size) != x)
                 v = 1.0 - float(WithoutReplacement(q, b).subset_prob(others))
             self._incl[key] = v
@@ -102,8 +108,6 @@ class _Pi:
         x, rest = s[0], s[1:]
         q = self.Q(pre)
         if self.kind == "topk":
-            from ._shape import topk_indices
-
             kids = topk_indices(q, b)
             return self._g(v + (kids.index(x),), pre + (x,), rest) if x in kids else 0.0
         if self.kind == "iid":
@@ -133,15 +137,12 @@ def _p_of(P: Any, w: Prefix) -> float:
     return v
 
 
+@legacy_law("tree.upper_bound", at=2)
 def upper_bound(
     target: Any,
     draft: Any = None,
     *,
-    length: int | None = None,
-    k: int | None = None,
-    drafts: str | None = None,
-    shape: Any = None,
-    children: str | None = None,
+    drafts: TreeDraftLaw | None = None,
     samples: int | None = None,
     rng: Any = None,
     prompt: int | None = None,
@@ -150,8 +151,7 @@ def upper_bound(
 ) -> TreeResult:
     """An upper bound on the expected accepted tokens of *any* lossless verifier.
 
-    The draft tree is given as in :func:`accepted_tokens` (``length, k, drafts`` or
-    ``shape, children``).  Exact (every string with p > 0 and π > 0, small vocabularies) unless
+    The draft tree's law ``drafts`` is a :class:`TreeDraftLaw`, as in :func:`accepted_tokens`.  Exact (every string with p > 0 and π > 0, small vocabularies) unless
     ``samples`` is given: then the depth ≥ 2 terms are Rao-Blackwellised estimates
     over that many sampled trees (``std_err`` set), read from the laws at the sampled
     trees' nodes only, and the depth-1 term is the exact one-token optimum α*.  Top-k
@@ -164,10 +164,10 @@ def upper_bound(
     ----------
     target, draft : sequence models
         As in :func:`accepted_tokens` (a Markov pair as ``target`` alone).
-    length, k, drafts :
-        The draft tree as chains, as in :func:`accepted_tokens`.
-    shape, children :
-        The draft tree as a shape and its children's law, as in :func:`accepted_tokens`.
+    drafts : TreeDraftLaw, optional
+        The draft tree's law, chains or a shape, as in :func:`accepted_tokens` (default:
+        one chain of one token; ``length=, k=, drafts="iid"`` and ``shape=, children=``
+        still work for one release, with a ``DeprecationWarning``).
     samples : int, optional
         Estimate the depth ≥ 2 terms from this many sampled trees (at least 2).
     rng : numpy.random.Generator or int, optional
@@ -190,26 +190,13 @@ def upper_bound(
         If the tree is given both ways or incompletely, a Markov pair comes without
         ``prompt``, or ``samples`` is below 2.
     """
-    from ._api import _is_markov, resolve_models
-    from ._draft import _check, sample_tree
-    from ._shape import as_shape, check_children, sample_shaped, topk_tree
 
     if _is_markov(target) and prompt is None:
         raise InputError("prompt: give the Markov pair's prompt state for a bound")
     P, Q = resolve_models(target, draft, prompt, temperature)
-    if shape is not None:
-        if length is not None or k is not None or drafts is not None:
-            raise InputError("shape: give either shape= and children= or length=, k=, drafts=, not both")
-        shp = as_shape(shape)
-        if children is None:
-            raise InputError("children: give 'topk', 'swor' or 'iid' with shape=")
-        kind = check_children(children)
-        L, b0 = shp.depth, shp.branches(())
-        leaves = sum(1 for t in shp.paths if shp.branches(t) == 0)
-    else:
-        shp = None
-        L, k0, kind = _check(1 if length is None else length, 1 if k is None else k, drafts or "iid")
-        b0, leaves = k0, k0
+    law = as_tree_law(drafts)
+    shp, L, kind, leaves = law.shape, law.length, law.children, law.k
+    b0 = shp.branches(()) if shp is not None else law.k
     Pc, Qc = P.cached(), Q.cached()
     alpha1 = _root_alpha(Pc(()), Qc(()), b0, kind)
     pi = None
@@ -261,9 +248,6 @@ def upper_bound(
         return result(_monotone(terms[1:]), "exact", count)
     from tqdm.auto import tqdm
 
-    from .._limits import show_progress
-    from .._validation import check_rng
-
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
         raise InputError(f"samples: must be an integer >= 2, got {samples!r}")
     gen = check_rng(rng)
@@ -274,14 +258,13 @@ def upper_bound(
         rows[i] = per_tree(t)
     mean = rows.mean(axis=0)
     mean[1] = alpha1
-    err = float(rows[:, 2:].sum(axis=1).std(ddof=1) / np.sqrt(samples)) if L >= 2 else 0.0
+    err = sample_std_err(rows[:, 2:].sum(axis=1)) if L >= 2 else 0.0
     return result(mean[1:], "sampled", int(samples), err, values=rows)
 
 
 def tree_bound_terms(t: Any, P: Any, Q: Any, drafts: str, k: int) -> np.ndarray:
     """Per-depth terms Σ_{w ∈ t, |w| = d} min(1, p(w)/π(w)) of one drafted tree of k
     chains (index d = 0 … L; the depth-1 term is to be replaced by α*_1)."""
-    from ._models import as_model
 
     Pm, Qm = as_model(P, "target").cached(), as_model(Q, "draft").cached()
     pi = _Pi(Qm, getattr(t, "shape", None), drafts, t.length, k)

@@ -4,7 +4,6 @@ For a deterministic draft tree T (its nodes fixed given the models, e.g. top-k
 children) every lossless verifier accepts at most target-only's
 E[accepted] = Σ_{w ∈ T} p(w) (Proposition 1.1), so the question "which tree of N nodes
 should I draft" becomes "which N strings".  Three strategies, one curve each:
-
 * ``"sequoia"`` — a static shape chosen once by dynamic programming on positional
   acceptance rates (Sequoia, Chen et al., arXiv 2402.12374): a_r = E[p(x_(r))], the mean
   target mass of the draft's r-th most probable token, measured on calibration
@@ -30,7 +29,6 @@ from __future__ import annotations
 
 import csv
 import heapq
-import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +36,13 @@ from typing import Any
 
 import numpy as np
 
+from .._display import Estimate, Tabular, html_table, markdown_table
 from .._errors import InputError, MethodError
+from .._limits import show_progress
+from .._statistics import std_err as sample_std_err
+from .._validation import check_choice
+from ._models import as_model
+from ._shape import topk_indices
 
 __all__ = [
     "budget_curve",
@@ -178,12 +182,15 @@ def shape_value(rates: Sequence[float], paths: Iterable[tuple[int, ...]]) -> flo
 
 
 @dataclass
-class BudgetCurve:
+class BudgetCurve(Tabular):
     """Expected accepted tokens per step against the node budget N, per strategy.
 
     ``values[strategy]`` has one row per position (prompt) and one column per budget;
     :meth:`mean` and :meth:`std_err` average over positions.  Plot with
-    :func:`optaccept.plots.plot_budget_curve`.
+    :func:`optaccept.plots.plot_budget_curve`.  In the results' vocabulary, a curve holds one
+    series per strategy, so ``value`` and ``std_err`` are methods: ``value(strategy)`` (=
+    :meth:`mean`) and ``std_err(strategy)``, and with no strategy the arrays of every row of
+    :meth:`to_pandas`; ``method`` is ``"exact per position"``; ``ok`` says every value is finite.
 
     Attributes
     ----------
@@ -217,21 +224,61 @@ class BudgetCurve:
         """
         return self.values[strategy].mean(axis=0)
 
-    def std_err(self, strategy: str) -> np.ndarray:
+    def std_err(self, strategy: str | None = None) -> np.ndarray:
         """Standard error of :meth:`mean` over positions (zeros for one position).
 
         Parameters
         ----------
-        strategy : str
-            A key of ``values``.
+        strategy : str, optional
+            A key of ``values``; None: every strategy, in the row order of :meth:`to_pandas`.
 
         Returns
         -------
         ndarray of float64, shape (len(budgets),)
-            The standard errors.
+            The standard errors (all strategies' one after the other without ``strategy``).
         """
+        if strategy is None:
+            return np.concatenate([self.std_err(s) for s in self.values])
         v = self.values[strategy]
-        return v.std(axis=0, ddof=1) / math.sqrt(v.shape[0]) if v.shape[0] > 1 else np.zeros(v.shape[1])
+        return sample_std_err(v, axis=0)
+
+    def value(self, strategy: str | None = None) -> np.ndarray:
+        """:meth:`mean`, the results' name for it.
+
+        Parameters
+        ----------
+        strategy : str, optional
+            A key of ``values``; None: every strategy, in the row order of :meth:`to_pandas`.
+
+        Returns
+        -------
+        ndarray of float64
+            The mean accepted tokens per step.
+        """
+        if strategy is None:
+            return np.concatenate([self.mean(s) for s in self.values])
+        return self.mean(strategy)
+
+    #: the values are exact at each position; their means carry a standard error over positions
+    method = "exact per position"
+
+    @property
+    def ok(self) -> bool:
+        """Whether every value is finite."""
+        return all(bool(np.isfinite(v).all()) for v in self.values.values())
+
+    _caption = "Expected accepted tokens per step against the node budget N (mean ± standard error)."
+
+    def _records(self) -> list[dict[str, Any]]:
+        return self.rows()
+
+    def _latex_rows(self) -> tuple[list[str], list[list[Any]]]:
+        header = ["$N$"] + [NAMES[s] for s in self.values]
+        body = [
+            [int(n)] + [Estimate(float(self.mean(s)[j]), float(self.std_err(s)[j]), 3) for s in self.values]
+            for j, n in enumerate(self.budgets)
+        ]
+        return header, body
 
     def rows(self) -> list[dict[str, Any]]:
         """The curve in long format.
@@ -258,7 +305,6 @@ class BudgetCurve:
         str
             One row per budget, one column per strategy, each cell mean ± standard error.
         """
-        from .._display import Estimate, markdown_table
 
         header = ["N"] + [NAMES[s] for s in self.values]
         body = [
@@ -288,8 +334,6 @@ class BudgetCurve:
         return path
 
     def _repr_html_(self) -> str:
-        from .._display import html_table
-
         header = ["N"] + [NAMES[s] for s in self.values]
         body = [
             [str(n)] + [f"{self.mean(s)[j]:.3f} ± {self.std_err(s)[j]:.3f}" for s in self.values]
@@ -330,15 +374,11 @@ def budget_curve(
     """
     from tqdm.auto import tqdm
 
-    from .._limits import show_progress
-    from ._models import as_model
-
     bs = tuple(int(b) for b in budgets)
     if not bs or any(b < 1 or b > 4096 for b in bs) or list(bs) != sorted(set(bs)):
         raise InputError(f"budgets: increasing integers in 1..4096, got {tuple(budgets)!r}")
     for s in strategies:
-        if s not in STRATEGIES:
-            raise InputError(f"strategies: each one of {STRATEGIES}, got {s!r}")
+        check_choice("strategies", s, STRATEGIES)
     if "sequoia" in strategies:
         _check_sequoia_budget(bs[-1])
     pairs = [(as_model(t, "target").cached(), as_model(d, "draft").cached()) for t, d in pairs]
@@ -417,7 +457,6 @@ def _p_of(P: Any, w: Prefix) -> float:
 def _sequoia_values(P: Any, Q: Any, shape: list[tuple[int, ...]]) -> list[float]:
     """p(w) of each node of the static shape filled with top-k children (in shape order).
     The laws are read depth by depth, one batched call per depth and model."""
-    from ._shape import topk_indices
 
     width: dict[tuple[int, ...], int] = {}
     for path in shape:

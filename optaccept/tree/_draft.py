@@ -16,15 +16,20 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from math import comb, factorial
 from typing import Any
 
 import numpy as np
 
 from .._errors import InputError, MethodError
+from .._sampling import draw, without_replacement
+from .._validation import check_choice
+from ..drafts import law_names
 
 __all__ = ["DraftTree", "DRAFT_LAWS", "enumerate_trees", "sample_tree", "count_trees"]
 
-DRAFT_LAWS = ("iid", "swor")
+#: The draft laws a tree's children are drawn from: the registry's sequential laws (successive draws from q).
+DRAFT_LAWS = law_names(sequential=True)
 Prefix = tuple[int, ...]
 
 
@@ -34,7 +39,6 @@ class DraftTree:
     ``draws(u)`` lists the next tokens of the chains through node u in chain order
     (duplicates kept), ``children(u)`` the distinct ones in order of first appearance,
     and ``candidates(u)`` what a token-level verifier tries at u, in order:
-
     * ``"iid"``: every draw, duplicates included — equal siblings are separate i.i.d.
       draws, and recursive rejection sampling with replacement tries each of them;
     * ``"swor"``: the distinct children — siblings drawn without replacement are
@@ -209,8 +213,7 @@ def _check(length: Any, k: Any, drafts: Any) -> tuple[int, int, str]:
     for name, v in (("length", length), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise InputError(f"{name}: must be an integer >= 1, got {v!r}")
-    if drafts not in DRAFT_LAWS:
-        raise InputError(f"drafts: must be one of {DRAFT_LAWS}, got {drafts!r}")
+    check_choice("drafts", drafts, DRAFT_LAWS)
     return int(length), int(k), drafts
 
 
@@ -315,7 +318,6 @@ def _compositions(k: int, j: int) -> Iterator[tuple[int, ...]]:
 def iid_node_sets(chains: int, k: int) -> int:
     """The number of node sets of k i.i.d. chains drawn from ``chains`` chains (sets of at
     most k distinct chains)."""
-    from math import comb
 
     return sum(comb(chains, j) for j in range(1, min(k, chains) + 1))
 
@@ -338,7 +340,6 @@ def node_set_law(
     MethodError
         More than ``max_sets`` node sets.
     """
-    from math import comb, factorial
 
     length, k, drafts = _check(length, k, drafts)
     if drafts == "iid":
@@ -384,13 +385,6 @@ def node_set_law(
     return out
 
 
-def _draw(law: np.ndarray, rng: np.random.Generator) -> int:
-    v = np.asarray(law, dtype=np.float64)
-    c = np.cumsum(v)
-    # first index whose cumulative mass exceeds u·total: always a token of positive mass
-    return min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), v.size - 1)
-
-
 def sample_tree(
     q: Callable[[Prefix], np.ndarray], length: int, k: int, drafts: str, rng: np.random.Generator
 ) -> DraftTree:
@@ -415,19 +409,13 @@ def sample_tree(
         The drafted tree.
     """
     if drafts == "iid":
-        firsts = [_draw(q(()), rng) for _ in range(k)]
+        firsts = [draw(np.asarray(q(()), dtype=np.float64), rng) for _ in range(k)]
     else:
-        law = np.asarray(q(()), dtype=np.float64)
-        m = min(k, int(np.count_nonzero(law)))
-        # sequential draws without replacement == Gumbel top-m
-        g = np.full(law.size, -np.inf)
-        pos = law > 0
-        g[pos] = np.log(law[pos]) + rng.gumbel(size=int(pos.sum()))
-        firsts = [int(x) for x in np.argsort(-g, kind="stable")[:m]]
+        firsts = [int(x) for x in without_replacement(np.asarray(q(()), dtype=np.float64), k, rng)]
     chains = []
     for x in firsts:
         c = (x,)
         for _ in range(length - 1):
-            c = c + (_draw(q(c), rng),)
+            c = c + (draw(np.asarray(q(c), dtype=np.float64), rng),)
         chains.append(c)
     return DraftTree(tuple(chains), length, drafts)

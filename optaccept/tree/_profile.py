@@ -23,14 +23,21 @@ the leaves up; its per-depth law is not computed here (its mean is, by
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .._display import Tabular
 from .._errors import InputError, MethodError
-from .._validation import check_rng, check_size
+from .._sampling import draw
+from .._statistics import std_err as sample_std_err
+from .._validation import check_choice, check_rng, check_size
+from ._checks import VERIFIERS, check_shaped
+from ._models import as_model
+from ._shape import Shape, as_shape, check_children
+from ._shaped_tree import ShapedTree, sample_shaped, topk_tree
+from ._verifiers import block_rates, target_only_value, token_value
 
 __all__ = ["AcceptanceProfile", "acceptance_profile", "ENGINES"]
 
@@ -40,8 +47,12 @@ _DETERMINISTIC_OPTIMUM = ("target_only", "token_optimal", "optimal")
 
 
 @dataclass
-class AcceptanceProfile:
+class AcceptanceProfile(Tabular):
     """Per-depth acceptance rates of a shape and a verifier along generated text.
+
+    In the results' vocabulary: ``value`` is ``mean_accepted`` with its ``std_err``,
+    ``method`` how it was computed, ``ok`` whether the rates form a profile (finite, in
+    [0, 1], non-increasing); ``to_pandas()`` and ``to_latex()`` give one row per depth.
 
     Attributes
     ----------
@@ -67,6 +78,24 @@ class AcceptanceProfile:
     texts: int
     positions: int
     details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def value(self) -> float:
+        """``mean_accepted``, the results' name for it."""
+        return self.mean_accepted
+
+    @property
+    def ok(self) -> bool:
+        """Whether the rates are finite, in [0, 1] and non-increasing (within 1e-12)."""
+        r = np.asarray(self.rates, dtype=np.float64)
+        return bool(np.isfinite(r).all() and (r >= -1e-12).all() and (r <= 1 + 1e-12).all()) and bool(
+            (np.diff(r) <= 1e-12).all()
+        )
+
+    _caption = "Acceptance profile: P(accepted drafted tokens ≥ d) by depth d."
+
+    def _records(self) -> list[dict[str, Any]]:
+        return [{"depth": d, "rate": float(r)} for d, r in enumerate(self.rates, start=1)]
 
     @property
     def al(self) -> float:
@@ -118,7 +147,7 @@ class AcceptanceProfile:
             return {"SGLANG_SIMULATE_ACC_LEN": f"{self.al:.4f}", "SGLANG_SIMULATE_ACC_METHOD": "match-expected"}
         if name == "trtllm":
             return {"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS": f"{self.mean_accepted:.4f}"}
-        raise InputError(f"name: must be one of {ENGINES}, got {name!r}")
+        check_choice("name", name, ENGINES)
 
     def __str__(self) -> str:
         rates = ", ".join(f"{r:.4f}" for r in self.rates)
@@ -144,7 +173,6 @@ def _as_pairs(pairs: Any) -> list[tuple[Any, Any]]:
 
 def _cut(tree: Any, d: int) -> Any:
     """The drafted tree without its nodes below depth d."""
-    from ._shape import Shape, ShapedTree
 
     paths = tuple(t for t in tree.shape.paths if len(t) <= d)
     return ShapedTree(Shape(paths), tree.children, {t: x for t, x in tree.tokens.items() if len(t) <= d})
@@ -152,7 +180,6 @@ def _cut(tree: Any, d: int) -> Any:
 
 def _tree_rates(tree: Any, P: Any, Q: Any, verifier: str, depth: int) -> np.ndarray:
     """Per-depth rates P(A ≥ d) of one drafted tree (exact given the tree)."""
-    from ._verifiers import block_rates, target_only_value, token_value
 
     if verifier == "block":
         chain = tree.chains[0] if tree.tokens else ()
@@ -206,18 +233,13 @@ def acceptance_profile(
     """
     from tqdm.auto import tqdm
 
-    from ._api import VERIFIERS, check_shaped
-    from ._models import as_model
-    from ._shape import as_shape, check_children, sample_shaped, topk_tree
-
     rng = check_rng(rng)
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         if shape < 1:
             raise InputError(f"shape: a chain needs at least one token, got {shape}")
         shape = (1,) * int(shape)
     shp = as_shape(shape)
-    if verifier not in VERIFIERS:
-        raise InputError(f"verifier: must be one of {VERIFIERS}, got {verifier!r}")
+    check_choice("verifier", verifier, VERIFIERS)
     if verifier == "traversal":
         raise MethodError(
             "verifier 'traversal': its per-depth law is not computed (tree.accepted_tokens gives its mean)"
@@ -261,9 +283,7 @@ def acceptance_profile(
                 for _ in range(samples):
                     acc += _tree_rates(sample_shaped(Q, shp, children, rng), P, Q, verifier, depth)
                 rates[i, t] = acc / samples
-            law = np.asarray(Pc(text), dtype=np.float64)
-            c = np.cumsum(law)
-            text = text + (int(min(np.searchsorted(c, rng.random() * c[-1], side="right"), law.size - 1)),)
+            text = text + (draw(np.asarray(Pc(text), dtype=np.float64), rng),)
             bar.update(1)
         texts.append(text)
     bar.close()
@@ -271,11 +291,8 @@ def acceptance_profile(
     mean_rates = np.minimum.accumulate(rates.mean(axis=(0, 1)))  # non-increasing up to round-off
     per_text = rates.sum(axis=2).mean(axis=1)
     R = per_text.size
-    se = (
-        float(per_text.std(ddof=1) / math.sqrt(R))
-        if R > 1
-        else float(rates.sum(axis=2).std(ddof=1) / math.sqrt(positions) if positions > 1 else 0.0)
-    )
+    # one text: the spread over its positions
+    se = sample_std_err(per_text) if R > 1 else sample_std_err(rates.sum(axis=2))
     method = "exact per position" if children == "topk" else f"Rao–Blackwellised ({samples} trees per position)"
     return AcceptanceProfile(
         rates=mean_rates,

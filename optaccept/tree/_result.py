@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from .._display import Tabular
+
 __all__ = ["TreeResult", "LPCertificate"]
 
 
@@ -45,9 +47,15 @@ class LPCertificate:
 
 
 @dataclass(frozen=True)
-class TreeResult:
+class TreeResult(Tabular):
     """Expected number of draft tokens accepted in one step (the correction or bonus
     token not counted).
+
+    It speaks the results' vocabulary (``value``, ``std_err``, ``method``, ``ok``) and has
+    ``to_dict()``, ``to_pandas()`` (one row) and ``to_latex()``.  The type of ``value``
+    follows one rule: a ``Fraction`` exactly when :attr:`exact` (the models gave Fractions
+    and the value was enumerated or recursed, no LP, no sampling), a ``float`` otherwise;
+    ``float(result)`` is always the float.
 
     Attributes
     ----------
@@ -86,10 +94,24 @@ class TreeResult:
 
     @property
     def exact(self) -> bool:
+        """Whether ``value`` is an exact ``Fraction``."""
         return isinstance(self.value, Fraction)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the value is finite and, for the LP, its certificate passed its re-check."""
+        cert = self.certificate is None or self.certificate.ok
+        return cert and abs(float(self.value)) < float("inf")
 
     def __float__(self) -> float:
         return float(self.value)
+
+    _caption = "Expected draft tokens accepted per step."
+
+    def _records(self) -> list[dict[str, Any]]:
+        rec = {"value": self.value, "std_err": self.std_err, "method": self.method, "ok": self.ok}
+        rec.update((k, v) for k, v in self.to_dict().items() if k not in rec)
+        return [rec]
 
     def _shown(self) -> str:
         if self.exact:

@@ -17,36 +17,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._deprecated import legacy, warn_deprecated
 from .._errors import InputError, MethodError
+from .._limits import show_progress
+from .._statistics import clustered_mean
+from .._statistics import std_err as sample_std_err
 from .._validation import check_rng
-from ._api import PER_TREE, check_verifier, resolve_models
-from ._draft import DraftTree, _check, sample_tree
+from ._checks import PER_TREE, _is_pair, check_shaped, check_verifier, resolve_models
+from ._draft import DraftTree, sample_tree
+from ._draft_law import TreeDraftLaw, as_tree_law, legacy_law
+from ._models import _Cached, as_model, model_pair
 from ._result import TreeResult
-from ._shape import ShapedTree, sample_shaped
+from ._shaped_tree import ShapedTree, sample_shaped
 
 __all__ = ["sample_accepted_tokens", "tree_value", "rao_blackwell"]
-
-
-def _clustered(x: Sequence[float], groups: Sequence[int]) -> tuple[float, float]:
-    """Mean of per-tree values and its standard error clustered by prompt (trees of one
-    prompt share it and are not independent): sqrt(G/(G−1)·Σ_g S_g²)/N, S_g the sum of
-    the deviations of cluster g."""
-    a = np.asarray(x, dtype=np.float64)
-    _, inv = np.unique(np.asarray(groups), return_inverse=True)
-    G = int(inv.max()) + 1
-    m = float(a.mean())
-    if G < 2:
-        return m, 0.0
-    s = np.bincount(inv, weights=a - m, minlength=G)
-    return m, float(math.sqrt(G / (G - 1) * float(s @ s)) / a.size)
 
 
 def tree_value(tree: DraftTree | ShapedTree, target: Any, draft: Any, verifier: str = "token") -> Any:
@@ -73,7 +63,6 @@ def tree_value(tree: DraftTree | ShapedTree, target: Any, draft: Any, verifier: 
     MethodError
         If ``verifier`` has no per-tree value or does not apply to the tree.
     """
-    from ._models import _Cached, as_model
 
     if verifier not in PER_TREE:
         raise MethodError(f"verifier {verifier!r} has no per-tree value; per-tree verifiers: {tuple(PER_TREE)}")
@@ -84,6 +73,30 @@ def tree_value(tree: DraftTree | ShapedTree, target: Any, draft: Any, verifier: 
     return PER_TREE[verifier](tree, P, Q)
 
 
+def _prompt_rewrite(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``prompt=s`` of the previous release: the pair's models from state s."""
+    if "prompt" not in kwargs:
+        return args, kwargs
+    prompt = kwargs.pop("prompt")
+    warn_deprecated(
+        "tree.sample_accepted_tokens",
+        "prompt=",
+        "the models of one state, *tree.model_pair(pair, prompt=s)",
+        stacklevel=4,
+    )
+    args = list(args)
+    target = args[0] if args else kwargs.pop("target")
+    draft = args[1] if len(args) > 1 else kwargs.pop("draft", None)
+    if _is_pair(target):
+        if draft is not None:
+            raise InputError("draft: leave it out when target is a MarkovPair or PositionPair (it holds both)")
+        target, draft = model_pair(target, prompt=prompt)
+    return (target, draft, *args[2:]), kwargs
+
+
+_legacy_prompt = legacy(_prompt_rewrite)
+
+
 def _seed_of(rng: Any) -> int:
     """A seed for the sweep's workers, from a Generator (one draw) or an integer seed."""
     if isinstance(rng, np.random.Generator):
@@ -92,22 +105,19 @@ def _seed_of(rng: Any) -> int:
     return int(rng)
 
 
+@_legacy_prompt
+@legacy_law("tree.sample_accepted_tokens", at=2)
 def sample_accepted_tokens(
     target: Any,
     draft: Any = None,
     *,
-    length: int | None = None,
-    k: int = 1,
-    drafts: str = "iid",
-    shape: Any = None,
-    children: str | None = None,
+    drafts: TreeDraftLaw | None = None,
     verifiers: tuple[str, ...] | None = None,
     trees: int = 1000,
     rng: Any,
     chunk: int = 100,
     checkpoint: str | os.PathLike | None = None,
     progress: bool | None = None,
-    prompt: int | None = None,
     temperature: float | None = None,
 ) -> dict[str, TreeResult]:
     """Rao-Blackwellised estimate of the accepted tokens per step, one result per verifier.
@@ -115,9 +125,13 @@ def sample_accepted_tokens(
     Parameters
     ----------
     target, draft : sequence models (see :func:`accepted_tokens`).
-    length, k, drafts : the draft-tree law (k chains of ``length`` tokens), or
-    shape, children : a tree shape and how its children are filled (see
-        :func:`accepted_tokens`).
+        For a Markov pair, give the models of one prompt state,
+        ``*tree.model_pair(pair, prompt=s)`` (``prompt=s`` still works for one release,
+        with a ``DeprecationWarning``).
+    drafts : TreeDraftLaw, optional
+        The tree's draft law, as in :func:`accepted_tokens` (default: one chain of one
+        token; ``length=, k=, drafts="iid"`` and ``shape=, children=`` still work for one
+        release, with a ``DeprecationWarning``).
     verifiers : tuple of str, optional
         Among ``"token"``, ``"block"`` (one chain), ``"traversal"`` (siblings without
         replacement, or one chain), ``"target_only"``.  Default: all that apply.
@@ -140,16 +154,9 @@ def sample_accepted_tokens(
     """
     from tqdm.auto import tqdm
 
-    shp = None
-    if shape is not None:
-        from ._api import check_shaped
-        from ._shape import as_shape, check_children
-
-        shp = as_shape(shape)
-        if children is None:
-            raise InputError("children: give 'topk', 'swor' or 'iid' with shape=")
-        drafts = check_children(children)
-        length, k = shp.depth, sum(1 for t in shp.paths if shp.branches(t) == 0)
+    law = as_tree_law(drafts)
+    shp, length, k, drafts = law.shape, law.length, law.k, law.children
+    if shp is not None:
 
         def applies(v: str) -> bool:
             try:
@@ -160,9 +167,6 @@ def sample_accepted_tokens(
 
         check = lambda v: check_shaped(v, shp, drafts)  # noqa: E731
     else:
-        if length is None:
-            raise InputError("length: give length= (k chains) or shape= and children= (a tree shape)")
-        length, k, drafts = _check(length, k, drafts)
 
         def applies(v: str) -> bool:
             return not (v == "block" and k != 1)
@@ -181,7 +185,7 @@ def sample_accepted_tokens(
                 "'optimal' and 'token_optimal' need exact laws (small vocabularies, method exact)"
             )
         check(v)
-    P, Q = resolve_models(target, draft, prompt, temperature)
+    P, Q = resolve_models(target, draft, None, temperature)
     seed = _seed_of(rng)
     config = {
         "length": length,
@@ -191,7 +195,7 @@ def sample_accepted_tokens(
         "seed": seed,
         "chunk": int(chunk),
         "temperature": temperature,
-        "prompt": prompt,
+        "prompt": None,  # (a prompt state is now given through the models)
         **({"shape": [list(t) for t in shp.paths]} if shp is not None else {}),
     }
     digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
@@ -209,7 +213,6 @@ def sample_accepted_tokens(
                 c = int(z["chunk_index"])
                 if c < n_chunks:
                     done[c] = z["values"]
-    from .._limits import show_progress
 
     bar = tqdm(total=int(trees), desc="trees", unit="tree", disable=not show_progress(progress))
     bar.update(sum(min(int(chunk), int(trees) - c * int(chunk)) for c in done))
@@ -275,8 +278,6 @@ def rao_blackwell(
     """
     from tqdm.auto import tqdm
 
-    from ._models import as_model
-
     if groups is None:
         groups = getattr(items, "groups", None)
     if total is None and hasattr(items, "__len__"):
@@ -285,7 +286,6 @@ def rao_blackwell(
         raise InputError(f"groups: one group per item ({len(items)} items), got {np.size(groups)}")
     vals: dict[str, list[float]] = {v: [] for v in verifiers}
     meta = None
-    from .._limits import show_progress
 
     bar = not show_progress(progress)
     for tree, target, draft in tqdm(items, total=total, desc="trees", unit="tree", disable=bar):
@@ -312,17 +312,14 @@ def rao_blackwell(
         if groups is None:
             out[v] = _sampled(x, v, drafts, length, k, shape=shape, clusters=int(x.size))
         else:
-            _, se = _clustered(x, groups)
-            if np.unique(groups).size < 2:
-                se = float("nan")  # one prompt: its trees say nothing of the spread across prompts
+            # one prompt (few=nan): its trees say nothing of the spread across prompts
+            _, se = clustered_mean(x, groups, few=float("nan"))
             out[v] = _sampled(x, v, drafts, length, k, shape=shape, std_err=se, clusters=int(np.unique(groups).size))
     return out
 
 
 def _check_tree(verifier: str, tree: Any) -> None:
     if isinstance(tree, ShapedTree):
-        from ._api import check_shaped
-
         check_shaped(verifier, tree.shape, tree.children)
     else:
         check_verifier(verifier, tree.k, tree.drafts)
@@ -347,7 +344,7 @@ def _sampled(
         length,
         k,
         method="sampled",
-        std_err=float(x.std(ddof=1) / np.sqrt(x.size)) if std_err is None else float(std_err),
+        std_err=sample_std_err(x, few=float("nan")) if std_err is None else float(std_err),
         trees=int(x.size),
         shape=shape,
         details={"values": x, **details},

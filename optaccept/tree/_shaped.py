@@ -5,8 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import InputError, MethodError
+from .._limits import show_progress
+from ._checks import PER_TREE, _plain, check_shaped
+from ._draft_law import TreeDraftLaw
 from ._result import TreeResult
-from ._shape import as_shape, check_children, enumerate_shaped, topk_tree
+from ._sampling import sample_accepted_tokens
+from ._shape import as_shape, check_children
+from ._shaped_tree import enumerate_shaped, topk_tree
+from ._token_optimal import token_optimal_shaped
 from ._verifiers import target_only_value
 
 __all__ = ["shaped_accepted_tokens"]
@@ -29,7 +35,6 @@ def shaped_accepted_tokens(
     max_trees: int,
 ) -> TreeResult:
     """Expected accepted tokens per step for a tree of ``shape`` filled by ``children``."""
-    from ._api import PER_TREE, _plain, check_shaped
 
     shp = as_shape(shape)
     if children is None:
@@ -57,14 +62,11 @@ def shaped_accepted_tokens(
                 f"verifier {verifier!r}: sampled estimates exist for {tuple(PER_TREE)}; 'optimal' and "
                 "'token_optimal' need exact laws (small vocabularies) or a top-k tree; see tree.upper_bound"
             )
-        from ._sampling import sample_accepted_tokens
 
         return sample_accepted_tokens(
-            P, Q, shape=shp, children=children, verifiers=(verifier,), trees=samples, rng=rng, progress=progress
+            P, Q, drafts=TreeDraftLaw(shp, children), verifiers=(verifier,), trees=samples, rng=rng, progress=progress
         )[verifier]
     if verifier == "token_optimal":
-        from ._token_optimal import token_optimal_shaped
-
         v = token_optimal_shaped(Pc, Qc, shp, children)
         chainlike = all(shp.branches(u) <= 1 for u in shp.internal())
         return result(_plain(v), "exact" if chainlike else "lp", 0)
@@ -75,8 +77,6 @@ def shaped_accepted_tokens(
         v, cert, details = optimal_lp(trees, Pc, P.n, shp.depth)
         return result(v, "lp", len(trees), certificate=cert, details=details)
     from tqdm.auto import tqdm
-
-    from .._limits import show_progress
 
     fn = PER_TREE[verifier]
     total = 0

@@ -16,9 +16,13 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
+from .._limits import show_progress
 from .._stable import residual
-from .._validation import check_rng
+from .._validation import check_choice, check_rng
 from ._draft import sample_tree
+from ._draft_law import TreeDraftLaw, as_tree_law, legacy_law
+from ._models import as_model
+from ._shaped_tree import sample_shaped
 
 __all__ = ["simulate_step", "simulate"]
 
@@ -176,8 +180,7 @@ def simulate_step(tree: Any, P: Callable, Q: Callable, verifier: str, rng: Any) 
         If the rule is not lossless on this tree (``"block"`` with k > 1; ``"token"`` or
         ``"block"`` on top-k children).
     """
-    if verifier not in _RUNNERS:
-        raise InputError(f"verifier: simulators exist for {tuple(_RUNNERS)}, got {verifier!r}")
+    check_choice("verifier", verifier, _RUNNERS)
     if verifier == "block" and tree.k != 1:
         raise MethodError("verifier 'block' verifies one chain (k = 1)")
     if verifier in ("token", "block") and tree.drafts == "topk":
@@ -185,42 +188,38 @@ def simulate_step(tree: Any, P: Callable, Q: Callable, verifier: str, rng: Any) 
     return _RUNNERS[verifier](tree, P, Q, check_rng(rng))
 
 
+@legacy_law("tree.simulate", at=2)
 def simulate(
     target: Any,
     draft: Any,
     *,
-    length: int | None = None,
-    k: int = 1,
-    drafts: str = "iid",
+    drafts: TreeDraftLaw | None = None,
     verifier: str = "token",
     steps: int = 10_000,
     rng: np.random.Generator,
-    shape: Any = None,
-    children: str | None = None,
     progress: bool | None = None,
 ) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     """Draft and verify ``steps`` times: the accepted lengths, and the generated texts
     (accepted tokens + emitted token, before the target continues).
 
-    The tree is k chains of ``length`` tokens (``drafts``), or a tree of ``shape``
-    whose children are filled by ``children`` (required with ``shape``, as in
-    :func:`accepted_tokens`).  ``progress``: a bar over steps (default: on in a
+    The tree's law ``drafts`` is k chains of ``length`` tokens or a tree of a shape
+    whose children are filled by ``children``, as in :func:`accepted_tokens`.  ``progress``: a bar over steps (default: on in a
     terminal or Jupyter).
 
     Parameters
     ----------
     target, draft : sequence models
         ``prefix -> next-token probabilities``.
-    length, k, drafts :
-        The tree as k chains of ``length`` tokens drawn by ``drafts``.
+    drafts : TreeDraftLaw, optional
+        The tree's draft law (default: one chain of one token; ``length=, k=,
+        drafts="iid"`` and ``shape=, children=`` still work for one release, with a
+        ``DeprecationWarning``).
     verifier : {"token", "block", "traversal", "target_only"}
         The rule run.
     steps : int
         Steps simulated, at least 1.
     rng : numpy.random.Generator or int
         Source of randomness.
-    shape, children :
-        The tree as a shape and its children's law, instead of chains.
     progress : bool, optional
         A bar over steps.
 
@@ -241,32 +240,19 @@ def simulate(
     """
     from tqdm.auto import tqdm
 
-    from .._limits import show_progress
-    from ._models import as_model
-    from ._shape import as_shape, check_children, sample_shaped
-
     Pm, Qm = as_model(target, "target"), as_model(draft, "draft")
     gen = check_rng(rng)
-    if shape is not None:
-        if length is not None:
-            raise InputError("shape: give either shape= and children= or length=, k=, drafts=, not both")
-        if children is None:
-            raise InputError("children: give 'topk', 'swor' or 'iid' with shape=")
-        shp, kids = as_shape(shape), check_children(children)
-    elif children is not None:
-        raise InputError("children: goes with shape=; for k chains use drafts=")
-    elif length is None:
-        raise InputError("length: give length= (k chains) or shape= (a tree shape)")
+    law = as_tree_law(drafts)
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
         raise InputError(f"steps: must be an integer >= 1, got {steps!r}")
     lengths = np.empty(steps, dtype=np.int64)
     texts = []
     for i in tqdm(range(steps), desc="steps", unit="step", disable=not show_progress(progress)):
         P, Q = Pm.cached(), Qm.cached()  # per-step caches: memory stays O(tree)
-        if shape is not None:
-            tree = sample_shaped(Q, shp, kids, gen)
+        if law.shape is not None:
+            tree = sample_shaped(Q, law.shape, law.children, gen)
         else:
-            tree = sample_tree(Q, length, k, drafts, gen)
+            tree = sample_tree(Q, law.length, law.k, law.children, gen)
         acc, y = simulate_step(tree, P, Q, verifier, gen)
         lengths[i] = len(acc)
         texts.append(acc + (y,))

@@ -1,4 +1,5 @@
-"""Sweeps over temperatures × k × length × draft law × verifier, run through joblib.
+"""Sweeps over temperatures × draft laws (k chains of a length, :class:`TreeDraftLaw`) × verifiers,
+run through joblib.
 
 Each grid point (all verifiers of one source, temperature, k, length and draft law)
 is one independent task handed to :class:`joblib.Parallel`, so the
@@ -9,38 +10,49 @@ default (``n_jobs``), or a Dask or Ray cluster with no code change::
     from dask.distributed import Client          # or: from ray.util.joblib import register_ray
     client = Client("scheduler-address:8786")    #     register_ray()
     with joblib.parallel_backend("dask"):        #     joblib.parallel_backend("ray")
-        rows = tree.sweep(sources, ks=(1, 2, 4), lengths=(1, 2, 3), samples=10_000, seed=0)
+        laws = [tree.TreeDraftLaw(length=L, k=k) for k in (1, 2, 4) for L in (1, 2, 3)]
+        rows = tree.sweep(sources, drafts=laws, samples=10_000, seed=0)
 
 Sources are loaded inside the task (a file path travels, not its arrays).
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import itertools
 import os
+import warnings
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._deprecated import legacy, warn_deprecated
 from .._errors import InputError, MethodError
+from ._api import accepted_tokens
+from ._checks import PER_TREE, check_verifier
+from ._draft_law import TreeDraftLaw, law_from_old
+from ._sampling import sample_accepted_tokens
 
 __all__ = ["sweep", "load_source"]
 
 
 def load_source(source: Any, *, start: int = 0, positions: int | None = None) -> Any:
     """A sweep source as something :func:`accepted_tokens` takes as ``target`` (with
-    ``draft``): a (target, draft) pair of sequence models, a Markov/position pair, or a
-    path to a distribution file (``optaccept.llm`` ``.npz``), read as a
-    :class:`~optaccept.sequence.PositionPair` over rows ``start`` .. ``start + positions``."""
+    ``draft``): a (target, draft) pair of sequence models or a Markov/position pair.  A path
+    to a distribution file is read by ``optaccept.real.load_source`` (this package reads
+    no files); passing one here still works for one release, with a DeprecationWarning."""
     if isinstance(source, (str, os.PathLike)):
-        from ..real._storage import Distributions
-        from ..sequence import PositionPair
-
-        d = Distributions.load(Path(source))
-        stop = None if positions is None else start + positions
-        return (PositionPair(np.asarray(d.target)[start:stop], np.asarray(d.draft)[start:stop]), None)
+        warnings.warn(
+            "a path as a tree.sweep source: pass loader=optaccept.real.load_source "
+            "(optaccept.tree stops reading files in the next release)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        # the one-release shim resolves the reader by name, below the package's layers
+        real = importlib.import_module("optaccept.real")
+        return real.load_source(source, start=start, positions=positions)
     if isinstance(source, tuple) and len(source) == 2:
         return source
     return (source, None)
@@ -57,8 +69,6 @@ def _task(
     max_trees: int,
 ) -> list[dict[str, Any]]:
     """One grid point, every verifier (sampled verifiers share the same trees)."""
-    from ._api import PER_TREE, accepted_tokens, check_verifier
-    from ._sampling import sample_accepted_tokens
 
     if isinstance(source, (str, os.PathLike)):
         target, draft = (loader or load_source)(source, positions=point["length"] + 1)
@@ -82,9 +92,7 @@ def _task(
             r = accepted_tokens(
                 target,
                 draft,
-                point["length"],
-                point["k"],
-                point["drafts"],
+                _law_of(point),
                 v,
                 temperature=point["temperature"],
                 max_trees=max_trees,
@@ -94,9 +102,7 @@ def _task(
         out = sample_accepted_tokens(
             target,
             draft,
-            length=point["length"],
-            k=point["k"],
-            drafts=point["drafts"],
+            drafts=_law_of(point),
             verifiers=tuple(todo),
             trees=samples,
             rng=np.random.default_rng([seed, *_key(point)]),
@@ -108,21 +114,43 @@ def _task(
     return [rows[v] for v in verifiers]
 
 
+def _law_of(point: dict[str, Any]) -> TreeDraftLaw:
+    """The draft law of a grid point (its k, length and law name)."""
+    return TreeDraftLaw(length=point["length"], k=point["k"], children=point["drafts"])
+
+
+def _old_grid(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``ks=, lengths=, drafts=("iid", ...)`` of the previous release: their product as laws."""
+    names = kwargs.get("drafts")
+    old_names = names is not None and any(isinstance(d, str) for d in names)
+    if "ks" not in kwargs and "lengths" not in kwargs and not old_names:
+        return args, kwargs
+    given = {"ks=": "ks" in kwargs, "lengths=": "lengths" in kwargs, "drafts=(names)": old_names}
+    spelled = [n for n, g in given.items() if g]
+    ks, lengths = kwargs.pop("ks", (1,)), kwargs.pop("lengths", (1,))
+    names = ("iid",) if names is None else names
+    warn_deprecated(
+        "tree.sweep", ", ".join(spelled), "drafts=(tree.TreeDraftLaw(length=, k=, children=), ...)", stacklevel=4
+    )
+    kwargs["drafts"] = tuple(
+        law_from_old({"length": int(L), "k": int(k)}, d) for k, L, d in itertools.product(ks, lengths, names)
+    )
+    return args, kwargs
+
+
 def _key(row: dict[str, Any]) -> list[int]:
     """Stable integers identifying a grid point (seeds its sampler)."""
-    import hashlib
 
     text = repr(sorted((k, str(v)) for k, v in row.items()))
     return [int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)]
 
 
+@legacy(_old_grid)
 def sweep(
     sources: Any,
     *,
     temperatures: tuple[float, ...] = (1.0,),
-    ks: tuple[int, ...] = (1,),
-    lengths: tuple[int, ...] = (1,),
-    drafts: tuple[str, ...] = ("iid",),
+    drafts: tuple[TreeDraftLaw, ...] | None = None,
     verifiers: tuple[str, ...] = ("token",),
     samples: int | None = None,
     seed: int = 0,
@@ -141,9 +169,13 @@ def sweep(
         ``loader(path, positions=...)`` replaces the file reader).  Sources must be
         picklable for process backends (module-level functions and classes, not
         lambdas, when the backend is not cloudpickle-based).
-    temperatures, ks, lengths, drafts, verifiers : tuples
-        The grid.  Combinations a verifier does not cover (block with k > 1,
-        traversal on iid trees with k > 1) give a row with ``skipped`` set.
+    temperatures, drafts, verifiers : tuples
+        The grid: temperatures × draft laws × verifiers.  ``drafts`` holds chain laws,
+        :class:`TreeDraftLaw` ``(length=, k=, children=)`` (default: one chain of one
+        token); ``ks=, lengths=, drafts=("iid", ...)`` (their product) still work for one
+        release, with a ``DeprecationWarning``.  Combinations a verifier does not cover
+        (block with k > 1, traversal on iid trees with k > 1) give a row with ``skipped``
+        set.
     samples : int, optional
         Rao-Blackwellised estimate with this many trees per point (else exact).
     seed : int
@@ -170,9 +202,16 @@ def sweep(
         named = [(str(sources) if isinstance(sources, (str, os.PathLike)) else "source0", sources)]
     if not named:
         raise InputError("sources: at least one source is required")
+    laws = (TreeDraftLaw(),) if drafts is None else tuple(drafts)
+    for i, law in enumerate(laws):
+        if not isinstance(law, TreeDraftLaw) or law.shape is not None:
+            raise InputError(
+                f"drafts[{i}]: the grid takes chain laws, TreeDraftLaw(length=, k=, children=), got {law!r}; "
+                "for a tree shape call accepted_tokens"
+            )
     grid = [
-        {"temperature": float(t), "k": int(k), "length": int(L), "drafts": d}
-        for t, k, L, d in itertools.product(temperatures, ks, lengths, drafts)
+        {"temperature": float(t), "k": law.k, "length": law.length, "drafts": law.children}
+        for t, law in itertools.product(temperatures, laws)
     ]
     tasks = [
         joblib.delayed(_task)(name, src, loader, point, tuple(verifiers), samples, seed, max_trees)

@@ -26,6 +26,8 @@ import numpy as np
 
 from .._errors import MethodError, SolverError
 from ._draft import _swor_orders
+from ._shape import topk_indices
+from ._shaped_tree import _node_outcomes
 
 __all__ = ["token_optimal_value", "token_optimal_shaped"]
 
@@ -145,7 +147,6 @@ def token_optimal_shaped(
     1 + max_{j: x_j = y} W(u·j, w·y).  Top-k nodes are deterministic (the transport's
     optimum is π(y) = p(y) on the children: target-only), single-child nodes are solved
     by the maximal coupling; the rest by the transport LP (float64)."""
-    from ._shape import _node_outcomes, topk_indices
 
     memo: dict[tuple[tuple[int, ...], Prefix], Any] = {}
 

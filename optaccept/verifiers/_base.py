@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._errors import InputError, MethodError
-from .._validation import as_distribution, as_distribution_pair, check_k, check_rng, check_size
+from .._errors import MethodError
+from .._validation import as_distribution, as_distribution_pair, check_choice, check_k, check_rng, check_size
 from ..drafts import DraftLaw
 
 __all__ = ["Verifier", "Draws", "NOTIONS"]
@@ -55,9 +55,7 @@ class Draws:
 
 
 def check_notion(notion: Any) -> str:
-    if notion not in NOTIONS:
-        raise InputError(f"notion: must be one of {NOTIONS}, got {notion!r}")
-    return notion
+    return check_choice("notion", notion, NOTIONS)
 
 
 def normalised(v: np.ndarray) -> np.ndarray:

@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from .. import _stable
-from .._errors import InputError
 from .._rows import check_k, iter_rows, sorted_by_ratio, take_rows
 from .._stable import array_namespace, is_torch, one_minus_pow1m
+from .._validation import check_choice
 from ..optimal._batched import greedy_rows
 
 __all__ = ["VERIFIERS", "batched_acceptance", "kseq_both", "kseq_parts", "rrs_chain"]
@@ -259,8 +259,7 @@ def batched_acceptance(p: Any, q: Any, k: int, verifier: str = "rrs", *, device:
     array([0.76])
     """
     k = check_k(k)
-    if verifier not in VERIFIERS:
-        raise InputError(f"verifier: must be one of {VERIFIERS}, got {verifier!r}")
+    check_choice("verifier", verifier, VERIFIERS)
     parts, done = [], 0
     for rows in iter_rows(p, q, device):
         parts.append(rows.out(_one_chunk(rows.p, rows.q, k, verifier, done)))

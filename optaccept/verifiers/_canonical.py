@@ -20,89 +20,44 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
-from scipy.sparse import coo_matrix
+from scipy.sparse import coo_matrix, csr_matrix
 
+from .._display import Tabular, html_fields, short
 from .._errors import InputError, SolverError
 from .._validation import as_distribution
 from ..drafts import MAX_ENUMERATION, DraftLaw
+from ..optimal import optimal_acceptance
+from ..optimal._flow import incidence, polish_flow
 
 __all__ = ["CanonicalDecomposition", "canonical_decomposition"]
 
 #: Largest gap tolerated between the LP value and α* from ``optimal_acceptance``.
 CHECK_TOL = 1e-7
-#: Largest number of (set, token) arcs for the augmenting-path polish of the LP's β.
+#: Largest number of (set, token) arcs for the max-flow polish of the LP's β.
 MAX_POLISH_ARCS = 200_000
 
 
 def _polish(sets, D: np.ndarray, p: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    """Finish the LP's β to a maximum flow exactly in floats (augmenting paths).
+    """Finish the LP's β to a maximum flow with the package's one max-flow algorithm
+    (:func:`optaccept.optimal._flow.polish_flow`: Dinic's, in integer units of 2^-80).
 
     HiGHS stops within its tolerances (~1e-7 on laws whose set probabilities are ~1e-12, as
     near-one-hot drafts give).  The selection problem is a max flow source → A (capacity
     D(A)) → y ∈ A → sink (capacity p(y)), with f(A, y) = min-part of D(A) β_y(A); starting
-    from the LP's flow, breadth-first augmenting paths in the residual network (each arc
-    used only while its residual is positive) raise it to a maximum flow whose value is
-    Σ min(p, p_I) = α* up to rounding.  Mass a set cannot send usefully stays on its
-    LP-chosen tokens (it never lowers Σ min(p, p_I)).
+    from the LP's flow, the polish raises it to a maximum flow (exact up to
+    (sets + tokens)·2^-80) whose value is Σ min(p, p_I) = α*.  Mass a set cannot send
+    usefully stays on its LP-chosen tokens (it never lowers Σ min(p, p_I)).
     """
     m, n = beta.shape
     send = D[:, None] * beta  # D(A) β_y(A)
     inflow = send.sum(axis=0)
     # useful flow: scale each token's incoming mass down to p(y)
     scale = np.where(inflow > p, p / np.where(inflow > 0, inflow, 1.0), 1.0)
-    f = send * scale[None, :]
-    members = [list(s) for s in sets]
-    holders: list[list[int]] = [[] for _ in range(n)]
-    for a, s in enumerate(members):
-        for y in s:
-            holders[y].append(a)
-    tiny = 1e-300
-    for _ in range(4 * (m + n) + 100):
-        src_res = D - f.sum(axis=1)
-        sink_res = p - f.sum(axis=0)
-        # BFS from the source over sets with residual capacity
-        prev_set = {a: None for a in np.flatnonzero(src_res > tiny).tolist()}
-        prev_tok: dict[int, int] = {}
-        frontier = list(prev_set)
-        target = -1
-        while frontier and target < 0:
-            nxt = []
-            for a in frontier:
-                for y in members[a]:
-                    if y in prev_tok:
-                        continue
-                    prev_tok[y] = a
-                    if sink_res[y] > tiny:
-                        target = y
-                        break
-                    for b in holders[y]:
-                        if b not in prev_set and f[b, y] > tiny:
-                            prev_set[b] = y
-                            nxt.append(b)
-                if target >= 0:
-                    break
-            frontier = nxt
-        if target < 0:
-            break
-        # bottleneck along target ← a ← y' ← b ... ← source
-        path = []
-        y = target
-        while True:
-            a = prev_tok[y]
-            path.append((a, y))
-            back = prev_set[a]
-            if back is None:
-                break
-            path.append((a, back))  # the arc a → back is undone (backward residual)
-            y = back
-        amount = min(sink_res[target], src_res[path[-1][0]])
-        for i in range(1, len(path), 2):
-            a, yb = path[i]
-            amount = min(amount, f[a, yb])
-        if not amount > 0:
-            break
-        for i, (a, y) in enumerate(path):
-            f[a, y] += amount if i % 2 == 0 else -amount
+    start = send * scale[None, :]
+    inc = incidence(sets, n)
+    owner = np.repeat(np.arange(m), np.diff(inc.indptr))
+    flow = csr_matrix((start[owner, inc.indices], inc.indices, inc.indptr), shape=(m, n))
+    f = polish_flow(flow, D, p).toarray()
     # β: the flow, plus each set's unsent mass where the LP put it
     rest = np.clip(send - f, 0.0, None)
     left = D - f.sum(axis=1)
@@ -117,8 +72,12 @@ def _polish(sets, D: np.ndarray, p: np.ndarray, beta: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class CanonicalDecomposition:
+class CanonicalDecomposition(Tabular):
     """Result of :func:`canonical_decomposition`.
+
+    In the results' vocabulary ``value`` is Σ min(p, p_I), ``std_err`` None (computed),
+    ``method`` ``"canonical decomposition"``, ``ok`` whether it equals the independent α*
+    within 1e-7; ``to_pandas()`` and ``to_latex()`` give its numbers as one row.
 
     Attributes
     ----------
@@ -143,17 +102,24 @@ class CanonicalDecomposition:
     value: float
     alpha_star: float
 
-    def __repr__(self) -> str:
-        from .._display import short
+    #: the value of Khisti et al.'s canonical decomposition (their Theorem 1)
+    method = "canonical decomposition"
+    #: a computed value carries no standard error
+    std_err = None
+    _caption = "Canonical decomposition (Khisti et al., Theorem 1)."
 
+    @property
+    def ok(self) -> bool:
+        """Whether ``value`` equals the independently computed ``alpha_star`` within 1e-7."""
+        return abs(self.value - self.alpha_star) <= 1e-7
+
+    def __repr__(self) -> str:
         return short(
             "CanonicalDecomposition",
             [("value", self.value), ("alpha_star", self.alpha_star), ("sets", len(self.sets)), ("p_I", self.p_I)],
         )
 
     def _repr_html_(self) -> str:
-        from .._display import html_fields
-
         return html_fields(
             "Canonical decomposition (Khisti et al., Theorem 1)",
             [
@@ -189,7 +155,6 @@ def canonical_decomposition(p: Any, law: DraftLaw, *, max_sets: int = MAX_ENUMER
     SolverError
         The LP failed, or its value differs from α* by more than 1e-7.
     """
-    from ..optimal import optimal_acceptance
 
     if not isinstance(law, DraftLaw):
         raise InputError(f"law: must be a draft law (IID, WithoutReplacement, ...), got {type(law).__name__}")

@@ -6,9 +6,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from .._display import Tabular, html_table, latex_table
 from .._errors import InputError, MethodError
 from .._limits import show_progress
 from .._validation import as_distribution_pair, check_k
+from ..optimal import optimal_acceptance
 from ._base import Verifier
 
 __all__ = ["GapTable", "gap_table"]
@@ -18,12 +22,14 @@ NOT_DEFINED = "not defined for this k"
 
 
 @dataclass(frozen=True)
-class GapTable:
+class GapTable(Tabular):
     """Rows = verifiers, columns = k.  ``alpha[name][k]`` is the verifier's acceptance
     ("output" notion), ``alpha_star[name][k]`` α* of its draft law; None where the
     verifier is not defined for k or its exact acceptance is beyond its size limit, and
     then ``missing[name][k]`` says why (the one-line refusal, or "not defined for this k").
-    Printed tables mark refused cells "refused [i]" with the reasons below them.
+    Printed tables mark refused cells "refused [i]" with the reasons below them.  In the
+    results' vocabulary ``value`` is the array of the ``alpha`` column of :meth:`to_pandas`
+    (NaN where empty), ``std_err`` None (exact), ``method`` ``"exact"``, ``ok`` no cell refused.
 
     Attributes
     ----------
@@ -44,6 +50,24 @@ class GapTable:
     alpha: dict[str, dict[int, float | None]]
     alpha_star: dict[str, dict[int, float | None]]
     missing: dict[str, dict[int, str]] = field(default_factory=dict)
+
+    #: every cell is an exact acceptance
+    method = "exact"
+    #: exact values carry no standard error
+    std_err = None
+
+    @property
+    def value(self) -> Any:
+        """The verifiers' acceptance, one entry per row of :meth:`to_pandas` (NaN where empty)."""
+        return np.array([np.nan if r["alpha"] is None else r["alpha"] for r in self._long_rows()])
+
+    @property
+    def ok(self) -> bool:
+        """Whether no cell was refused (cells of a verifier not defined for a k do not count)."""
+        return not self._refusals()
+
+    def _records(self) -> list[dict[str, Any]]:
+        return self._long_rows()
 
     def why(self, name: str, k: int) -> str | None:
         """Why a cell is empty (None when it has a value).
@@ -172,25 +196,6 @@ class GapTable:
             for k in self.ks
         ]
 
-    def to_pandas(self) -> Any:
-        """A pandas DataFrame in long format (verifier, k, alpha, alpha_star, gap, why); needs pandas.
-
-        Returns
-        -------
-        pandas.DataFrame
-            One row per cell.
-
-        Raises
-        ------
-        ImportError
-            If pandas is not installed.
-        """
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("GapTable.to_pandas needs pandas (pip install pandas)") from None
-        return pd.DataFrame(self._long_rows())
-
     def to_latex(
         self, caption: str = r"Exact acceptance $\alpha$ and $\alpha^*$ of each verifier's own draft law."
     ) -> str:
@@ -206,7 +211,6 @@ class GapTable:
         str
             The ``table`` environment.
         """
-        from .._display import latex_table
 
         rows = [
             [n]
@@ -222,8 +226,6 @@ class GapTable:
         return f"GapTable({len(self.names)} verifiers, ks={list(self.ks)})"
 
     def _repr_html_(self) -> str:
-        from .._display import html_table
-
         refs, notes = self._footnotes()
         rows = [[n] + [self._cell(n, k, "—", refs) for k in self.ks] for n in self.names]
         caption = "α: the verifier's exact acceptance; α*: optimum of its own draft law; —: not defined for this k."
@@ -276,7 +278,6 @@ def gap_table(
     """
     from tqdm.auto import tqdm
 
-    from ..optimal import optimal_acceptance
     from . import ALL
 
     pf, qf = as_distribution_pair(p, q)

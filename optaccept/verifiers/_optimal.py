@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._errors import InputError
-from ..drafts import DraftLaw, law_from_name
+from .._validation import check_choice
+from ..drafts import LAWS, DraftLaw, law_from_name
+from ..optimal import optimal_acceptance, optimal_verifier
 from ._base import Verifier
 
 __all__ = ["Optimal"]
 
-_LAWS = ("iid", "swor", "greedy", "spechub")  # names of optaccept.drafts.LAWS
+_LAWS = tuple(LAWS)  # every registered draft law
 
 
 class Optimal(Verifier):
@@ -34,11 +35,10 @@ class Optimal(Verifier):
     title = "optimal verifier"
 
     def __init__(self, law: str = "iid") -> None:
-        if not isinstance(law, str) or law not in _LAWS:
-            raise InputError(f"law: must be one of {_LAWS}, got {law!r}")
+        check_choice("law", law, _LAWS)
         self.law = law
         self.name = "optimal" if law == "iid" else f"optimal_{law}"  # type: ignore[misc]
-        if law == "spechub":
+        if not LAWS[law].takes_k:  # a law that fixes k (SpecHub: 2)
             self.min_k = self.max_k = 2  # type: ignore[misc]
 
     def __repr__(self) -> str:
@@ -48,12 +48,8 @@ class Optimal(Verifier):
         return law_from_name(self.law, q, k, allowed=_LAWS, arg="law")
 
     def _acceptance(self, p, q, k, notion):
-        from ..optimal import optimal_acceptance
-
         return float(optimal_acceptance(p, self._law(q, k)).value)
 
     def _simulate(self, p, q, k, law, drafts, rng):
-        from ..optimal import optimal_verifier
-
         y = optimal_verifier(p, law).respond(drafts, rng)
         return y, (drafts == y[:, None]).any(axis=1)

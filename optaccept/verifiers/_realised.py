@@ -16,15 +16,25 @@ from typing import Any
 
 import numpy as np
 
+from .._display import Tabular, html_table, renamed
 from .._errors import InputError
+from .._statistics import bernoulli_std_err
 from .._validation import check_rng, check_size
+from ..drafts import law_from_name, law_names
+from ..optimal import optimal_verifier
 
 __all__ = ["RealisedAcceptance", "realised_acceptance"]
 
 
+@renamed(se="std_err")
 @dataclasses.dataclass(frozen=True)
-class RealisedAcceptance:
+class RealisedAcceptance(Tabular):
     """Monte Carlo acceptance of the optimal verifier at one position.
+
+    In the results' vocabulary ``value`` is α*, the exact value the run is compared with;
+    ``std_err`` (old name ``se``) is the standard error of the measured ``mean``, so that
+    ``z`` = (mean − value) / std_err; ``method`` is ``"sampled"``; ``ok`` says the run agrees
+    with α* (|z| ≤ 5).  ``to_pandas()`` and ``to_latex()`` give its numbers as one row.
 
     Attributes
     ----------
@@ -36,8 +46,8 @@ class RealisedAcceptance:
         The rule's exact acceptance, computed from its own rule (``ov.acceptance``).
     mean : float
         Fraction of the ``size`` sampled outputs that equal one of their drafts.
-    se : float
-        Its standard error, sqrt(mean (1 − mean) / size).
+    std_err : float
+        Its standard error, sqrt(mean (1 − mean) / size) (old name ``se``).
     size : int
         Number of sampled positions.
     tv : float
@@ -51,28 +61,35 @@ class RealisedAcceptance:
     value: float
     acceptance: float
     mean: float
-    se: float
+    std_err: float
     size: int
     tv: float
     law: str = "iid"
 
+    #: the run is a Monte Carlo sample
+    method = "sampled"
+    _caption = "Optimal verifier run at one position: realised acceptance against the exact optimum."
+
+    @property
+    def ok(self) -> bool:
+        """Whether the realised acceptance agrees with α* within 5 standard errors (|z| ≤ 5)."""
+        return abs(self.z) <= 5
+
     @property
     def z(self) -> float:
-        """(mean − value) / se; 0 when se is 0 and the two agree."""
+        """(mean − value) / std_err; 0 when std_err is 0 and the two agree."""
         d = self.mean - self.value
-        if self.se > 0:
-            return d / self.se
+        if self.std_err > 0:
+            return d / self.std_err
         return 0.0 if abs(d) < 1e-12 else math.copysign(math.inf, d)
 
     def __repr__(self) -> str:
         return (
-            f"RealisedAcceptance(k={self.k}, law={self.law!r}, realised={self.mean:.4f} ± {self.se:.4f}, "
+            f"RealisedAcceptance(k={self.k}, law={self.law!r}, realised={self.mean:.4f} ± {self.std_err:.4f}, "
             f"α*={self.value:.4f}, size={self.size})"
         )
 
     def _repr_html_(self) -> str:
-        from .._display import html_table
-
         return html_table(
             ["k", "α*", "exact acceptance of the rule", "realised ± SE", "z", "TV(output, p)", "samples"],
             [
@@ -80,7 +97,7 @@ class RealisedAcceptance:
                     self.k,
                     f"{self.value:.6f}",
                     f"{self.acceptance:.6f}",
-                    f"{self.mean:.4f} ± {self.se:.4f}",
+                    f"{self.mean:.4f} ± {self.std_err:.4f}",
                     f"{self.z:+.2f}",
                     f"{self.tv:.4f}",
                     self.size,
@@ -90,7 +107,8 @@ class RealisedAcceptance:
         )
 
 
-_LAWS = ("iid", "swor")
+#: The laws the run supports: the registry's sequential laws (successive draws from q).
+_LAWS = law_names(sequential=True)
 
 
 def realised_acceptance(
@@ -125,19 +143,15 @@ def realised_acceptance(
     >>> round(r.value, 4), abs(r.z) < 5
     (0.9075, True)
     """
-    from ..drafts import IID, WithoutReplacement
-    from ..optimal import optimal_verifier
 
     rng, size = check_rng(rng), check_size(size)
     if size < 1:
         raise InputError("size: must be at least 1")
-    if law not in _LAWS:
-        raise InputError(f"law: must be one of {_LAWS}, got {law!r}")
-    ov = optimal_verifier(p, IID(q, k) if law == "iid" else WithoutReplacement(q, k))
+    ov = optimal_verifier(p, law_from_name(law, q, k, allowed=_LAWS, arg="law"))
     d, y = ov.sample(rng, size)
     hit = (d == y[:, None]).any(axis=1)
     m = float(hit.mean())
-    se = math.sqrt(m * (1.0 - m) / size)
+    se = bernoulli_std_err(m, size, floor=None)
     pf = np.asarray(ov.p, dtype=np.float64)
     emp = np.bincount(y, minlength=pf.size) / size
     tv = 0.5 * float(np.abs(emp - pf).sum())

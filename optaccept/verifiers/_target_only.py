@@ -22,14 +22,16 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecated import renamed
 from .._errors import InputError
-from .._validation import as_distribution
-from ..drafts import IID, DraftLaw, Greedy, Independent, law_from_name
+from .._sampling import draws
+from .._validation import as_distribution, check_choice
+from ..drafts import IID, DraftLaw, Greedy, Independent, law_from_name, law_names
 from ._base import Verifier
 
 __all__ = ["TargetOnly", "target_only_acceptance", "target_only_respond"]
 
-_LAWS = ("iid", "swor", "greedy")  # names of optaccept.drafts.LAWS
+_LAWS = law_names(takes_k=True)  # the verifier builds its law from (q, k)
 
 
 def target_only_acceptance(p: Any, drafts: DraftLaw) -> Any:
@@ -95,7 +97,8 @@ def _inclusion(law: DraftLaw) -> np.ndarray:
     return np.array([1.0 - float(law.subset_prob([z for z in range(n) if z != y])) for y in range(n)])
 
 
-def target_only_respond(p: Any, drafts: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+@renamed("verifiers.target_only_respond", drafts="tokens")
+def target_only_respond(p: Any, tokens: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Outputs of target-only verification for given draft tuples (rows): (y, accepted).
 
     The sequential coins over the drafted siblings and the final draw from p without them
@@ -108,8 +111,8 @@ def target_only_respond(p: Any, drafts: np.ndarray, rng: np.random.Generator) ->
     ----------
     p : array_like, shape (n,)
         Target distribution.
-    drafts : array_like of int, shape (rows, k)
-        Ordered draft tuples, token ids in [0, n).
+    tokens : array_like of int, shape (rows, k)
+        The drafted tokens: ordered draft tuples, token ids in [0, n).
     rng : numpy.random.Generator
         Source of the one uniform per row.
 
@@ -123,15 +126,13 @@ def target_only_respond(p: Any, drafts: np.ndarray, rng: np.random.Generator) ->
     Raises
     ------
     InputError
-        If p is not a distribution or ``drafts`` is not a 2-D array of token ids in [0, n).
+        If p is not a distribution or ``tokens`` is not a 2-D array of token ids in [0, n).
     """
     pf = as_distribution(p, "p")
-    d = np.asarray(drafts, dtype=np.int64)
+    d = np.asarray(tokens, dtype=np.int64)
     if d.ndim != 2 or (d.size and (d.min() < 0 or d.max() >= pf.size)):
-        raise InputError(f"drafts: must be a 2-D array of token ids in [0, {pf.size})")
-    cum = np.cumsum(pf)
-    u = rng.random(d.shape[0]) * cum[-1]
-    y = np.minimum(np.searchsorted(cum, u, side="right"), pf.size - 1).astype(np.int64)
+        raise InputError(f"tokens: must be a 2-D array of token ids in [0, {pf.size})")
+    y = draws(pf, rng, d.shape[0]).astype(np.int64)
     return y, (d == y[:, None]).any(axis=1)
 
 
@@ -155,8 +156,7 @@ class TargetOnly(Verifier):
     title = "target-only (accept x w.p. p(x), siblings renormalised)"
 
     def __init__(self, drafts: str = "iid") -> None:
-        if not isinstance(drafts, str) or drafts not in _LAWS:
-            raise InputError(f"drafts: must be one of {_LAWS}, got {drafts!r}")
+        check_choice("drafts", drafts, _LAWS)
         self.law_name = drafts
 
     def _law(self, q: np.ndarray, k: int) -> DraftLaw:

@@ -229,7 +229,8 @@ def tree_certificate(p: list[Fraction], q: list[Fraction], length: int, k: int) 
 
     tree_lp._solve = recording
     try:
-        res = tree.accepted_tokens(lambda u: p, lambda u: q, length=length, k=k, drafts="iid", verifier="optimal")
+        law = tree.TreeDraftLaw(length=length, k=k, children="iid")
+        res = tree.accepted_tokens(lambda u: p, lambda u: q, law, verifier="optimal")
     finally:
         tree_lp._solve = solve
     if len(seen) != 1:

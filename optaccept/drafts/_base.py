@@ -1,0 +1,252 @@
+"""The base of the draft laws: :class:`DraftLaw`, :class:`SetLaw` and the enumeration limits."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._errors import MethodError
+from .._subsets import as_mask, zeta_transform
+from .._validation import as_distribution, as_exact_distribution, is_exact_input
+
+__all__ = ["MAX_ENUMERATION", "SetLaw", "DraftLaw", "capped_pow", "capped_sum"]
+
+#: Largest number of draft sets or ordered tuples enumerated explicitly.
+MAX_ENUMERATION = 2_000_000
+
+
+@dataclass(frozen=True)
+class SetLaw:
+    """The law of the draft set: ``sets[i]`` (sorted token ids) has probability ``probs[i]``.
+
+    Attributes
+    ----------
+    sets : tuple of tuple of int
+        The draft sets of positive probability, each as sorted token ids.
+    probs : ndarray of float64 or tuple of Fraction
+        ``probs[i]`` = P(set(x̄) = ``sets[i]``); Fractions for an exact law.
+    """
+
+    sets: tuple[tuple[int, ...], ...]
+    probs: Any  # float64 ndarray, or tuple of Fractions for exact laws
+
+    def __len__(self) -> int:
+        return len(self.sets)
+
+
+def _clean_q(q: Any, name: str, normalize: bool) -> tuple[np.ndarray, tuple[Fraction, ...] | None]:
+    """Float view (read-only float64) and, for exact input, the exact Fractions."""
+    if is_exact_input(q):
+        qx = as_exact_distribution(q, name, normalize=normalize)
+        qf = np.array([float(v) for v in qx])
+        qf.setflags(write=False)
+        return qf, qx
+    return as_distribution(q, name, normalize=normalize), None
+
+
+class DraftLaw:
+    """Base class of draft laws. Subclasses are immutable after ``__init__``."""
+
+    #: Short name used by the command line and tables.
+    name: ClassVar[str] = "law"
+    #: Capability flags, asked through :func:`optaccept.drafts.law_names` by every feature
+    #: that supports only some of the named laws.  ``takes_k``: the constructor takes the
+    #: number of drafts k (False: the law fixes it).
+    takes_k: ClassVar[bool] = True
+    #: The drafts are distinct tokens, so k ≤ |supp q| is needed.
+    distinct_drafts: ClassVar[bool] = False
+    #: The k drafts are successive draws from q, with or without replacement: the first is
+    #: ~q and no token is fixed in advance (how a draft tree draws a node's children).
+    sequential: ClassVar[bool] = False
+    #: ``optimal.batched_optimal_acceptance`` has a row kernel for the law.
+    batched: ClassVar[bool] = False
+    n: int
+    k: int
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"{type(self).__name__} is immutable")
+        object.__setattr__(self, key, value)
+
+    def _freeze(self) -> None:
+        object.__setattr__(self, "_frozen", True)
+
+    @property
+    def exact(self) -> bool:
+        """True when the law was given in exact arithmetic (Fractions)."""
+        return getattr(self, "_exact", None) is not None
+
+    @property
+    def q_exact(self) -> tuple[Fraction, ...] | None:
+        """q as the exact Fractions it was given as, or None for a float law."""
+        return getattr(self, "_exact", None)
+
+    # -- the dual's ingredient -------------------------------------------------
+    def subset_prob(self, S: Any) -> Any:
+        """D(set(x̄) ⊆ S) for a subset S (token ids or a boolean mask of length n).
+
+        Parameters
+        ----------
+        S : iterable of int or ndarray of bool, shape (n,)
+            The subset, as token ids or as a boolean mask.
+
+        Returns
+        -------
+        float or Fraction
+            The probability that every draft lands in S (a Fraction for an exact law).
+
+        Raises
+        ------
+        InputError
+            If S is neither an iterable of token ids nor a boolean mask of shape (n,).
+        """
+        mask = as_mask(S, self.n)
+        return self._subset_prob_mask(mask)
+
+    def _subset_prob_mask(self, mask: np.ndarray) -> Any:
+        sl = self.set_law()
+        if self.exact:
+            return sum((pr for s, pr in zip(sl.sets, sl.probs) if all(mask[i] for i in s)), Fraction(0))
+        inside = np.array([bool(mask[list(s)].all()) for s in sl.sets])
+        return float(np.asarray(sl.probs)[inside].sum())
+
+    def all_subset_probs(self) -> Any:
+        """D(set ⊆ S) for all 2^n masks S (bit i = token i): float64 array, or a list of
+        Fractions for exact laws.  Default: zeta transform of the set law.
+
+        Returns
+        -------
+        ndarray of float64, shape (2**n,), or list of Fraction
+            Entry m is D(set ⊆ S) for the subset S whose bit i is set iff token i ∈ S.
+        """
+        sl = self.set_law()
+        masks = [sum(1 << i for i in s) for s in sl.sets]
+        if self.exact:
+            F = [Fraction(0)] * (1 << self.n)
+            for m, pr in zip(masks, sl.probs):
+                F[m] += pr
+            for i in range(self.n):
+                bit = 1 << i
+                for m in range(1 << self.n):
+                    if m & bit:
+                        F[m] += F[m ^ bit]
+            return F
+        f = np.zeros(1 << self.n)
+        np.add.at(f, np.array(masks, dtype=np.int64), np.asarray(sl.probs, dtype=np.float64))
+        return zeta_transform(f, self.n)
+
+    # -- explicit laws ---------------------------------------------------------
+    def tuple_law(self, *, max_tuples: int = MAX_ENUMERATION) -> tuple[np.ndarray, Any]:
+        """The law of the ordered draft tuple: (int array of shape (m, k), probabilities).
+
+        Tuples of probability zero are left out.
+
+        Parameters
+        ----------
+        max_tuples : int
+            Largest number of ordered tuples listed.
+
+        Returns
+        -------
+        tuples : ndarray of int, shape (m, k)
+            The ordered draft tuples of positive probability.
+        probs : ndarray of float64, shape (m,), or tuple of Fraction
+            Their probabilities (Fractions for an exact law).
+
+        Raises
+        ------
+        MethodError
+            If the law has more than ``max_tuples`` ordered tuples.
+        """
+        raise NotImplementedError
+
+    def set_law(self, *, max_sets: int = MAX_ENUMERATION) -> SetLaw:
+        """The law of the draft set, aggregated from :meth:`tuple_law` by default.
+
+        Parameters
+        ----------
+        max_sets : int
+            Largest number of draft sets (or, when aggregated, ordered tuples) listed.
+
+        Returns
+        -------
+        SetLaw
+            The draft sets of positive probability, by size then token ids, with their
+            probabilities.
+
+        Raises
+        ------
+        MethodError
+            If the enumeration would exceed ``max_sets`` items.
+        """
+        tuples, probs = self.tuple_law(max_tuples=max_sets)
+        return _aggregate_sets(tuples, probs, self.exact)
+
+    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """Draw ``size`` ordered draft tuples: int array of shape (size, k).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator, int or None
+            Source of randomness (a non-negative integer is a seed; None: fresh entropy).
+        size : int
+            Number of tuples drawn, ≥ 0.
+
+        Returns
+        -------
+        ndarray of int, shape (size, k)
+            One ordered draft tuple per row.
+
+        Raises
+        ------
+        InputError
+            If ``rng`` is neither a Generator, a seed nor None, or ``size`` is not a non-negative integer.
+        """
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n={self.n}, k={self.k}{', exact' if self.exact else ''})"
+
+
+def _aggregate_sets(tuples: np.ndarray, probs: Any, exact: bool) -> SetLaw:
+    acc: dict[tuple[int, ...], Any] = {}
+    zero: Any = Fraction(0) if exact else 0.0
+    for row, pr in zip(tuples.tolist(), probs if exact else np.asarray(probs).tolist()):
+        key = tuple(sorted(set(row)))
+        acc[key] = acc.get(key, zero) + pr
+    sets = tuple(sorted(acc, key=lambda s: (len(s), s)))
+    vals = [acc[s] for s in sets]
+    return SetLaw(sets, tuple(vals) if exact else np.array(vals, dtype=np.float64))
+
+
+def _check_enum(count: int, limit: int, what: str, advice: str | None = None) -> None:
+    """Refuse an enumeration of ``count`` items above ``limit`` (``count`` may be capped at
+    limit + 1 by :func:`capped_sum` — it is never formatted in full)."""
+    if count > limit:
+        raise MethodError(
+            f"{what}: more than {limit} items to enumerate; "
+            + (advice or "use method='sorted' (IID, WithoutReplacement, Greedy, SpecHub) or a smaller vocabulary")
+        )
+
+
+def capped_pow(base: int, k: int, cap: int) -> int:
+    """base**k, or cap + 1 once it exceeds cap (no huge integers are built)."""
+    if base <= 1:
+        return base
+    if k * math.log(base) > math.log(cap) + 1.0:
+        return cap + 1
+    return min(base**k, cap + 1)
+
+
+def capped_sum(terms: Any, cap: int) -> int:
+    """Σ terms, stopping (and returning cap + 1) as soon as the partial sum exceeds cap."""
+    tot = 0
+    for t in terms:
+        tot += t
+        if tot > cap:
+            return cap + 1
+    return tot

@@ -1,0 +1,115 @@
+"""k i.i.d. drafts ("with replacement"): :class:`IID`."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .._subsets import subset_sums, subset_sums_exact
+from .._validation import check_k, check_rng, check_size
+from ._base import MAX_ENUMERATION, DraftLaw, SetLaw, _check_enum, _clean_q, capped_pow, capped_sum
+
+__all__ = ["IID"]
+
+
+class IID(DraftLaw):
+    """k i.i.d. drafts from q ("with replacement"): D(x̄) = ∏ᵢ q(xᵢ), D(set ⊆ S) = q(S)ᵏ.
+
+    Parameters
+    ----------
+    q : array_like, shape (n,)
+        Draft distribution (Fractions for the exact path).
+    k : int
+        Number of drafts, k ≥ 1.
+    normalize : bool
+        Rescale q to sum 1 instead of refusing a sum off by more than float32 rounding
+        explains (n·2⁻²³; the rule of ``optaccept._validation``).
+    """
+
+    name = "iid"
+    sequential = True
+    batched = True
+
+    def __init__(self, q: Any, k: int, *, normalize: bool = False) -> None:
+        self.q, self._exact = _clean_q(q, "q", normalize)
+        self.k = check_k(k)
+        self.n = self.q.size
+        self.q_has_zero = bool(self.q.min() == 0.0)
+        self._freeze()
+
+    def _subset_prob_mask(self, mask: np.ndarray) -> Any:
+        if self._exact is not None:
+            return sum((v for v, m in zip(self._exact, mask) if m), Fraction(0)) ** self.k
+        return float(min(1.0, self.q[mask].sum())) ** self.k
+
+    def all_subset_probs(self) -> Any:
+        if self._exact is not None:
+            return [s**self.k for s in subset_sums_exact(self._exact)]
+        return np.minimum(subset_sums(self.q), 1.0) ** self.k
+
+    def tuple_law(self, *, max_tuples: int = MAX_ENUMERATION) -> tuple[np.ndarray, Any]:
+        supp = np.flatnonzero(self.q > 0)
+        _check_enum(capped_pow(supp.size, self.k, max_tuples), max_tuples, "IID tuple law")
+        grids = np.stack(np.meshgrid(*([supp] * self.k), indexing="ij"), axis=-1)
+        tuples = grids.reshape(-1, self.k)
+        if self._exact is not None:
+            probs = tuple(math.prod((self._exact[i] for i in row), start=Fraction(1)) for row in tuples.tolist())
+        else:
+            probs = self.q[tuples].prod(axis=1)
+        return tuples, probs
+
+    def set_law(self, *, max_sets: int = MAX_ENUMERATION) -> SetLaw:
+        """Möbius inversion of q(S)ᵏ: P(set = A) = Σ_{B⊆A} (−1)^{|A∖B|} q(B)ᵏ, |A| ≤ k.
+
+        Parameters
+        ----------
+        max_sets : int
+            Largest number of draft sets listed.
+
+        Returns
+        -------
+        SetLaw
+            The draft sets (at most k tokens of the support) with their probabilities.
+
+        Raises
+        ------
+        MethodError
+            If the support has more than ``max_sets`` subsets of size 1 to k.
+        """
+        supp = np.flatnonzero(self.q > 0).tolist()
+        sizes = range(1, min(self.k, len(supp)) + 1)
+        _check_enum(capped_sum((math.comb(len(supp), m) for m in sizes), max_sets), max_sets, "IID set law")
+        sets: list[tuple[int, ...]] = []
+        probs: list[Any] = []
+        for m in sizes:
+            combos = list(itertools.combinations(supp, m))
+            if not combos:
+                continue
+            if self._exact is not None:
+                for A in combos:
+                    tot = Fraction(0)
+                    for r in range(m + 1):
+                        for B in itertools.combinations(A, r):
+                            tot += (-1) ** (m - r) * sum((self._exact[i] for i in B), Fraction(0)) ** self.k
+                    sets.append(A)
+                    probs.append(tot)
+                continue
+            C = np.array(combos)
+            qa = self.q[C]  # (c, m)
+            tot = np.zeros(len(combos))
+            for pattern in range(1 << m):
+                cols = [b for b in range(m) if pattern >> b & 1]
+                sign = -1.0 if (m - len(cols)) % 2 else 1.0
+                tot += sign * qa[:, cols].sum(axis=1) ** self.k
+            sets.extend(combos)
+            probs.extend(np.maximum(tot, 0.0).tolist())
+        if self._exact is not None:
+            return SetLaw(tuple(sets), tuple(probs))
+        return SetLaw(tuple(sets), np.array(probs))
+
+    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        return check_rng(rng).choice(self.n, size=(check_size(size), self.k), p=self.q)

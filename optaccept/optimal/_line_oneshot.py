@@ -1,0 +1,174 @@
+r"""One position, one draft tuple: the optimal verifier's selection in three compiled calls.
+
+:func:`pick` runs, in compiled passes without the GIL, what the one-shot answer of the line
+device needs after the α* solve (docs/optimal_verifier.md §8): the layout's order with q and p
+read into it (:func:`optaccept.optimal._line_order.line_order_py`, no full sort), the drafted
+tokens' cells (:func:`homes_py`), the cell masses and the swap scan of both sides
+(:func:`optaccept._line_kernel._device_py`), and the drafted tokens' pieces straight from the
+scan's matches (:func:`optaccept._line_kernel._pick_homes_py`).  Every step is the kept
+verifier's own, on the same order, with the same additions in the same order, so the
+selected draft and the realised marginal at its token are those of
+``optimal_verifier(p, IID(q, k))`` bit for bit; the shares of every other token are assembled
+only on rejection (``all_s``, for the residual).  (Each kernel is compiled and cached with its
+own module, and none calls a compiled function of another file: numba's cache would not see a
+change there.)
+
+All arrays live in per-thread scratch memory (no page faults on fresh memory), so rows can
+run in threads at once.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .. import _jit, _line_kernel
+from .._errors import InputError
+from . import _line_order
+
+__all__ = ["available", "pick"]
+
+_HOMES = None
+_LOCK = threading.Lock()
+_scratch = threading.local()
+
+
+def available() -> bool:
+    """Whether the compiled one-shot passes can be used (numba importable, not disabled)."""
+    return _kernel() is not None
+
+
+def _kernel():
+    global _HOMES
+    if _jit.disabled() or not _line_kernel.available() or not _line_order.available():
+        return None
+    if _HOMES is None:
+        with _LOCK:
+            if _HOMES is None:
+                jit = _jit.njit()
+                _HOMES = False if jit is None else jit(homes_py)
+    return _HOMES or None
+
+
+def _arrays(n: int):
+    """Per-thread scratch arrays for rows of up to n tokens (kept for n ≤ 2²¹)."""
+    kept = getattr(_scratch, "arrays", None)
+    if kept is None or kept["line"].size < n:
+        size = max(n, 1024)
+        kept = {
+            "line": np.empty(size, dtype=np.int64),
+            "keys": np.empty(size, dtype=np.uint64),
+            "work": np.empty(2 * size + 2, dtype=np.uint64),
+            "ell": np.empty(size),
+            "pl": np.empty(size),
+            "mass": np.empty(size),
+            "dens": np.empty(size),
+            "x": np.empty(size + 2),
+            "qpos": np.empty(size + 2, dtype=np.int64),
+            "qrem": np.empty(size + 2),
+            "mp": np.empty(size + 2, dtype=np.int64),
+            "mc": np.empty(size + 2, dtype=np.int64),
+            "ma": np.empty(size + 2),
+            "mark": np.zeros(size, dtype=np.int64),
+            "ent_s": np.empty(2 * size + 4, dtype=np.int64),
+            "ent_c": np.empty(2 * size + 4, dtype=np.int64),
+            "ent_l": np.empty(2 * size + 4),
+            "ptr": np.empty(size + 1, dtype=np.int64),
+            "pcell": np.empty(3 * size + 4, dtype=np.int64),
+            "plen": np.empty(3 * size + 4),
+            "s_home": np.empty(size),
+        }
+        if n <= 1 << 21:
+            _scratch.arrays = kept
+    return kept
+
+
+def pick(p: np.ndarray, q: np.ndarray, k: int, side_a: np.ndarray, x: np.ndarray, u: np.ndarray):
+    """The selected draft of tuple ``x`` from uniforms ``u`` (as ``_respond_uniform``), for
+    cleaned float rows p, q and the minimiser's indicator ``side_a``.
+
+    Returns ``(i, s_y, all_s)`` — the index of the selected draft, the realised marginal at its
+    token, and a function giving ``(line, s_home)`` (the layout order and every token's realised
+    marginal, for the residual; call it before this thread's next call) — or None where the
+    compiled passes are unavailable or a ratio leaves the normal range (the caller then takes
+    the numpy path).
+
+    Raises
+    ------
+    InputError
+        If a drafted token has q = 0 (it owns no cell).
+    """
+    homes_fn = _kernel()
+    if homes_fn is None:
+        return None
+    a = _arrays(p.size)
+    p = np.ascontiguousarray(p, dtype=np.float64)
+    q = np.ascontiguousarray(q, dtype=np.float64)
+    side_a = np.ascontiguousarray(side_a, dtype=np.bool_)
+    x = np.ascontiguousarray(x, dtype=np.int64)
+    line, keys, ell, pl = a["line"], a["keys"], a["ell"], a["pl"]
+    m = _line_order._kernel()(p, q, side_a, line, keys, keys.view(np.float64), a["work"], ell, pl)
+    if m < 0:
+        return None
+    homes = np.empty(x.size, dtype=np.int64)
+    nb = homes_fn(q, side_a, x, line, m, keys, homes)
+    if homes.min(initial=0) < 0:
+        raise InputError("drafts: a drafted token has q = 0 under this draft law")
+    ell, dens = ell[:m], a["dens"][:m]
+    mp, mc, ma, qpos, qrem = a["mp"], a["mc"], a["ma"], a["qpos"], a["qrem"]
+    nm = _line_kernel._KERNEL(ell, pl[:m], k, nb, a["mass"][:m], dens, a["x"], qpos, qrem, mp, mc, ma)
+    i, sy = _line_kernel._PICK_HOMES(
+        homes,
+        x,
+        np.ascontiguousarray(u, dtype=np.float64),
+        ell,
+        dens,
+        mp,
+        mc,
+        ma,
+        nm,
+        a["mark"],
+        a["ent_s"],
+        a["ent_c"],
+        a["ent_l"],
+        qpos,
+        qrem,
+    )
+
+    def all_s():
+        s_home = a["s_home"][:m]
+        _line_kernel._SHARES(ell, dens, mp[:nm], mc[:nm], ma[:nm], a["ptr"][: m + 1], a["pcell"], a["plen"], s_home)
+        return line[:m], s_home
+
+    return int(i), float(sy), all_s
+
+
+def homes_py(q, side_a, x, line, m, keys, homes):
+    """The drafted tokens' cells (``homes``), in one pass over the order, and the number of
+    cells of side B, in one pass over the ids — no read of q or p out of order.  Up to 16
+    drafts are compared with each cell's token; more are marked in ``keys`` (whose values
+    are no longer needed: a key is never 0, the complement of a non-NaN pattern)."""
+    nd = x.shape[0]
+    for i in range(nd):
+        homes[i] = -1
+    if nd <= 16:
+        for c in range(m):
+            t = line[c]
+            for i in range(nd):
+                if x[i] == t:
+                    homes[i] = c
+    else:
+        for i in range(nd):
+            keys[x[i]] = 0
+        for c in range(m):
+            t = line[c]
+            if keys[t] == 0:
+                for i in range(nd):
+                    if x[i] == t:
+                        homes[i] = c
+    nb = 0
+    for t in range(q.shape[0]):
+        if q[t] > 0.0 and not side_a[t]:
+            nb += 1
+    return nb

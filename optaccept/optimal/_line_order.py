@@ -1,0 +1,245 @@
+r"""The optimal verifier's layout order in one compiled pass, without a full sort.
+
+The layout (docs/optimal_verifier.md §3) lists the tokens with q > 0 by p/q descending, the
+tokens outside the minimiser before those in it at equal ratio, then by id — the order of
+:func:`optaccept.optimal._sorted.line_order`.  Where every ratio is zero or a normal float,
+p/q is correctly rounded and its IEEE-754 bit pattern is monotone in it, so the complement
+``~bits(p/q)`` is an unsigned key ascending in the layout order.  :func:`line_order_py`
+packs the top bits of ``key − min(key)`` with the token's id in the low bits, orders these
+values by three stable counting passes over their top 33 bits (a radix sort), finishes runs
+equal in those bits by value, and re-sorts every run of equal keys by (side, id).  The result
+is the same total order as one sort of (key, side, id) — O(m) passes for keys that differ in
+their top bits, O(m log m) at worst — and it is compiled (numba), so it runs without the GIL.
+
+Where a ratio overflows or is a positive subnormal (a subnormal q or p), the kernel reports it
+and the caller takes the exact key of :func:`optaccept.optimal._sorted.line_order`.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .. import _jit
+from .._line_kernel import _with_globals
+
+__all__ = ["available", "layout_order", "line_order_compiled", "line_order_py"]
+
+_KERNEL = None
+_LOCK = threading.Lock()
+_TINY = float(np.finfo(np.float64).tiny)
+#: Runs sorted by insertion (up to this many tokens) rather than by a merge sort.
+_SMALL = 24
+#: Counting passes of 11 bits (the values are ordered by their top 11·_PASSES bits).
+_PASSES = 3
+
+
+def available() -> bool:
+    """Whether the compiled order can be used (numba importable, not disabled)."""
+    return _kernel() is not None
+
+
+def _kernel():
+    global _KERNEL
+    if _jit.disabled():
+        return None
+    if _KERNEL is None:
+        with _LOCK:
+            if _KERNEL is None:
+                jit = _jit.njit()
+                if jit is None:
+                    _KERNEL = False
+                else:
+                    helpers = {"_exact_run": jit(_exact_run_py)}
+                    _KERNEL = jit(_with_globals(line_order_py, **helpers))
+    return _KERNEL or None
+
+
+def line_order_compiled(p: np.ndarray, q: np.ndarray, side_a: np.ndarray) -> np.ndarray | None:
+    """The layout order (ids with q > 0; p/q descending, side B (``side_a`` false) first at
+    equal ratio, then id), or None where a ratio leaves the normal range (the caller then
+    uses the exact key) or numba is missing."""
+    got = layout_order(p, q, side_a)
+    return None if got is None else got[0]
+
+
+def layout_order(p: np.ndarray, q: np.ndarray, side_a: np.ndarray):
+    """(order, q in that order, p in that order) as :func:`line_order_compiled`, or None."""
+    fn = _kernel()
+    if fn is None:
+        return None
+    n = p.size
+    out = np.empty(n, dtype=np.int64)
+    keys = np.empty(n, dtype=np.uint64)
+    work = np.empty(2 * n + 2, dtype=np.uint64)
+    ell = np.empty(n)
+    pl = np.empty(n)
+    m = fn(
+        np.ascontiguousarray(p, dtype=np.float64),
+        np.ascontiguousarray(q, dtype=np.float64),
+        np.ascontiguousarray(side_a, dtype=np.bool_),
+        out,
+        keys,
+        keys.view(np.float64),
+        work,
+        ell,
+        pl,
+    )
+    return None if m < 0 else (out[:m], ell[:m], pl[:m])
+
+
+def line_order_py(p, q, side_a, out, keys, keys_f, work, ell, pl):
+    """Fill ``out[:m]`` with the layout order of the m tokens with q > 0, and ``ell[:m]``,
+    ``pl[:m]`` with their q and p in that order; return m, or −1 where a ratio overflows or
+    is a positive subnormal.  ``keys`` (uint64, n), ``keys_f`` (the same memory as float64),
+    and ``work`` (uint64, 2n + 2) are scratch.
+
+    Each token's value is its key relative to the smallest, cut to its top bits, with the id
+    packed into the low ⌈log₂ n⌉ bits.  Three stable counting passes of 11 bits (least
+    significant first) order the values by their top 33 bits; runs equal in those bits are
+    finished by value, and runs equal in the value's key bits are re-sorted exactly by
+    (key, side, id).  q and p are then read once by id, in the order."""
+    n = p.shape[0]
+    m = 0
+    kmin = np.uint64(0xFFFFFFFFFFFFFFFF)
+    kmax = np.uint64(0)
+    for i in range(n):
+        if q[i] > 0.0:
+            r = p[i] / q[i]
+            if r == np.inf or (r < _TINY and p[i] > 0.0):
+                return -1
+            if r == 0.0:
+                r = 0.0  # −0.0
+            keys_f[i] = r
+            kv = ~keys[i]
+            keys[i] = kv
+            if kv < kmin:
+                kmin = kv
+            if kv > kmax:
+                kmax = kv
+            m += 1
+    if m == 0:
+        return 0
+    span = kmax - kmin
+    width = 0
+    while (span >> np.uint64(width)) > np.uint64(0):
+        width += 1
+    idb = 1
+    while (1 << idb) < n:
+        idb += 1
+    cut = width + idb - 64 if width + idb > 64 else 0  # key bits dropped from the value
+    vbits = width - cut + idb  # bits the values use
+    low = vbits - 11 * _PASSES if vbits > 11 * _PASSES else 0  # the passes sort bits low … vbits − 1
+    src = work[:n]
+    dst = work[n : 2 * n]
+    hist = np.zeros((_PASSES, 2048), dtype=np.int64)
+    w = 0
+    for i in range(n):
+        if q[i] > 0.0:
+            v = (((keys[i] - kmin) >> np.uint64(cut)) << np.uint64(idb)) | np.uint64(i)
+            src[w] = v
+            w += 1
+            for d in range(_PASSES):
+                hist[d, int((v >> np.uint64(low + 11 * d)) & np.uint64(2047))] += 1
+    for d in range(_PASSES):
+        run = 0
+        for j in range(2048):
+            c = hist[d, j]
+            hist[d, j] = run
+            run += c
+    for d in range(_PASSES):  # stable: ids ascending wherever the sorted bits tie
+        sh = np.uint64(low + 11 * d)
+        for j in range(m):
+            v = src[j]
+            g = int((v >> sh) & np.uint64(2047))
+            t = hist[d, g]
+            dst[t] = v
+            hist[d, g] = t + 1
+        tmp = src
+        src = dst
+        dst = tmp
+    idm = np.uint64((1 << idb) - 1)
+    for a in range(m):
+        t = int(src[a] & idm)
+        out[a] = t
+        ell[a] = q[t]
+        pl[a] = p[t]
+    if low > 0:  # runs equal in the sorted bits: finish by the whole value
+        lsh = np.uint64(low)
+        a = 0
+        while a < m:
+            top = src[a] >> lsh
+            e = a + 1
+            while e < m and (src[e] >> lsh) == top:
+                e += 1
+            if e - a > 1:
+                if e - a > _SMALL:
+                    src[a:e] = np.sort(src[a:e])
+                else:
+                    for b in range(a + 1, e):
+                        v = src[b]
+                        j = b - 1
+                        while j >= a and src[j] > v:
+                            src[j + 1] = src[j]
+                            j -= 1
+                        src[j + 1] = v
+                for b in range(a, e):
+                    t = int(src[b] & idm)
+                    out[b] = t
+                    ell[b] = q[t]
+                    pl[b] = p[t]
+            a = e
+    # runs equal in the value's key bits: exact order by (key, side, id)
+    a = 0
+    while a < m:
+        top = src[a] >> np.uint64(idb)
+        e = a + 1
+        while e < m and (src[e] >> np.uint64(idb)) == top:
+            e += 1
+        if e - a > 1:
+            _exact_run(out, keys, side_a, a, e)
+            for b in range(a, e):
+                t = out[b]
+                ell[b] = q[t]
+                pl[b] = p[t]
+        a = e
+    return m
+
+
+def _exact_run_py(out, keys, side_a, lo, hi):
+    """Order ``out[lo:hi]`` (ids ascending) by (key, side B first, id)."""
+    if hi - lo <= _SMALL:  # insertion sort: stable, so ids stay ascending
+        for a in range(lo + 1, hi):
+            t = out[a]
+            kt = keys[t]
+            st = side_a[t]
+            j = a - 1
+            while j >= lo and (keys[out[j]] > kt or (keys[out[j]] == kt and side_a[out[j]] and not st)):
+                out[j + 1] = out[j]
+                j -= 1
+            out[j + 1] = t
+        return
+    seg = out[lo:hi].copy()
+    kk = np.empty(hi - lo, dtype=np.uint64)
+    for a in range(hi - lo):
+        kk[a] = keys[seg[a]]
+    o = np.argsort(kk, kind="mergesort")  # stable: ids ascending at equal key
+    a = 0
+    while a < hi - lo:  # each run of equal keys: side B, then side A, each by id
+        e = a + 1
+        while e < hi - lo and kk[o[e]] == kk[o[a]]:
+            e += 1
+        w = lo + a
+        for c in range(a, e):
+            if not side_a[seg[o[c]]]:
+                out[w] = seg[o[c]]
+                w += 1
+        for c in range(a, e):
+            if side_a[seg[o[c]]]:
+                out[w] = seg[o[c]]
+                w += 1
+        a = e
+
+
+_exact_run = _exact_run_py  # the compiled form in _kernel()
