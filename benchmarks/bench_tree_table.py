@@ -3,7 +3,10 @@
 Baseline, in the same run: every cell computed tree by tree as the table was first built —
 `rao_blackwell` over `DraftTrees.items` (each tree's laws read from 49,152-wide dense rows
 and checked again for every cell), `tree_bound_terms` per tree and cell, and the one-token
-closed forms on the prompts' full 49,152-token root rows.  Each side runs in a fresh
+closed forms on the prompts' full 49,152-token root rows; the table itself computes every
+tree and cut at once (optaccept/tree/_batched_verifiers.py on the nodes' stored entries,
+optaccept/real/_tree_values.py).  Goal: the table in about a tenth of the baseline's CPU
+time (≤ 10 s on the 2-core machine), ≤ 1 GB.  Each side runs in a fresh
 process (wall, CPU and peak resident memory of that process, the files' loading included);
 the tables are compared number by number.
 

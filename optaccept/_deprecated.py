@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 from ._errors import InputError
@@ -99,5 +100,63 @@ def legacy(rewrite: Callable[[tuple, dict], tuple[tuple, dict]]) -> Callable[[Ca
             return f(*args, **kwargs)
 
         return wrapper
+
+    return decorate
+
+
+def _alias(cls_name: str, old: str, new: str) -> property:
+    def get(self: Any) -> Any:
+        warnings.warn(
+            f"{cls_name}.{old} is renamed {cls_name}.{new}; the old name will be removed in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(self, new)
+
+    return property(get, doc=f"Old name of ``{new}`` (warns; removed in the next release).")
+
+
+def renamed_attributes(**old_to_new: str) -> Callable[[type], type]:
+    """A class decorator that keeps old names working for one release.
+
+    ``@renamed_attributes(se="std_err")`` makes ``obj.se`` return ``obj.std_err`` with a
+    :class:`DeprecationWarning` naming the new name; on a dataclass whose field is the new
+    name, the old constructor keyword is accepted with the same warning.  Put it above
+    ``@dataclass``.
+
+    Parameters
+    ----------
+    **old_to_new : str
+        Old attribute name -> new attribute name.
+
+    Returns
+    -------
+    callable
+        The decorator (it returns the class, changed in place).
+    """
+
+    def decorate(cls: type) -> type:
+        for old, new in old_to_new.items():
+            setattr(cls, old, _alias(cls.__name__, old, new))
+        names = {f.name for f in fields(cls)} if is_dataclass(cls) else set()
+        keywords = {old: new for old, new in old_to_new.items() if new in names}
+        if keywords:
+            init = cls.__init__
+
+            @functools.wraps(init)
+            def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+                for old, new in keywords.items():
+                    if old in kwargs:
+                        warnings.warn(
+                            f"{cls.__name__}({old}=...) is renamed {new}=...; the old keyword will be removed "
+                            "in the next release",
+                            DeprecationWarning,
+                            stacklevel=2,
+                        )
+                        kwargs[new] = kwargs.pop(old)
+                init(self, *args, **kwargs)
+
+            cls.__init__ = __init__
+        return cls
 
     return decorate

@@ -19,7 +19,7 @@ fixed seed gives the same tokens in every module:
   ``torch.Generator`` passed in, for one row (an int) or a batch of rows (a tensor).
 
 That the draws follow the law is tested against exact probabilities by chi-square and
-binomial tests at fixed seeds (tests/test_sampling_helpers.py).
+binomial tests at fixed seeds (tests/foundations/test_sampling_helpers.py).
 """
 
 from __future__ import annotations

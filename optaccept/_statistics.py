@@ -22,7 +22,7 @@ HPL-2003-97, 2003) on the L1 distance of an empirical law on n outcomes; and
 :func:`normal_quantile` for one-sided z-tests.
 
 The formulas are checked against hand computations in exact fractions and against direct
-loops over the clusters (tests/test_statistics_helpers.py).
+loops over the clusters (tests/foundations/test_statistics_helpers.py).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Every reference reads the float inputs as the exact rationals they are (``Fracti
 rescales them to sum exactly 1, enumerates the ordered draft tuples of the law in
 Fractions and takes the dual (★) α* = min_S p(S) + 1 − D(set ⊆ S) over all 2^n subsets.
 Nothing here calls the library, so the references share no code (and no rounding) with
-what they check.  Used by ``tests/test_extremes.py`` and ``benchmarks/bench_extremes.py``.
+what they check.  Used by ``tests/foundations/test_extremes.py`` and ``benchmarks/bench_extremes.py``.
 """
 
 from __future__ import annotations

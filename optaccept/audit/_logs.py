@@ -1,7 +1,7 @@
 """The logs a regression gate reads: each step's exact expected accepted drafts and its logged
 count (:func:`step_values`), and synthetic chain logs of speculative decoding for tests and
 benchmarks (:func:`synthetic_chain_log`).  The exact expectations are the Rao–Blackwellised values
-that :mod:`optaccept.audit._gate` describes; tests/test_gate.py checks them against the tree
+that :mod:`optaccept.audit._gate` describes; tests/audit/test_gate.py checks them against the tree
 package's enumeration.
 """
 

@@ -65,11 +65,12 @@ def front_acceptance(p: Any, q: Any, bias: float) -> float:
     InputError
         If p or q is not a distribution, or ``bias`` is not a number ≥ 0.
     """
-    from ..sequence import pareto_front
 
     pf, qf = as_distribution_pair(p, q)
     if not (isinstance(bias, (int, float, np.floating)) and bias >= 0):
         raise InputError(f"bias: must be a number >= 0, got {bias!r}")
+    from ..sequence import pareto_front  # (tqdm): optaccept.audit loads without it
+
     pts = np.asarray(pareto_front(pf, qf), dtype=np.float64)  # (R, loss), loss rising
     order = np.argsort(pts[:, 1], kind="stable")
     R, loss = pts[order, 0], pts[order, 1]

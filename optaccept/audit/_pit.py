@@ -1,7 +1,7 @@
 """Randomised probability integral transforms of a verifier's outputs: the losslessness test's
 statistics (the test itself is described in :mod:`optaccept.audit._core`).  For a step with target
 p and output Y, and an order σ of the tokens, U = F_σ(Y⁻) + V·p(Y) with V ~ Uniform(0, 1) is
-exactly Uniform(0, 1) when Y ~ p; tests/test_audit.py checks the transforms of correct verifiers
+exactly Uniform(0, 1) when Y ~ p; tests/audit/test_audit.py checks the transforms of correct verifiers
 pass and those of wrong ones fail.
 """
 

@@ -25,8 +25,6 @@ from typing import Any
 from .. import __version__
 from .. import drafts as d
 from .._errors import InputError, MissingDependencyError, RenormalizedWarning, SolverError, for_command_line
-from ..jobs import PARTS, run_all
-from ..optimal import optimal_acceptance, verify
 from . import audit, llm, polyhedra, sequence, tree, verifiers
 from ._args import Parser, _UsageError, add_vector_options, load_pair, nonnegative_int, positive_float, positive_int
 
@@ -37,6 +35,8 @@ _LAWS = tuple(d.LAWS)  # every registered draft law
 
 
 def _alpha(args: argparse.Namespace) -> int:
+    from ..optimal import optimal_acceptance, verify  # the command line loads an analysis when it runs
+
     if not d.LAWS[args.drafts].takes_k:  # a law that fixes k: SpecHub drafts exactly 2 tokens
         if args.k not in (None, 2):
             raise InputError(f"-k: SpecHub drafts exactly 2 tokens, got -k {args.k} (use --drafts iid, swor or greedy)")
@@ -74,6 +74,8 @@ def _alpha(args: argparse.Namespace) -> int:
 
 
 def _main_job(args: argparse.Namespace) -> int:
+    from ..jobs import PARTS, run_all
+
     unknown = [s for s in args.only or [] if s not in PARTS]
     if unknown:
         raise InputError(f"--only: unknown part(s) {', '.join(unknown)}; choose from {', '.join(PARTS)}")

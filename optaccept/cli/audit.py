@@ -20,8 +20,6 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from ..drafts import law_names
-from ..llm._prompts import builtin_prompts
 
 __all__ = ["register"]
 
@@ -29,6 +27,7 @@ __all__ = ["register"]
 def register(subparsers: Any) -> None:
     """Add the ``audit`` sub-command."""
     from ..audit._core import DECLARED, FALSE_ALARM
+    from ..drafts import law_names
 
     parser = subparsers.add_parser(
         "audit",
@@ -149,6 +148,7 @@ def _assisted_handler(args: argparse.Namespace) -> int:
     from ..audit import audit_chain_log
     from ..llm._assisted import log_assisted_generation  # torch
     from ..llm._layerskip import smollm2_layerskip  # torch
+    from ..llm._prompts import builtin_prompts
 
     prompts = builtin_prompts()
     if not 1 <= args.prompts <= len(prompts):

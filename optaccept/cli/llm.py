@@ -10,9 +10,6 @@ import argparse
 from pathlib import Path
 
 from .._errors import InputError
-from ..llm._prompts import builtin_prompts, load_prompts
-from ..plots import COLUMN_WIDTH, TEXT_WIDTH, paper_figure, paper_style, plot_gaps, save_figure
-from ..real._storage import Distributions
 from ._args import nonnegative_int, positive_float, positive_int
 
 __all__ = ["register"]
@@ -42,6 +39,7 @@ def _check_output(path: str, name: str) -> None:
 
 def _extract(args: argparse.Namespace) -> int:
     from ..llm._models import ModelPair, Warp, resolve_model
+    from ..llm._prompts import builtin_prompts, load_prompts
 
     # 1. Everything that can be wrong with the arguments, before any model is loaded.
     if args.draft_model is not None and args.model is None:
@@ -107,6 +105,10 @@ def _extract(args: argparse.Namespace) -> int:
 
 def _gap_table(args: argparse.Namespace) -> int:
     # Arguments and every file first, before any computation.
+
+    from ..plots import COLUMN_WIDTH, TEXT_WIDTH, paper_figure, paper_style, plot_gaps, save_figure
+    from ..real._storage import Distributions
+
     if args.out is not None and Path(args.out).is_file():
         raise InputError(f"--out: {args.out} is a file, not a folder")
     _check_device(args.device)

@@ -12,8 +12,6 @@ import json
 from typing import Any
 
 from .._errors import MethodError
-from ..polyhedra._cone import MAX_DD_SECONDS
-from ..polyhedra._report import check_k_draft_condition
 from ._args import positive_float, positive_int
 
 __all__ = ["register"]
@@ -21,6 +19,8 @@ __all__ = ["register"]
 
 def register(subparsers: Any) -> None:
     """Add the ``conjecture`` sub-command to an ``argparse`` sub-parser collection."""
+    from ..polyhedra._cone import MAX_DD_SECONDS
+
     parser = subparsers.add_parser(
         "conjecture",
         help="exact double-description check of the K-draft condition p(S) >= D(set in S)",
@@ -64,6 +64,8 @@ def register(subparsers: Any) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
+    from ..polyhedra._report import check_k_draft_condition
+
     try:
         rep = check_k_draft_condition(
             args.n,

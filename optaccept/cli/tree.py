@@ -19,11 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import tree
 from .._errors import InputError, MethodError
 from .._statistics import std_err as sample_std_err
-from ..tree import Shape, as_shape
-from ..tree._profile import ENGINES
 from ._args import nonnegative_int, positive_float, positive_int
 
 __all__ = ["register"]
@@ -100,6 +97,8 @@ def register(subparsers: Any) -> None:
 
 
 def _shape(text: str) -> Any:
+    from ..tree import Shape, as_shape
+
     s = text.strip()
     try:
         if s.startswith(("[", "(")) and ("(" in s[1:] or "[" in s[1:]):
@@ -165,6 +164,8 @@ def _rename(exc: Exception) -> Exception:
 
 
 def _tree(args: argparse.Namespace) -> int:
+    from .. import tree
+
     if args.shape is None and args.chain is None and args.budget is None and args.cost is None:
         raise InputError("tree: give --shape, --chain, --budget or --cost")
     if (args.shape is not None or args.chain is not None) and args.budget is not None:
@@ -303,6 +304,8 @@ def _engines(shape: Any) -> dict[str, Any]:
 
 def _profile(args: argparse.Namespace, pairs: list, shape: Any, source: dict[str, Any]) -> int:
     """``--profile``: tree.acceptance_profile on the synthetic pairs, with the engine forms."""
+    from .. import tree
+    from ..tree._profile import ENGINES
 
     try:
         prof = tree.acceptance_profile(

@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._errors import MethodError
+from .._errors import InputError, MethodError
 from .._subsets import as_mask, zeta_transform
-from .._validation import as_distribution, as_exact_distribution, is_exact_input
+from .._validation import as_distribution, as_exact_distribution, check_k, is_exact_input
 
 __all__ = ["MAX_ENUMERATION", "SetLaw", "DraftLaw", "capped_pow", "capped_sum"]
 
@@ -74,6 +74,18 @@ class DraftLaw:
 
     def _freeze(self) -> None:
         object.__setattr__(self, "_frozen", True)
+
+    def _set_q_and_k(self, q: Any, k: Any, normalize: bool, distinct: str = "") -> None:
+        """Set ``q`` (read-only float64, and its exact Fractions when given so), ``k`` and ``n``.
+        ``distinct`` names the k drafts (``"{k} draws without replacement"``, formatted with k)
+        when they must be distinct tokens: then k > |supp q| is refused with that name."""
+        self.q, self._exact = _clean_q(q, "q", normalize)
+        self.k = check_k(k)
+        self.n = self.q.size
+        supp = int(np.count_nonzero(self.q))
+        if distinct and self.k > supp:
+            what = distinct.format(k=self.k)
+            raise InputError(f"k: {what} need at least {self.k} tokens with q > 0, but q has {supp}")
 
     @property
     def exact(self) -> bool:

@@ -7,10 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import InputError
 from .._subsets import subset_sums, subset_sums_exact
-from .._validation import check_k, check_rng, check_size
-from ._base import MAX_ENUMERATION, DraftLaw, SetLaw, _clean_q
+from .._validation import check_rng, check_size
+from ._base import MAX_ENUMERATION, DraftLaw, SetLaw
 
 __all__ = ["Greedy", "SpecHub"]
 
@@ -26,14 +25,15 @@ class Greedy(DraftLaw):
     q : array_like, shape (n,)
         Draft distribution (Fractions for the exact path).
     k : int
-        Number of drafts, 1 ≤ k ≤ |supp q|.
+        Number of drafts, 1 ≤ k ≤ |supp q|: k − 1 fixed top tokens and one draw from q̃.
     normalize : bool
         Rescale q to sum 1 instead of refusing a sum off by more than float32 rounding explains.
 
     Raises
     ------
     InputError
-        If q is not a distribution, k is not a positive integer, or k exceeds |supp q|.
+        If q is not a distribution, k is not a positive integer, or q has fewer than k
+        tokens with q > 0 (the top tokens and the last draw are distinct).
     """
 
     name = "greedy"
@@ -41,14 +41,7 @@ class Greedy(DraftLaw):
     batched = True
 
     def __init__(self, q: Any, k: int, *, normalize: bool = False) -> None:
-        self.q, self._exact = _clean_q(q, "q", normalize)
-        self.k = check_k(k)
-        self.n = self.q.size
-        supp = int(np.count_nonzero(self.q))
-        if self.k > supp:
-            raise InputError(
-                f"k: greedy drafts with k = {self.k} need at least {self.k} tokens with q > 0, but q has {supp}"
-            )
+        self._set_q_and_k(q, k, normalize, distinct="greedy drafts with k = {k}")
         if self._exact is not None:
             order = sorted(range(self.n), key=lambda i: (-self._exact[i], i))
         else:

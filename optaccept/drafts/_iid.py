@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from .._subsets import subset_sums, subset_sums_exact
-from .._validation import check_k, check_rng, check_size
-from ._base import MAX_ENUMERATION, DraftLaw, SetLaw, _check_enum, _clean_q, capped_pow, capped_sum
+from .._validation import check_rng, check_size
+from ._base import MAX_ENUMERATION, DraftLaw, SetLaw, _check_enum, capped_pow, capped_sum
 
 __all__ = ["IID"]
 
@@ -35,9 +35,7 @@ class IID(DraftLaw):
     batched = True
 
     def __init__(self, q: Any, k: int, *, normalize: bool = False) -> None:
-        self.q, self._exact = _clean_q(q, "q", normalize)
-        self.k = check_k(k)
-        self.n = self.q.size
+        self._set_q_and_k(q, k, normalize)
         self.q_has_zero = bool(self.q.min() == 0.0)
         self._freeze()
 

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from .. import _stable, _swor
-from .._errors import InputError, MethodError
+from .._errors import MethodError
 from .._subsets import colex_rank
-from .._validation import check_k, check_rng, check_size
-from ._base import MAX_ENUMERATION, DraftLaw, SetLaw, _check_enum, _clean_q, capped_sum
+from .._validation import check_rng, check_size
+from ._base import MAX_ENUMERATION, DraftLaw, SetLaw, _check_enum, capped_sum
 
 __all__ = ["WithoutReplacement"]
 
@@ -50,14 +50,7 @@ class WithoutReplacement(DraftLaw):
     batched = True
 
     def __init__(self, q: Any, k: int, *, normalize: bool = False) -> None:
-        self.q, self._exact = _clean_q(q, "q", normalize)
-        self.k = check_k(k)
-        self.n = self.q.size
-        supp = int(np.count_nonzero(self.q))
-        if self.k > supp:
-            raise InputError(
-                f"k: {self.k} draws without replacement need at least {self.k} tokens with q > 0, but q has {supp}"
-            )
+        self._set_q_and_k(q, k, normalize, distinct="{k} draws without replacement")
         self._freeze()
 
     def _subset_prob_mask(self, mask: np.ndarray) -> Any:

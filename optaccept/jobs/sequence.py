@@ -19,6 +19,17 @@ from ..plots import (
     plot_simulation,
     save_figure,
 )
+from ..sequence import (
+    MarkovPair,
+    PositionPair,
+    acceleration,
+    batch_expected_rejections,
+    batch_rejection_limit,
+    decoder_losses,
+    expected_rejections,
+    simulate_batch_rejections,
+    simulate_rejections,
+)
 
 __all__ = ["run", "SEED"]
 
@@ -36,7 +47,6 @@ def _llm_pair():
         dists = real.Distributions.load(path)
     except (ImportError, OSError, ValueError):
         return None
-    from ..sequence._markov import PositionPair
 
     keep = np.flatnonzero((dists.target > 0).any(0) | (dists.draft > 0).any(0))
     return PositionPair(dists.target[:, keep], dists.draft[:, keep]), dists
@@ -58,18 +68,6 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from tqdm.auto import tqdm
-
-    from ..sequence import (
-        MarkovPair,
-        PositionPair,
-        acceleration,
-        batch_expected_rejections,
-        batch_rejection_limit,
-        decoder_losses,
-        expected_rejections,
-        simulate_batch_rejections,
-        simulate_rejections,
-    )
 
     out_dir = pathlib.Path(figures_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

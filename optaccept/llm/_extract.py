@@ -212,6 +212,16 @@ def _check_args(max_new_tokens: int, batch_size: int, seed: int) -> None:
         _check_int(name, v, lo)
 
 
+def _start(pair: Any, prompts: Any, device: Any) -> tuple[list[Prompt], Any]:
+    """How every extraction starts: check the pair, read the prompts, move the pair to its device."""
+    if not isinstance(pair, ModelPair):
+        raise InputError("pair: must be a ModelPair")
+    prompts = as_prompts(prompts)
+    dev = resolve_device(device)
+    pair.to(dev)
+    return prompts, dev
+
+
 def _meta(pair: ModelPair, prompts: list[Prompt], **settings: Any) -> dict[str, Any]:
     texts = json.dumps([[p.id, p.text] for p in prompts])
     meta = {
@@ -289,11 +299,7 @@ def extract(
         Rows in prompt order, then step order; ``meta`` holds the provenance.
     """
     _check_args(max_new_tokens, batch_size, seed)
-    if not isinstance(pair, ModelPair):
-        raise InputError("pair: must be a ModelPair")
-    prompts = as_prompts(prompts)
-    dev = resolve_device(device)
-    pair.to(dev)
+    prompts, dev = _start(pair, prompts, device)
     meta = _meta(
         pair,
         prompts,
@@ -370,9 +376,7 @@ def extract_sweep(
     temps = [float(t) for t in draft_temperatures]
     if not temps:
         raise InputError("draft_temperatures: empty")
-    prompts = as_prompts(prompts)
-    dev = resolve_device(device)
-    pair.to(dev)
+    prompts, dev = _start(pair, prompts, device)
     warps = [dataclasses.replace(pair.draft_warp, temperature=t) for t in temps]
     parts: list[list[Distributions]] = [[] for _ in temps]
     for _, p, qs, idx, steps, tokens in _batches(

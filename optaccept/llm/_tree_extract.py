@@ -38,15 +38,13 @@ import torch
 
 from .._deprecated import legacy, warn_deprecated
 from .._errors import InputError
-from .._rows import resolve_device
 from .._sampling import draws
 from .._validation import check_choice
 from ..real._stored import DraftTrees
 from ..tree import DRAFT_LAWS, TreeDraftLaw  # the tree draft laws, one definition
-from ._extract import _check_int, _encode, _meta, _prompt_seed, _resume
+from ._extract import _check_int, _encode, _meta, _prompt_seed, _resume, _start
 from ._lm_sequence import _TreeRunner
 from ._models import ModelPair
-from ._prompts import as_prompts
 
 __all__ = ["extract_trees", "DRAFT_LAWS"]
 
@@ -205,8 +203,6 @@ def extract_trees(
     """
     from tqdm.auto import tqdm
 
-    if not isinstance(pair, ModelPair):
-        raise InputError("pair: must be a ModelPair")
     law = TreeDraftLaw(length=2, k=2) if drafts is None else drafts
     if not isinstance(law, TreeDraftLaw) or law.shape is not None:
         raise InputError(f"drafts: chains, tree.TreeDraftLaw(length=, k=, children=), got {drafts!r}")
@@ -214,9 +210,7 @@ def extract_trees(
     trees_per_prompt = _check_int("trees_per_prompt", trees_per_prompt, 1)
     seed = _check_int("seed", seed, 0)
     check_choice("drafts", drafts, DRAFT_LAWS)
-    prompts = as_prompts(prompts)
-    dev = resolve_device(device)
-    pair.to(dev)
+    prompts, dev = _start(pair, prompts, device)
     meta = _meta(
         pair,
         prompts,

@@ -303,13 +303,13 @@ def respond_one(p: np.ndarray, q: np.ndarray, k: int, x: np.ndarray, u: np.ndarr
     keeping the verifier (p, q cleaned float vectors; every drafted token has q > 0).  Only
     what the tuple needs is computed after the layout: the drafts' shares, the selected
     token's acceptance, and the residual on rejection.  With numba, everything after the α*
-    solve up to the selected draft is one compiled call without the GIL
+    solve up to the selected draft runs as compiled passes without the GIL
     (:func:`optaccept.optimal._line_oneshot.pick`; docs/optimal_verifier.md §8)."""
     n = p.size
     _, subset = iid_scan(p, q, k)
     in_a = np.zeros(n, dtype=bool)
     in_a[subset()] = True
-    one = _line_oneshot.pick(p, q, k, in_a, x, u)  # order, layout and pieces: one compiled call
+    one = _line_oneshot.pick(p, q, k, in_a, x, u)  # order, layout and pieces: compiled, no GIL
     if one is not None:
         i, sy, all_s = one
     elif _line_kernel.available():  # the drafts' pieces straight from the scan's matches

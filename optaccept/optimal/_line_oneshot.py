@@ -1,4 +1,4 @@
-r"""One position, one draft tuple: the optimal verifier's selection in three compiled calls.
+r"""One position, one draft tuple: the optimal verifier's selection in compiled passes.
 
 :func:`pick` runs, in compiled passes without the GIL, what the one-shot answer of the line
 device needs after the α* solve (docs/optimal_verifier.md §8): the layout's order with q and p

@@ -14,7 +14,7 @@ any exact ordered number type:
   flow-plan verifier and ``verify``'s exact witness).
 
 Arithmetic is exact in both, so the algorithm terminates with a maximum flow.  Tested
-against networkx's maximum flow and a brute-force minimum cut in tests/test_maxflow.py.
+against networkx's maximum flow and a brute-force minimum cut in tests/optimal/test_maxflow.py.
 The LP formulation of the same network (method ``"lp"``, scipy's HiGHS) is a different
 solver offered by choice; its flow is finished by this one.
 """

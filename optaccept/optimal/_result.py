@@ -143,6 +143,16 @@ class AcceptanceResult(Tabular):
             self._subset = tuple(int(i) for i in np.sort(np.asarray(ids)))
         return self._subset
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the subset is made concrete: its lazy form is a closure over the solver's scratch
+        state = {name: getattr(self, name) for name in self.__slots__ if name not in ("_subset", "_subset_fn")}
+        state["_subset"] = self.subset
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name in self.__slots__:
+            setattr(self, name, state.get(name))
+
     @property
     def exact(self) -> bool:
         return isinstance(self.value, Fraction)

@@ -10,7 +10,8 @@ import numpy as np
 
 from .._errors import InputError
 from ..tree._budget import BudgetCurve
-from ._style import COLUMN_WIDTH, in_paper_style, legend_under, new_axes, palette_color
+from ._style import COLUMN_WIDTH, in_paper_style, new_axes, palette_color
+from ._trees import finish_budget_axes
 
 __all__ = ["plot_speed_of_light"]
 
@@ -72,17 +73,5 @@ def plot_speed_of_light(
         ax.fill_between(xs, d - 2 * de, d + 2 * de, color=blue, alpha=0.15, lw=0)
         ax.plot(xs, d, "-.", color=blue, lw=1.2, label="dynamic tree from the draft (EAGLE-2)")
     ax.plot(xs, b, "--", color=palette_color("C1"), lw=1.3, label=bound_label)
-    ax.set_xscale("log", base=2)
     ticks = [n for n in curve.budgets if n & (n - 1) == 0]
-    ax.set_xticks(ticks, [str(n) for n in ticks])
-    ax.minorticks_off()
-    ax.set_xlabel("node budget N")
-    ax.set_ylabel("expected accepted tokens per step")
-    if title:
-        ax.set_title(title)
-    ax.update_datalim([(float(xs[0]), 0.0)])
-    ax.autoscale_view()
-    ax.grid(alpha=0.3)
-    if legend:
-        legend_under(ax)
-    return ax
+    return finish_budget_axes(ax, xs, ticks, title, legend)

@@ -76,6 +76,11 @@ def describe_pair(meta: dict[str, Any]) -> str:
     )
 
 
+def _temperature(table: Any, draft_temperature: float | None) -> float:
+    """The draft temperature shown: the one given, or the table's lowest."""
+    return min(t for t, _, _ in table.values) if draft_temperature is None else draft_temperature
+
+
 @in_paper_style
 def plot_gaps(
     table: Any,
@@ -114,8 +119,7 @@ def plot_gaps(
     matplotlib.axes.Axes
         The Axes drawn on.
     """
-    temps = sorted({t for t, _, _ in table.values})
-    t = temps[0] if draft_temperature is None else draft_temperature
+    t = _temperature(table, draft_temperature)
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 4.4) if legend else (COLUMN_WIDTH, 2.6))
     present = [n for n in names if any(tt == t and n == nn for tt, _, nn in table.values)]
     width = 0.06
@@ -175,8 +179,7 @@ def plot_position_gaps(
     matplotlib.axes.Axes
         The Axes drawn on.
     """
-    temps = sorted({t for t, _, _ in table.values})
-    t = temps[0] if draft_temperature is None else draft_temperature
+    t = _temperature(table, draft_temperature)
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 2.6))
     a = table.values[(t, k, "alpha_iid")]
     r = table.values[(t, k, verifier)]

@@ -215,9 +215,10 @@ def plot_pareto_front(p: Any, q: Any, eps: Any = None, *, ax: Any = None) -> Any
     matplotlib.axes.Axes
         The Axes drawn on.
     """
-    from ..sequence import decoder_losses, pareto_front
 
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.4))
+    from ..sequence import decoder_losses, pareto_front  # (scipy, tqdm)
+
     front = np.asarray(pareto_front(p, q))
     tv = front[0, 0]
     grid = (
@@ -263,9 +264,10 @@ def plot_decoder_losses(p: Any, q: Any, eps: Any, *, ax: Any = None, rejection: 
     matplotlib.axes.Axes
         The left Axes drawn on.
     """
-    from ..sequence import decoder_losses
 
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.2))
+    from ..sequence import decoder_losses  # (scipy, tqdm)
+
     d = decoder_losses(p, q, eps)
     h1 = ax.plot(d.eps, d.loss_opt, "o-", ms=3, color=palette_color("C1"), label="bias, Decoding-OPT")
     h2 = ax.plot(d.eps, d.loss_uno, "^-", ms=3, color=palette_color("C2"), label="bias, Decoding-UNO")

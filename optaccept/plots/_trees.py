@@ -14,6 +14,50 @@ from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, n
 __all__ = ["plot_accepted_tokens", "plot_budget_curve"]
 
 
+def _zero_in_view(ax: Any, x0: float, legend: bool) -> Any:
+    """Bring y = 0 into view at ``x0``, draw the grid and, with ``legend``, the legend below."""
+    # 0 in view through the data limits, not set_ylim: set_ylim would switch autoscaling off,
+    # and on shared y axes a later panel's larger values would be clipped to this one's range
+    ax.update_datalim([(float(x0), 0.0)])
+    ax.autoscale_view()
+    ax.grid(alpha=0.3)
+    if legend:
+        legend_under(ax)
+    return ax
+
+
+def finish_budget_axes(ax: Any, budgets: Any, ticks: Any, title: str | None, legend: bool) -> Any:
+    """The axes of a plot against the node budget N: a log₂ x axis labelled at ``ticks``,
+    the axis labels, the title (when given), y = 0 in view, the grid and the legend below.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The Axes drawn on.
+    budgets : array_like
+        The budgets plotted (the first is where y = 0 is brought into view).
+    ticks : sequence of int
+        The budgets labelled on the x axis.
+    title : str or None
+        Title of the Axes (None or "": none).
+    legend : bool
+        Draw the legend below the Axes.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``.
+    """
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ticks, [str(n) for n in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("node budget N")
+    ax.set_ylabel("expected accepted tokens per step")
+    if title:
+        ax.set_title(title)
+    return _zero_in_view(ax, budgets[0], legend)
+
+
 @in_paper_style
 def plot_accepted_tokens(
     table: Any,
@@ -88,14 +132,7 @@ def plot_accepted_tokens(
     ax.set_title(title if title is not None else f"draft length L = {length}")
     ks = sorted({r["k"] for r in table.rows})
     integer_ticks(ax.xaxis, ks)
-    # 0 in view through the data limits, not set_ylim: set_ylim would switch autoscaling off,
-    # and on shared y axes a later panel's larger values would be clipped to this one's range
-    ax.update_datalim([(float(min(ks)), 0.0)])
-    ax.autoscale_view()
-    ax.grid(alpha=0.3)
-    if legend:
-        legend_under(ax)
-    return ax
+    return _zero_in_view(ax, min(ks), legend)
 
 
 @in_paper_style
@@ -145,16 +182,4 @@ def plot_budget_curve(curve: Any, *, ax: Any = None, title: str | None = None, l
             lw=1.2,
             label=NAMES[s],
         )
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(xs, [str(b) for b in curve.budgets])
-    ax.minorticks_off()
-    ax.set_xlabel("node budget N")
-    ax.set_ylabel("expected accepted tokens per step")
-    if title:
-        ax.set_title(title)
-    ax.update_datalim([(float(xs[0]), 0.0)])
-    ax.autoscale_view()
-    ax.grid(alpha=0.3)
-    if legend:
-        legend_under(ax)
-    return ax
+    return finish_budget_axes(ax, xs, list(curve.budgets), title, legend)

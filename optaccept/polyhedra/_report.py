@@ -38,6 +38,7 @@ from ._cone import (
     verify_rays,
 )
 from ._exact import ExactLaw, cell_probs
+from ._result import RaysResult
 from ._symbolic import DRAFT_LAWS, RayReading, SymbolicLaw, candidate, lineality_is_zero, read_ray, symbolic_law
 
 __all__ = [
@@ -100,8 +101,15 @@ def software_versions() -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class KDraftReport:
+class KDraftReport(RaysResult):
     """Result of :func:`check_k_draft_condition`.
+
+    It speaks the results' vocabulary: ``value`` is the number of extreme rays of the cone,
+    ``std_err`` is None (exact), ``method`` is ``"double_description"`` (cddlib on exact
+    rationals, every ray re-checked, then read symbolically), and ``ok`` is ``holds``: the
+    condition holds (every ray reads as a trivial or a subset inequality, the lineality gives
+    no equality, and the subset rays are exactly the conjectured sets).  It has
+    ``to_pandas()`` (one row: the instance, the ray counts, the verdict) and ``to_latex()``.
 
     Attributes
     ----------
@@ -150,6 +158,21 @@ class KDraftReport:
     orbits: list[list[int]]
     law: SymbolicLaw = field(repr=False)
     seconds: dict[str, float] = field(default_factory=dict)
+
+    _caption = "Exact check of the K-draft condition by double description."
+
+    @property
+    def ok(self) -> bool:
+        """``holds``: whether the K-draft condition was proved for this instance."""
+        return self.holds
+
+    def _records(self) -> list[dict[str, Any]]:
+        rec = self._vocabulary()
+        rec.update(n=self.n, k=self.k, drafts=self.drafts, reduced=self.reduced, dim=self.cone.dim)
+        rec.update((f"{kind}_rays", c) for kind, c in self.counts().items())
+        rec.update(lineality_dim=self.lineality_dim, inequalities=len(self.inequalities), orbits=len(self.orbits))
+        rec.update(conjectured=len(self.conjectured), holds=self.holds)
+        return [rec]
 
     @property
     def relations(self) -> tuple[Any, ...]:

@@ -34,6 +34,7 @@ from typing import Any
 
 from .._errors import InputError, MissingDependencyError
 from .._validation import check_choice
+from ._result import ExactResult
 
 __all__ = ["DRAFT_LAWS", "SymbolicLaw", "symbolic_law", "RayReading", "read_ray"]
 
@@ -483,8 +484,15 @@ def symbolic_law(name: str, n: int, k: int) -> SymbolicLaw:
 
 
 @dataclass(frozen=True)
-class RayReading:
+class RayReading(ExactResult):
     """The exact reading of one extreme ray.
+
+    It speaks the results' vocabulary: ``value`` is ``scale`` (0 for a ray read as
+    ``"other"``), ``std_err`` is None (exact), ``method`` is ``"symbolic"`` when the identity
+    was verified for this very ray and ``"transported"`` when it was carried over from its
+    orbit representative, and ``ok`` says the ray reads as an inequality of the condition
+    (``kind`` is ``"trivial"`` or ``"subset"``).  It has ``to_pandas()`` (one row) and
+    ``to_latex()``.
 
     Attributes
     ----------
@@ -510,6 +518,25 @@ class RayReading:
     cells: tuple[int, ...]
     checked: bool
     display: Any = field(default=None, repr=False, compare=False)
+
+    _caption = "Exact reading of one extreme ray of the Farkas cone."
+    _value_of = "scale"
+
+    @property
+    def method(self) -> str:
+        """``"symbolic"`` (verified for this ray) or ``"transported"`` (from its orbit)."""
+        return "symbolic" if self.checked else "transported"
+
+    @property
+    def ok(self) -> bool:
+        """Whether the ray reads as a trivial or a subset inequality."""
+        return self.kind in ("trivial", "subset")
+
+    def _records(self) -> list[dict[str, Any]]:
+        subset = None if self.subset is None else " ".join(map(str, self.subset))
+        return [
+            {**self._vocabulary(), "kind": self.kind, "subset": subset, "scale": self.scale, "checked": self.checked}
+        ]
 
     @cached_property
     def expression(self) -> Any:

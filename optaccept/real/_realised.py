@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Estimate, Shown, Tabular, html_table, latex_table, markdown_table, renamed
+from .._display import Estimate, Shown, Tabular, html_table, markdown_table, renamed
 from .._errors import InputError
 from .._validation import check_choice, check_rng, check_size
 from ._storage import Distributions, check_data_and_ks
@@ -84,7 +84,10 @@ class RealisedTable(Tabular):
 
     #: the realised acceptance is a Monte Carlo mean
     method = "sampled"
-    _caption = "Optimal verifier run on real distributions (realised ± Monte Carlo standard error)."
+    _caption = (
+        "Optimal verifier run on real distributions: mean acceptance "
+        "over a random subset of positions (realised ± Monte Carlo standard error)."
+    )
 
     @property
     def value(self) -> np.ndarray:
@@ -186,27 +189,10 @@ class RealisedTable(Tabular):
 
         return markdown_table(*self._wide()).rstrip("\n")
 
-    def to_latex(
-        self,
-        caption: str = "Optimal verifier run on real distributions: mean acceptance "
-        "over a random subset of positions (realised ± Monte Carlo standard error).",
-    ) -> str:
-        """The table of :meth:`to_markdown` as a booktabs LaTeX ``table``.
-
-        Parameters
-        ----------
-        caption : str
-            The table's caption (LaTeX).
-
-        Returns
-        -------
-        str
-            The ``table`` environment.
-        """
-
+    def _latex_rows(self) -> tuple[list[str], list[list[Any]]]:
+        """The page form of ``to_latex()``: the table of :meth:`to_markdown`."""
         head, body = self._wide()
-        head = ["$k$", "positions", r"$\alpha^*$", r"realised $\pm$ SE", "$z$", "rule"] + head[6:]
-        return latex_table(head, body, caption)
+        return ["$k$", "positions", r"$\alpha^*$", r"realised $\pm$ SE", "$z$", "rule"] + head[6:], body
 
     def _repr_html_(self) -> str:
         head, body = self._wide()

@@ -547,8 +547,9 @@ def load_source(source: str | os.PathLike, *, start: int = 0, positions: int | N
         ``(PositionPair, None)``: the rows ``start`` .. ``start + positions`` as a
         :class:`~optaccept.sequence.PositionPair`, and no separate draft model.
     """
-    from ..sequence import PositionPair
 
     d = Distributions.load(Path(source))
     stop = None if positions is None else start + positions
+    from ..sequence import PositionPair  # (tqdm): optaccept.real loads without it
+
     return (PositionPair(np.asarray(d.target)[start:stop], np.asarray(d.draft)[start:stop]), None)

@@ -15,10 +15,11 @@ file fills the whole (k, length) grid.
   verification is optimal for one chain); elsewhere the upper bound of docs/trees.md
   §4b, estimated on the same trees.
 
-Every per-tree value is computed from the compressed rows without densifying them: the
-sampled verifiers in one pass over the trees (each tree's laws read and checked once for all
-its cells), the bound's terms for every tree and length at once, and the one-token values on
-each prompt root's support (``tests/test_tree_table_values.py`` checks each against the
+Every per-tree value is computed from the compressed rows without densifying them
+(:mod:`optaccept.real._tree_values`): the sampled verifiers for every tree and cell at once
+(the batched forms of :mod:`optaccept.tree._batched_verifiers`, level by level over the nodes'
+stored entries), the bound's terms for every tree and length at once, and the one-token values
+on each prompt root's support (``tests/real/test_tree_table_values.py`` checks each against the
 per-tree functions fed from dense rows).
 
 Standard errors are clustered by prompt (the trees of one prompt share it), and every
@@ -28,7 +29,6 @@ comparison of verifiers is a paired difference on the same trees
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -41,13 +41,9 @@ from .._limits import show_progress
 from .._statistics import cluster_means
 from .._statistics import clustered_mean as _clustered
 from .._statistics import std_err as sample_std_err
-from ..drafts import IID, WithoutReplacement
-from ..optimal import optimal_acceptance
-from ..tree._bounds import _Pi
-from ..tree._checks import PER_TREE
-from ..tree._draft import DraftTree
-from ..tree._models import Model
+from .._tables_io import write_records_csv
 from ._stored import DraftTrees
+from ._tree_values import _bound_values, _exact_root_values, _prompt_roots, _sampled_values
 
 __all__ = ["TreeTable", "tree_table", "VERIFIER_NAMES", "SERIES_STYLES"]
 
@@ -266,236 +262,35 @@ class TreeTable(Tabular):
         Parameters
         ----------
         path : str or pathlib.Path
-            The file written.
+            Where the CSV goes: columns drafts, length, k, a, b, value, std_err.
 
         Returns
         -------
         pathlib.Path
             ``path``.
         """
-        path = Path(path)
-        fields = ["drafts", "length", "k", "a", "b", "value", "std_err"]
-        with path.open("w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=fields)
-            w.writeheader()
-            for d in self.differences:
-                w.writerow({f: d[f] for f in fields})
-        return path
+        return write_records_csv(path, ["drafts", "length", "k", "a", "b", "value", "std_err"], self.differences)
 
     def to_csv(self, path: str | Path) -> Path:
-        """The rows as CSV.
+        """The rows as CSV, one per (draft law, verifier, k, length).
 
         Parameters
         ----------
         path : str or pathlib.Path
-            The file written.
+            Where the CSV goes: columns drafts, verifier, name, k, length, value, std_err,
+            trees, prompts, method.
 
         Returns
         -------
         pathlib.Path
             ``path``.
         """
-        path = Path(path)
         fields = ["drafts", "verifier", "name", "k", "length", "value", "std_err", "trees", "prompts", "method"]
-        with path.open("w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=fields)
-            w.writeheader()
-            for r in self.rows:
-                w.writerow({f: r[f] for f in fields})
-        return path
+        return write_records_csv(path, fields, self.rows)
 
     def _repr_html_(self) -> str:
         header, rows = self._body()
         return html_table(header, rows, title="Expected draft tokens accepted per step (± standard error)")
-
-
-def _prompt_roots(trees: Any) -> dict[str, Any]:
-    """p and q at the root of the first tree of each prompt, each on its own support
-    (tokens with p > 0 or q > 0: every one-token value ignores tokens with p = q = 0), and
-    each tree's prompt row."""
-    roots = np.flatnonzero(np.asarray(trees.parent) < 0)
-    prompts, first, of_tree = np.unique(trees.prompt_index, return_index=True, return_inverse=True)
-    sparse = trees._rows
-    rows = [sparse.compact([r], sparse.support([r])) for r in roots[first]]
-    return {"p": [p[0] for p, _ in rows], "q": [q[0] for _, q in rows], "of_tree": of_tree, "prompts": prompts}
-
-
-def _exact_root_values(roots: dict[str, Any], drafts: str, k: int, cache: dict) -> dict[str, np.ndarray]:
-    """One-token values per prompt: token-level RRS (= traversal and block at one token),
-    the optimum α* and, for i.i.d. drafts, Yin et al.'s batch SD (cached per law and k)."""
-    key = (id(roots), drafts, k)
-    if key not in cache:
-        cache[key] = _root_values(roots, drafts, k)
-    return cache[key]
-
-
-def _root_values(roots: dict[str, Any], drafts: str, k: int) -> dict[str, np.ndarray]:
-    from ..sequence import batch_rejection_probability
-    from ..verifiers import RRS, RRSWithoutReplacement
-
-    p, q = roots["p"], roots["q"]
-    rule = RRS() if drafts == "iid" or k == 1 else RRSWithoutReplacement()
-    law = IID if drafts == "iid" else WithoutReplacement
-    out = {
-        "token": np.array([rule.acceptance(pi, qi, k=k) for pi, qi in zip(p, q, strict=True)]),
-        "optimal": np.array([float(optimal_acceptance(pi, law(qi, k)).value) for pi, qi in zip(p, q, strict=True)]),
-    }
-    if k == 1:
-        out["block"] = out["token"]
-    if drafts == "swor" and k > 1:
-        out["traversal"] = out["token"]  # at one token traversal's root rate stays 1: it is RRS-WOR
-    if drafts == "iid":
-        out["batch"] = np.array([1 - batch_rejection_probability(pi, qi, k) for pi, qi in zip(p, q, strict=True)])
-    return out
-
-
-def _bound_values(f: Any, k: int, L: int, roots: dict[str, Any], cache: dict) -> np.ndarray:
-    """Per-tree values of tree.upper_bound (docs/trees.md §4b) on the stored trees cut to
-    k chains of L tokens: α* of the root's law plus the depth ≥ 2 terms of
-    :func:`optaccept.tree.tree_bound_terms`, computed for every tree at once."""
-    alpha1 = _exact_root_values(roots, f.drafts, k, cache)["optimal"]
-    key = ("bound terms", id(f), k)
-    if key not in cache:
-        cache[key] = _bound_terms_all(f, k, cache)
-    terms = cache[key]
-    return alpha1[roots["of_tree"]] + terms[:, 2 : L + 1].sum(axis=1)
-
-
-def _node_laws(f: Any, cache: dict) -> dict[str, np.ndarray]:
-    """Per node (depth ≥ 1): p(w) and q(w), the products of the conditionals p(x | parent)
-    and q(x | parent) from the root (rows renormalised), read from the sparse rows."""
-    key = ("node laws", id(f))
-    if key in cache:
-        return cache[key]
-    rows = f._rows
-    s_p, s_q = rows.row_sums()
-    parent, depth = np.asarray(f.parent), np.asarray(f.depth)
-    inner = parent >= 0
-    t, d = rows.values_at(parent[inner], np.asarray(f.token)[inner])
-    p_cond = np.zeros(f.n_nodes)
-    q_cond = np.zeros(f.n_nodes)
-    p_cond[inner] = t.astype(np.float64) / s_p[parent[inner]]
-    q_cond[inner] = d.astype(np.float64) / s_q[parent[inner]]
-    pw = np.ones(f.n_nodes)
-    qw = np.ones(f.n_nodes)
-    for level in range(1, int(depth.max(initial=0)) + 1):  # left to right along each path
-        at = np.flatnonzero(depth == level)
-        pw[at] = pw[parent[at]] * p_cond[at]
-        qw[at] = qw[parent[at]] * q_cond[at]
-    cache[key] = {"pw": pw, "qw": qw, "q_cond": q_cond}
-    return cache[key]
-
-
-def _root_inclusions(f: Any, k: int, cache: dict) -> np.ndarray:
-    """Per depth-1 node: P(its token is among k draws without replacement from the root's
-    q) (:class:`optaccept.tree._bounds._Pi`), once per distinct root row and token."""
-
-    rows = f._rows
-    parent, depth, token = np.asarray(f.parent), np.asarray(f.depth), np.asarray(f.token)
-    out = np.zeros(f.n_nodes)
-    laws: dict[bytes, tuple[Any, np.ndarray]] = cache.setdefault(("root laws", id(f)), {})
-    done: dict[tuple[bytes, int, int], float] = cache.setdefault(("root inclusions", id(f)), {})
-    for j in np.flatnonzero(depth == 1).tolist():
-        r = int(parent[j])
-        lo, hi = int(rows.indptr[r]), int(rows.indptr[r + 1])
-        rid = rows.indices[lo:hi].tobytes() + rows.draft_values[lo:hi].tobytes()
-        if rid not in laws:  # the root's q on its support
-            lo_hi = slice(lo, hi)
-            cols = rows.indices[lo_hi][rows.draft_values[lo_hi] > 0].astype(np.int64)
-            q = rows.compact([r], rows.indices[lo_hi])[1][0][rows.draft_values[lo_hi] > 0]
-            laws[rid] = (_Pi(lambda pre, q=q: q, None, "swor", 1, k), cols)
-        pi, cols = laws[rid]
-        x = int(token[j])
-        where = int(np.searchsorted(cols, x))
-        if where >= cols.size or cols[where] != x:
-            out[j] = 0.0
-            continue
-        if (rid, x, k) not in done:
-            done[(rid, x, k)] = pi.incl((), where, k)
-        out[j] = done[(rid, x, k)]
-    return out
-
-
-def _bound_terms_all(f: Any, k: int, cache: dict) -> np.ndarray:
-    """(trees, length + 1): Σ_{w ∈ tree, |w| = d} min(1, p(w)/π(w)) for every stored tree cut
-    to its first k chains (column d; columns 0 and 1 zero), π(w) = P(w is a node of a
-    drawn tree) as in :func:`optaccept.tree.tree_bound_terms`."""
-    laws = _node_laws(f, cache)
-    pw = laws["pw"]
-    if f.drafts == "iid":
-        with np.errstate(divide="ignore"):  # q(w) = 1: π = 1
-            pi = -np.expm1(k * np.log1p(-np.minimum(laws["qw"], 1.0))) if k > 1 else laws["qw"]
-    else:
-        parent, depth = np.asarray(f.parent), np.asarray(f.depth)
-        pi = _root_inclusions(f, k, cache)
-        for level in range(2, int(depth.max(initial=0)) + 1):
-            at = np.flatnonzero(depth == level)
-            pi[at] = pi[parent[at]] * laws["q_cond"][at]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        term = np.where(pw > 0, np.minimum(1.0, pw / pi), 0.0)
-    out = np.zeros((f.n_trees, f.length + 1))
-    for d in range(2, f.length + 1):
-        nodes = np.sort(np.asarray(f.chains_nodes)[:, :k, d - 1], axis=1)
-        first = np.ones(nodes.shape, dtype=bool)
-        first[:, 1:] = nodes[:, 1:] != nodes[:, :-1]  # each node once, however many chains pass it
-        out[:, d] = np.where(first, term[nodes], 0.0).sum(axis=1)
-    return out
-
-
-def _cell_verifiers(drafts: str, k: int) -> tuple[str, ...]:
-    """Per-tree verifiers of a sampled cell: token-level RRS, block (one chain) and
-    traversal (without replacement)."""
-    return ("token",) + (("block",) if k == 1 else ()) + (("traversal",) if drafts == "swor" else ())
-
-
-def _tree_laws(f: Any, i: int) -> tuple[Any, Any, dict[int, int]]:
-    """Tree ``i``'s target and draft laws as checked, cached models on its compact
-    vocabulary (as ``as_model(f.models(i, compact=True)[j]).cached()``, the rows checked
-    at once), and the map from token to compact index."""
-
-    index = f.prefixes(i)
-    nodes = list(index.values())
-    keep = f._rows.support(nodes)  # f.vocabulary(i)
-    new = {int(t): j for j, t in enumerate(keep.tolist())}
-    keys = [tuple(new[t] for t in key) for key in index]
-    out = []
-    for side, rows in zip(("target", "draft"), f._rows.compact(nodes, keep), strict=True):
-        if not np.isfinite(rows).all() or (rows < 0).any():
-            raise InputError(f"trees: the {side} rows of tree {i} hold a negative, NaN or infinite entry, or sum to 0")
-
-        def missing(prefix: tuple[int, ...], side: str = side) -> np.ndarray:
-            raise KeyError(f"prefix {prefix}: not a node of the stored {side} rows of tree {i}")
-
-        model = Model(missing, side)
-        model.n, model.exact = keep.size, False
-        cached = model.cached()
-        for key, row in zip(keys, rows, strict=True):
-            total = float(row.sum())
-            if total != 1.0:  # as optaccept's distribution check does
-                row = row / total
-            row.setflags(write=False)
-            cached.memo[key] = row
-        out.append(cached)
-    return out[0], out[1], new
-
-
-def _sampled_values(f: Any, cells: list[tuple[int, int]], bar: Any) -> dict[tuple[int, int], dict[str, np.ndarray]]:
-    """Per-tree values (:data:`optaccept.tree.PER_TREE`, the functions behind
-    :func:`optaccept.tree.rao_blackwell`) of every (k, L) cell, one pass over the trees:
-    each tree's laws are read and checked once for all its cells."""
-
-    out = {(k, L): {v: np.empty(f.n_trees) for v in _cell_verifiers(f.drafts, k)} for k, L in cells}
-    if not cells:
-        return out
-    for i in range(f.n_trees):
-        P, Q, new = _tree_laws(f, i)
-        chains = [tuple(new[t] for t in c) for c in f.chains(i)]
-        for k, L in cells:
-            tree = DraftTree(tuple(c[:L] for c in chains[:k]), L, f.drafts)
-            for v, x in out[(k, L)].items():
-                x[i] = float(PER_TREE[v](tree, P, Q))
-        bar.update()
-    return out
 
 
 def _cross_law_differences(kept: dict[tuple, tuple]) -> list[dict[str, Any]]:
@@ -551,8 +346,8 @@ def tree_table(
     ks, lengths : iterables of int, optional
         Cells to fill (default: every k and length up to the stored ones).
     progress : bool, optional
-        Show a progress bar over the stored trees (each tree's laws are read once for all
-        its cells; default: on in a terminal or Jupyter).
+        Show a progress bar over the stored trees (it advances a file at a time: every tree
+        and cell of a file is computed at once; default: on in a terminal or Jupyter).
 
     Returns
     -------

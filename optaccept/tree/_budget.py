@@ -27,7 +27,6 @@ need not nest, and one run of the programme gives them all.
 
 from __future__ import annotations
 
-import csv
 import heapq
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from .._display import Estimate, Tabular, html_table, markdown_table
 from .._errors import InputError, MethodError
 from .._limits import show_progress
 from .._statistics import std_err as sample_std_err
+from .._tables_io import write_records_csv
 from .._validation import check_choice
 from ._models import as_model
 from ._shape import topk_indices
@@ -319,19 +319,14 @@ class BudgetCurve(Tabular):
         Parameters
         ----------
         path : str or pathlib.Path
-            The file written.
+            Where the CSV goes: columns strategy, name, budget, value, std_err, positions.
 
         Returns
         -------
         pathlib.Path
             ``path``.
         """
-        path = Path(path)
-        with path.open("w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=["strategy", "name", "budget", "value", "std_err", "positions"])
-            w.writeheader()
-            w.writerows(self.rows())
-        return path
+        return write_records_csv(path, ["strategy", "name", "budget", "value", "std_err", "positions"], self.rows())
 
     def _repr_html_(self) -> str:
         header = ["N"] + [NAMES[s] for s in self.values]

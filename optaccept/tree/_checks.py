@@ -20,7 +20,7 @@ def _is_pair(obj: Any) -> bool:
     """A MarkovPair / PositionPair (checked without importing optaccept.sequence)."""
     if not type(obj).__module__.startswith("optaccept.sequence"):
         return False
-    from ..sequence import MarkovPair, PositionPair
+    from ..sequence import MarkovPair, PositionPair  # (tqdm): optaccept.tree loads without it
 
     return isinstance(obj, (MarkovPair, PositionPair))
 
@@ -29,7 +29,7 @@ def _is_markov(obj: Any) -> bool:
     """A MarkovPair (whose initial state is a prompt to give)."""
     if not _is_pair(obj):
         return False
-    from ..sequence import MarkovPair
+    from ..sequence import MarkovPair  # (tqdm)
 
     return isinstance(obj, MarkovPair)
 

@@ -2,7 +2,6 @@
 
 A *sequence model* maps a prefix — a tuple of token ids generated after the
 prompt, ``()`` for the first token — to the law of the next token.  Accepted forms:
-
 * a callable ``prefix -> probabilities`` (numpy array, list, tuple, torch tensor;
   Fractions give the exact path);
 * an object with a ``next_token_probs(prefix)`` method (or ``probs(prefix)``),
@@ -235,7 +234,8 @@ def model_pair(pair: Any, *, prompt: int | None = None) -> tuple[Callable, Calla
     InputError
         If ``pair`` is neither pair, or a Markov pair comes without a valid ``prompt``.
     """
-    from ..sequence import MarkovPair, PositionPair
+
+    from ..sequence import MarkovPair, PositionPair  # (tqdm): optaccept.tree loads without it
 
     if isinstance(pair, MarkovPair):
         if prompt is None:

@@ -13,6 +13,7 @@ Every verifier has ``name``, ``drafts(q, k)`` (its draft law), ``acceptance(p, q
 notion="output" | "rule")`` and ``sample(p, q, k, rng, size) -> (y, accepted)``.
 """
 
+from ._all import ALL
 from ._base import NOTIONS, Draws, Verifier
 from ._batched import VERIFIERS as BATCHED_VERIFIERS
 from ._batched import batched_acceptance
@@ -56,18 +57,4 @@ __all__ = [
     "realised_acceptance",
     "RealisedAcceptance",
     "CanonicalDecomposition",
-]
-
-#: Every verifier, in the order of docs/theory.md §5.
-ALL: list[Verifier] = [
-    SD(),
-    NSS(),
-    NaiveTree(),
-    RRS(),
-    RRSWithoutReplacement(),
-    KSeq(),
-    SpecHubVerifier(),
-    KhistiIS(),
-    HuGreedy(),
-    Optimal(),
 ]

@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Tabular, html_table, latex_table
+from .._display import Tabular, html_table
 from .._errors import InputError, MethodError
 from .._limits import show_progress
 from .._validation import as_distribution_pair, check_k
 from ..optimal import optimal_acceptance
+from ._all import ALL
 from ._base import Verifier
 
 __all__ = ["GapTable", "gap_table"]
@@ -196,22 +197,10 @@ class GapTable(Tabular):
             for k in self.ks
         ]
 
-    def to_latex(
-        self, caption: str = r"Exact acceptance $\alpha$ and $\alpha^*$ of each verifier's own draft law."
-    ) -> str:
-        """A LaTeX ``table`` (booktabs) with α / α* per cell; ``--`` where undefined.
+    _caption = r"Exact acceptance $\alpha$ and $\alpha^*$ of each verifier's own draft law."
 
-        Parameters
-        ----------
-        caption : str
-            The table's caption (LaTeX).
-
-        Returns
-        -------
-        str
-            The ``table`` environment.
-        """
-
+    def _latex_rows(self) -> tuple[list[str], list[list[Any]]]:
+        """The page form of ``to_latex()``: α / α* per cell, ``--`` where undefined."""
         rows = [
             [n]
             + [
@@ -220,7 +209,7 @@ class GapTable(Tabular):
             ]
             for n in self.names
         ]
-        return latex_table(["verifier"] + [f"$k={k}$: $\\alpha$ / $\\alpha^*$" for k in self.ks], rows, caption)
+        return ["verifier"] + [f"$k={k}$: $\\alpha$ / $\\alpha^*$" for k in self.ks], rows
 
     def __repr__(self) -> str:
         return f"GapTable({len(self.names)} verifiers, ks={list(self.ks)})"
@@ -277,8 +266,6 @@ def gap_table(
     (0.76, 'not defined for this k')
     """
     from tqdm.auto import tqdm
-
-    from . import ALL
 
     pf, qf = as_distribution_pair(p, q)
     try:

@@ -46,7 +46,7 @@ def kseq_rho(p: np.ndarray, q: np.ndarray, k: int, xtol: float = RHO_XTOL) -> fl
     Z = Σ (p − ρq)₊ where Z < 1/2, else as ρβ − p_acc), so its sign is right to rounding
     even where h is flat; the result is within 4e-15·ρ of the smallest root on random,
     near-equal, tied, zero and near-one-hot laws (against bisection in exact Fractions,
-    tests/test_verifiers_kseq_rho.py).  ρ* = 1 exactly when h(1) ≥ 0: p = q
+    tests/verifiers/test_verifiers_kseq_rho.py).  ρ* = 1 exactly when h(1) ≥ 0: p = q
     (h(ρ) = (1 − 1/ρ)ᵏ), disjoint supports (h ≡ 0) and k = 1.  ``xtol`` is accepted for
     compatibility; the bisection always runs to adjacent floats.
 

@@ -15,7 +15,7 @@ successive sampling without replacement; draft m's law is
 :math:`q_m = q\,1[\text{not yet drafted}] / (1 - q(\text{drafted}))`; accept with
 :math:`\min(1, r^m(x_m)/q_m(x_m))`, else :math:`r^{m+1} = (r^m - q_m)_+` normalised.
 Its exact acceptance (derived here; tested against the algorithm run in exact
-Fractions on every draft path, tests/test_verifiers_rrs_wor.py) comes from one fact.
+Fractions on every draft path, tests/verifiers/test_verifiers_rrs_wor.py) comes from one fact.
 
 **Lemma.** With :math:`Z(s) = \sum_y (p(y) - s\,q(y))_+`, along every rejection path
 :math:`r^m = (p - t_m q)_+ / Z(t_m)`, where :math:`t_1 = 0` and
@@ -170,8 +170,9 @@ def _rrs_wor_rejection(p: np.ndarray, q: np.ndarray, k: int) -> float:
     r"""P(all k drafts rejected) of RRS without replacement (proof: the module docstring).
 
     A state at level m is (probability of the path, t_m, Z(t_m), q(undrafted), drafted
-    tokens).  Levels 1 … k − 2 are expanded path by path; each level-(k − 1) state sums its
-    last two levels in one pass over the tokens (chunks of states at once).
+    tokens), the states held as arrays.  Levels 1 … k − 2 are expanded for chunks of states
+    at once (in path order); each level-(k − 1) state sums its last two levels in one pass
+    over the tokens (chunks of states at once).
     """
     n = p.size
     ex = _Excess(p, q)
@@ -179,32 +180,44 @@ def _rrs_wor_rejection(p: np.ndarray, q: np.ndarray, k: int) -> float:
     with np.errstate(divide="ignore"):
         ratio = np.where(pos, p / np.where(pos, q, 1.0), np.inf)
     # level 1: t = 0, Z(0) = Σ p, nothing drafted
-    states = [(1.0, 0.0, float(p.sum()), float(q.sum()), ())]
+    prob, t, zt, rest = np.ones(1), np.zeros(1), np.array([float(p.sum())]), np.array([float(q.sum())])
+    drafted = np.zeros((1, 0), dtype=np.int64)
+    step = max(1, (1 << 21) // max(n, 1))
     for _ in range(1, k - 1):  # levels 1 … k − 2: expand the rejection paths
-        nxt, count = [], 0
-        for prob, t, zt, rest, drafted in states:
-            c = zt / rest
-            t1 = t + c
-            z1 = float(ex(t1))
-            if z1 <= 0.0:
-                continue  # this draft is accepted for sure
-            w = _rejection_weights(q, ratio, t, t1, c)
-            w[list(drafted)] = 0.0
-            xs = np.flatnonzero(w > 0)
-            count += xs.size
+        parts, count = [], 0
+        for lo in range(0, prob.size, step):
+            cut = slice(lo, lo + step)
+            c = zt[cut] / rest[cut]
+            t1 = t[cut] + c
+            z1 = ex(t1)
+            live = np.flatnonzero(~(z1 <= 0.0))  # a state with Z(t1) ≤ 0 accepts its draft for sure
+            if not live.size:
+                continue
+            w = _rejection_weights(q, ratio, t[cut][live], t1[live], c[live])
+            d = drafted[cut][live]
+            at = np.arange(live.size)[:, None]
+            w[at, d] = 0.0
+            b, x = np.nonzero(w > 0)
+            count += b.size
             _refuse(count, n, k)
-            q_un = q.copy()
-            q_un[list(drafted)] = 0.0
-            rest_x = _stable.others_sum(q_un)
-            for x in xs.tolist():
-                nxt.append((prob * w[x] / zt, t1, z1, float(rest_x[x]), (*drafted, x)))
-        states = nxt
-        if not states:
+            q_un = np.broadcast_to(q, w.shape).copy()
+            q_un[at, d] = 0.0
+            rest_x = _stable.others_sum(q_un, axis=1)
+            parts.append(
+                (
+                    prob[cut][live][b] * w[b, x] / zt[cut][live][b],
+                    t1[live][b],
+                    z1[live][b],
+                    rest_x[b, x],
+                    np.concatenate([d[b], x[:, None]], axis=1),
+                )
+            )
+        if not parts:
             return 0.0
+        prob, t, zt, rest, drafted = (np.concatenate(a) for a in zip(*parts, strict=True))
     if k == 1:
-        _, t, zt, rest, _ = states[0]
-        return float(ex(t + zt / rest)) / zt
-    return _last_two_levels(states, p, q, ratio, ex)
+        return float(ex(t[0] + zt[0] / rest[0])) / float(zt[0])
+    return _last_two_levels((prob, t, zt, rest, drafted), p, q, ratio, ex)
 
 
 def _rejection_weights(q: np.ndarray, ratio: np.ndarray, t: np.ndarray | float, t1, c) -> np.ndarray:
@@ -217,18 +230,17 @@ def _rejection_weights(q: np.ndarray, ratio: np.ndarray, t: np.ndarray | float, 
         return np.where(ratio <= t, q * c, q * np.clip(t1 - ratio, 0.0, None))
 
 
-def _last_two_levels(states: list, p: np.ndarray, q: np.ndarray, ratio: np.ndarray, ex: _Excess) -> float:
+def _last_two_levels(states: tuple, p: np.ndarray, q: np.ndarray, ratio: np.ndarray, ex: _Excess) -> float:
     """Σ over level-(k − 1) states of prob · Σ_x [w(x)/Z(t)] · Z(t2(x))/Z(t1), with
-    t1 = t + Z(t)/rest, t2(x) = t1 + Z(t1)/(rest − q_x): chunks of states at once."""
+    t1 = t + Z(t)/rest, t2(x) = t1 + Z(t1)/(rest − q_x): chunks of states at once.
+    ``states``: the arrays (prob, t, Z(t), rest, drafted tokens (states, k − 2))."""
     n = p.size
     total = 0.0
     step = max(1, (1 << 21) // max(n, 1))
-    for lo in range(0, len(states), step):
-        chunk = states[lo : lo + step]
-        prob = np.array([s[0] for s in chunk])
-        t = np.array([s[1] for s in chunk])
-        zt = np.array([s[2] for s in chunk])
-        rest = np.array([s[3] for s in chunk])
+    prob_all, t_all, zt_all, rest_all, drafted = states
+    for lo in range(0, prob_all.size, step):
+        cut = slice(lo, lo + step)
+        prob, t, zt, rest = prob_all[cut], t_all[cut], zt_all[cut], rest_all[cut]
         c = zt / rest
         t1 = t + c
         z1 = ex(t1)
@@ -238,18 +250,31 @@ def _last_two_levels(states: list, p: np.ndarray, q: np.ndarray, ratio: np.ndarr
         rows = np.flatnonzero(live)
         w = _rejection_weights(q, ratio, t[rows], t1[rows], c[rows])
         q_un = np.broadcast_to(q, w.shape).copy()
-        for i, r in enumerate(rows.tolist()):
-            d = list(chunk[r][4])
-            w[i, d] = 0.0
-            q_un[i, d] = 0.0
+        d = drafted[cut][rows]
+        at = np.arange(rows.size)[:, None]
+        w[at, d] = 0.0
+        q_un[at, d] = 0.0
         rest_x = _stable.others_sum(q_un, axis=1)
         b, x = np.nonzero(w > 0)
         with np.errstate(divide="ignore", over="ignore"):
             t2 = t1[rows][b] + z1[rows][b] / rest_x[b, x]
         z2 = ex(t2)
-        scale = prob[rows] / (zt[rows] * z1[rows])
+        with np.errstate(over="ignore", divide="ignore"):
+            scale = prob[rows] / (zt[rows] * z1[rows])
+        # Z(t)·Z(t1) below the normal range (subnormal masses): the product loses its digits
+        # or underflows; there the bounded factors w/Z(t) ≤ 1 and Z(t2)/Z(t1) ≤ 1 are formed first
+        tiny = ~np.isfinite(scale) | (zt[rows] * z1[rows] < _NORMAL_PRODUCT)
+        if tiny.any():
+            sel = tiny[b]
+            bs = b[sel]
+            total += float(np.sum(prob[rows][bs] * (w[bs, x[sel]] / zt[rows][bs]) * (z2[sel] / z1[rows][bs])))
+            scale = np.where(tiny, 0.0, scale)
         total += float(np.bincount(b, weights=w[b, x] * z2, minlength=rows.size) @ scale)
     return total
+
+
+#: Below this, Z(t)·Z(t1) is formed from factors that are themselves near the subnormal range.
+_NORMAL_PRODUCT = 1e-290
 
 
 class RRSWithoutReplacement(Verifier):

@@ -19,7 +19,7 @@ import pytest
 
 from optaccept._display import LATEX_PREAMBLE, Estimate, Shown, latex_escape, latex_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = sorted((ROOT / "figures").glob("*.tex"))
 
 

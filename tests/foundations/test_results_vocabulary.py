@@ -23,7 +23,7 @@ from _generation_loops import sd_loop
 from test_latex_tables import _check_fits, _check_form, needs_tex
 
 import optaccept as oa
-from optaccept import audit, real, sequence, tree, verifiers
+from optaccept import audit, polyhedra, real, sequence, tree, verifiers
 from optaccept._display import VOCABULARY, Estimate
 
 P = np.array([0.40, 0.25, 0.15, 0.12, 0.08])
@@ -55,10 +55,7 @@ NOT_RESULTS = {
     **dict.fromkeys(["ChainTerms", "StoredLaws"], "a figure job's working data"),
     **dict.fromkeys(["ChainDrafting", "GenerationOptions"], "options of a function (an input)"),
     "Parser": "the command line's parser",
-    **dict.fromkeys(
-        ["KDraftReport", "ConeSize", "FarkasCone", "ConeRays", "RayReading", "SymbolicLaw"],
-        "an exact polyhedral object whose answer is a proof, not a number (vocabulary not given yet)",
-    ),
+    "SymbolicLaw": "a draft law with symbolic probabilities (an input)",
 }
 
 
@@ -150,6 +147,10 @@ def _position_gap_table():
     return llm.gap_table(_real_data(), ks=(2, 3), progress=False, slow_verifiers=False, cross_check=0)
 
 
+def _k_draft_report():
+    return polyhedra.check_k_draft_condition(3, 2, "iid", progress=False)
+
+
 BUILDERS = {
     "AcceptanceResult": lambda: oa.optimal_acceptance(P, oa.IID(Q, k=2), method="lp"),
     "Verification": lambda: oa.verify(P, oa.IID(Q, k=2), oa.optimal_acceptance(P, oa.IID(Q, k=2))),
@@ -190,7 +191,15 @@ BUILDERS = {
         rng=np.random.default_rng(1),
     ),
     "DecoderLosses": lambda: sequence.decoder_losses(P, Q, [0.0, 0.01, 0.05]),
+    "ConeSize": lambda: polyhedra.cone_size(4, 3, reduced=True),
+    "FarkasCone": lambda: polyhedra.farkas_cone(3, 2),
+    "ConeRays": lambda: polyhedra.extreme_rays(polyhedra.farkas_cone(3, 2, reduced=True), cache=False),
+    "KDraftReport": _k_draft_report,
+    "RayReading": lambda: next(r for r in _built("KDraftReport").classification if r.kind == "subset"),
 }
+
+#: Results whose builders need pycddlib and sympy.
+NEEDS_CDD = {"ConeRays", "KDraftReport", "RayReading"}
 
 
 def _rows(t, names):
@@ -227,6 +236,21 @@ OWN_NUMBERS = {
     "PositionGapTable": lambda t: {"mean": [float(v.mean()) for v in t.values.values()]},
     "RejectionEstimate": lambda e: {"value": [float(e.counts.mean())], "runs": [e.counts.size]},
     "DecoderLosses": lambda d: {"eps": list(d.eps), "loss_opt": list(d.loss_opt), "loss_uno": list(d.loss_uno)},
+    "ConeSize": lambda c: {
+        "value": [c.rays],
+        "cells": [c.cells],
+        "constraints": [c.constraints],
+        "seconds": [c.seconds],
+    },
+    "FarkasCone": lambda c: {"value": [len(c.cells) + c.n], "cells": [len(c.cells)], "constraints": [len(c.edges)]},
+    "ConeRays": lambda r: {"value": [len(r.rays)], "lineality_dim": [len(r.lineality)], "seconds": [r.seconds]},
+    "KDraftReport": lambda r: {
+        "value": [len(r.rays)],
+        "subset_rays": [sum(c.kind == "subset" for c in r.classification)],
+        "inequalities": [len(r.subsets)],
+        "holds": [r.holds],
+    },
+    "RayReading": lambda r: {"value": [r.scale], "scale": [r.scale], "checked": [r.checked]},
 }
 
 #: Old names of the standard error: class -> (old, new).
@@ -247,6 +271,9 @@ def _built(name: str):
     if name not in _BUILT:
         if name == "PositionGapTable":
             pytest.importorskip("torch")
+        if name in NEEDS_CDD:
+            pytest.importorskip("cdd.gmp")
+            pytest.importorskip("sympy")
         _BUILT[name] = BUILDERS[name]()
     return _BUILT[name]
 
@@ -376,3 +403,28 @@ def test_ok_fails_where_a_check_fails():
     assert not nan.ok
     t = verifiers.gap_table(np.full(2000, 1 / 2000), np.full(2000, 1 / 2000), ks=(3,), progress=False)
     assert t.ok == (not any(t.why(n, 3) not in (None, "not defined for this k") for n in t.names))
+
+
+def test_ok_of_the_polyhedral_results_fails_where_their_check_fails():
+    size = polyhedra.cone_size(3, 2, reduced=False)
+    assert size.ok and not polyhedra.cone_size(5, 3, reduced=False).ok  # 19 s estimated: refused (_size's table)
+    cone = polyhedra.farkas_cone(3, 2)
+    assert cone.ok and len(cone.edges) == 3 * (3**2 - 2**2)  # n·(n^k - (n-1)^k) rows, counted by hand
+    assert not dataclasses.replace(cone, edges=cone.edges[:-1]).ok
+    wrong = ((0, (cone.cells[0][0] + 1) % 3),) + cone.edges[1:]  # a token outside its cell
+    assert not dataclasses.replace(cone, edges=wrong).ok
+    pytest.importorskip("cdd.gmp")
+    pytest.importorskip("sympy")
+    rays = polyhedra.extreme_rays(polyhedra.farkas_cone(3, 2, reduced=True), cache=False)
+    assert rays.ok and rays.value == 2**3 - 2 + 6  # one ray per proper subset and per cell (cone_size)
+    bad = tuple(tuple(-x for x in r) for r in rays.rays)  # the opposite of a ray leaves the cone
+    assert not dataclasses.replace(rays, rays=bad).ok
+    rep = _built("KDraftReport")
+    assert rep.ok and rep.holds and rep.value == 2**3 - 2 + 3**2  # the full cone: 3² ordered pairs
+    assert rep.counts()["subset"] == 6  # p(S) >= q(S)² for the 6 nonempty proper S (Khisti et al., Theorem 2)
+    assert not dataclasses.replace(rep, holds=False).ok
+    other = dataclasses.replace(_built("RayReading"), kind="other", subset=None, scale=F(0))
+    assert not other.ok and other.value == 0
+    moved = [r for r in rep.classification if not r.checked]
+    assert all(r.method == "transported" for r in moved)
+    assert all(r.method == "symbolic" for r in rep.classification if r.checked)

@@ -166,7 +166,7 @@ def test_ray_count_matches_every_committed_certificate():
     import json
     import pathlib
 
-    folder = pathlib.Path(__file__).resolve().parents[1] / "proofs" / "certificates"
+    folder = pathlib.Path(__file__).resolve().parents[2] / "proofs" / "certificates"
     checked = 0
     for path in sorted(folder.glob("k_draft_*.json")) + [folder / "two_draft_condition.json"]:
         for case in json.loads(path.read_text())["cases"]:

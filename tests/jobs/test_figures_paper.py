@@ -19,7 +19,7 @@ import pytest  # noqa: E402
 
 from optaccept import plots  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MAX_WIDTH_PT = plots.TEXT_WIDTH * 72 + 5  # bbox_inches="tight" may add a few points of padding
 
 

@@ -122,7 +122,7 @@ def _same_outputs(rng, p, q, k, tuples, *, all_tokens=False):
 
 
 def test_one_shot_output_is_the_kept_verifiers():
-    """The one-shot answer (order, layout and the drafts' pieces in one compiled call; the
+    """The one-shot answer (order, layout and the drafts' pieces in compiled passes; the
     residual on rejection) gives the kept verifier's output for the same uniforms — selected
     draft, acceptance and residual draw — on random rows (n up to 20,000, k from 1 to
     above the support, tuples drawn from the law and tuples of any token with q > 0) and on

@@ -14,7 +14,9 @@ import pytest
 from optaccept import _stable, _swor, _swor_window
 from optaccept.optimal._sorted import ratio_order
 
-pytestmark = pytest.mark.skipif(_swor._dp_kernel() is None, reason="numba not installed: no window search")
+pytestmark = pytest.mark.skipif(
+    _swor._dp_kernel() is None, reason="no compiled kernels (numba missing or OPTACCEPT_NO_JIT set): no window search"
+)
 
 
 def _exact_prefix_d(q: np.ndarray, k: int) -> list[Fraction]:

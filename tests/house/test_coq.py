@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COQ = ROOT / "proofs" / "coq"
 PACKAGES = "coq libcoq-mathcomp-ssreflect libcoq-mathcomp-algebra"
 

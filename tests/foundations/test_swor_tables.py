@@ -9,7 +9,9 @@ import pytest
 
 from optaccept import _swor, _swor_window
 
-pytestmark = pytest.mark.skipif(_swor._dp_kernel() is None, reason="numba not installed: no window search")
+pytestmark = pytest.mark.skipif(
+    _swor._dp_kernel() is None, reason="no compiled kernels (numba missing or OPTACCEPT_NO_JIT set): no window search"
+)
 
 
 @pytest.mark.parametrize("spread", [0.0, 8.0, 40.0, 300.0])

@@ -10,7 +10,9 @@ import pytest
 import optaccept as oa
 from optaccept.optimal import _sorted
 
-pytestmark = pytest.mark.skipif(_sorted._scan_kernels() is None, reason="numba not installed")
+pytestmark = pytest.mark.skipif(
+    _sorted._scan_kernels() is None, reason="no compiled kernels (numba missing or OPTACCEPT_NO_JIT set)"
+)
 
 
 def _nasty(rng, n):

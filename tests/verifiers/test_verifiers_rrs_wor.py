@@ -182,3 +182,15 @@ def test_many_paths_refused_at_small_n():
     p, q = rng.dirichlet(np.ones(200)), rng.dirichlet(np.ones(200))
     with pytest.raises(MethodError, match="rejection paths"):
         RRSW.acceptance(p, q, 5)
+
+
+def test_subnormal_residual_masses_at_k3():
+    """The last two levels divide by Z(t)·Z(t1); with subnormal masses that product underflows
+    (it gave 0 instead of 1: the test suite's large extreme sweep found it).  The bounded
+    factors are formed first there."""
+    p = np.array([1.205e-320, 1.0, 4.017e-321])
+    q = np.array([0.3170760854940163, 0.6829239145059838, 3e-323])
+    p, q = p / p.sum(), q / q.sum()
+    for k in (1, 2, 3):
+        want = float(_rrs_exact(exact(p), exact(q), k, replace=False))
+        assert RRSW.acceptance(p, q, k) == pytest.approx(want, abs=1e-12), k

@@ -13,7 +13,7 @@ import pytest
 from optaccept import InputError, tree
 from optaccept.jobs import trees as T
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "optaccept" / "data" / T.BUDGET_LAWS
 
 

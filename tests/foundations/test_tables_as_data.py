@@ -1,7 +1,7 @@
 """Tables are data: every committed CSV holds one number per cell (value and standard
 error apart; no '±', no '< 1e-12', no Markdown; floats with the one precision policy of
 ``optaccept._display.csv_number``), and every LaTeX table is a booktabs table with no Markdown
-in captions or cells and never '± 0.0000' (tests/test_latex_tables.py compiles them)."""
+in captions or cells and never '± 0.0000' (tests/foundations/test_latex_tables.py compiles them)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from optaccept._display import Estimate, Shown, _csv_columns, latex_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CSVS = sorted((ROOT / "figures").glob("*.csv"))
 TEXS = sorted((ROOT / "figures").glob("*.tex"))
 
@@ -44,7 +44,7 @@ def test_csv_columns_are_numbers_or_labels(path):
 
 @pytest.mark.parametrize("path", TEXS, ids=lambda p: p.name)
 def test_latex_tables_fit(path):
-    """Cheap checks without TeX (tests/test_latex_tables.py compiles every table)."""
+    """Cheap checks without TeX (tests/foundations/test_latex_tables.py compiles every table)."""
     tex = path.read_text(encoding="utf-8")
     assert re.search(r"\\begin\{tabularx?\}", tex), path.name
     assert "`" not in tex

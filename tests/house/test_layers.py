@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_import_contracts_hold():
@@ -103,7 +103,9 @@ def test_imports_inside_functions_only_defer_heavy_dependencies():
     """Imports of optaccept's own modules sit at module level; an import inside a function
     defers a heavy dependency — one of :data:`HEAVY`, or a module of the package that loads
     one at its top level that the importing module does not already load — or is an
-    optional import inside ``try``."""
+    optional import inside ``try``.  The command line (``optaccept.cli``) also loads each
+    analysis package only when one of its sub-commands runs, so that ``optaccept --help`` and
+    every other command start fast."""
     rows = _function_level_imports()
     top_internal: dict[str, set[str]] = {}
     top_heavy: dict[str, set[str]] = {}
@@ -113,22 +115,28 @@ def test_imports_inside_functions_only_defer_heavy_dependencies():
         if not in_fn:
             top_internal[mod] |= internal - {mod}
             top_heavy[mod] |= external & HEAVY
-    memo: dict[str, set[str]] = {}
 
-    def heavy(mod: str, seen: frozenset = frozenset()) -> set[str]:
-        if mod in memo:
-            return memo[mod]
-        out = set(top_heavy.get(mod, ()))
-        parents = {".".join(mod.split(".")[:i]) for i in range(1, mod.count(".") + 1)}
-        for dep in (top_internal.get(mod, set()) | parents) - seen - {mod}:
-            out |= heavy(dep, seen | {mod})
-        memo[mod] = out
-        return out
+    def heavy(mod: str) -> set[str]:
+        """The heavy modules that importing ``mod`` loads: those of every module it reaches
+        through top-level imports (its parent packages included)."""
+        reach, todo = set(), [mod]
+        while todo:
+            m = todo.pop()
+            if m in reach:
+                continue
+            reach.add(m)
+            parents = {".".join(m.split(".")[:i]) for i in range(1, m.count(".") + 1)}
+            todo += list((top_internal.get(m, set()) | parents) - reach)
+        return set().union(*(top_heavy.get(m, set()) for m in reach))
 
     bad = []
     for mod, line, in_fn, in_try, internal, external in rows:
         if not in_fn or in_try or external & HEAVY:
             continue
+        if mod.startswith("optaccept.cli") and any(
+            m.count(".") >= 1 and not m.split(".")[1].startswith("_") for m in internal
+        ):
+            continue  # the command line loads an analysis package only when its sub-command runs
         if internal and set().union(*(heavy(m) for m in internal)) - heavy(mod):
             continue
         bad.append(f"{mod}:{line}")
@@ -156,3 +164,42 @@ def test_command_line_and_jobs_start_without_torch():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_every_module_of_the_package_sits_on_a_floor():
+    """Each sub-package and each foundation module is named in the layers contract, so that a
+    new module cannot sit outside the floors."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c for c in config if c["type"] == "layers")["layers"]
+    named = {m.strip() for line in layers for m in line.split("|")}
+    top = {
+        f"optaccept.{p.stem if p.is_file() else p.name}"
+        for p in (ROOT / "optaccept").iterdir()
+        if (p.suffix == ".py" and p.stem not in ("__init__", "__main__")) or (p / "__init__.py").is_file()
+    }
+    assert top - named == set(), f"not on any floor of pyproject.toml's layers: {sorted(top - named)}"
+
+
+def test_package_faces_only_re_export():
+    """Every ``__init__.py`` is a face: imports, ``__all__``, and the tables of lazily loaded
+    and moved names that ``optaccept._moved`` turns into ``__getattr__`` — no function, class or
+    computation."""
+    import ast
+
+    bad = []
+    for path in (ROOT / "optaccept").rglob("__init__.py"):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                continue  # the docstring
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                name = node.targets[0].id
+                if name == "__all__" or (name in ("_LAZY", "_MOVED") and isinstance(node.value, ast.Dict)):
+                    continue
+                if name in ("__getattr__", "__dir__") and isinstance(node.value, (ast.Call, ast.Subscript, ast.Name)):
+                    continue
+            bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not bad, f"logic in a package face: {bad}"

@@ -292,7 +292,7 @@ def test_packaging_contract() -> None:
     import pathlib
     import tomllib
 
-    root = pathlib.Path(__file__).resolve().parents[1]
+    root = pathlib.Path(__file__).resolve().parents[2]
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     assert project["requires-python"] == ">=3.11"  # 3.11 to 3.13 supported, CI runs 3.11
     for minor in (11, 12, 13):

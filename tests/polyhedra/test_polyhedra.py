@@ -342,7 +342,7 @@ def test_job_quick_runs_every_fast_proof(tmp_path, capsys):
 def test_proof_script_exit_code(tmp_path):
     import pathlib
 
-    script = pathlib.Path(__file__).resolve().parents[1] / "proofs" / "two_draft_condition.py"
+    script = pathlib.Path(__file__).resolve().parents[2] / "proofs" / "two_draft_condition.py"
     out = subprocess.run(
         [sys.executable, str(script), "--quick", "--out", str(tmp_path)], capture_output=True, text=True
     )

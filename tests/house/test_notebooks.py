@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 PRIVATE = re.compile(
     r"(from|import)\s+optaccept(\.\w+)*\._\w+|optaccept(\.\w+)*\._\w+\s+import|from\s+\.\w*\s+import\s+_"
 )
