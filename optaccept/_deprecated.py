@@ -9,6 +9,8 @@ runs.  The wrapped function keeps its own signature (``inspect.signature`` follo
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
@@ -19,7 +21,7 @@ from ._errors import InputError
 __all__ = ["renamed", "legacy", "warn_deprecated"]
 
 
-def warn_deprecated(func: str, old: str, new: str, *, stacklevel: int = 3) -> None:
+def warn_deprecated(func: str, old: str, new: str, *, stacklevel: int | None = None) -> None:
     """Warn that ``old`` in a call of ``func`` is spelled ``new`` from this release on.
 
     Parameters
@@ -30,14 +32,31 @@ def warn_deprecated(func: str, old: str, new: str, *, stacklevel: int = 3) -> No
         The old spelling, e.g. ``"length="``.
     new : str
         The new spelling, e.g. ``"drafts=TreeDraftLaw(length=...)"``.
-    stacklevel : int
-        Passed to :func:`warnings.warn` (3: the caller of the wrapped function).
+    stacklevel : int, optional
+        Passed to :func:`warnings.warn`; by default the first frame outside the package (the
+        user's call, however many of the package's wrappers stand between), so that Python's
+        default filters show the warning where the old spelling is written.
     """
     warnings.warn(
         f"{func}: {old} is deprecated and will be removed in the next release; use {new}",
         DeprecationWarning,
-        stacklevel=stacklevel,
+        stacklevel=_outside_level() if stacklevel is None else stacklevel,
     )
+
+
+#: The package's folder: frames from files below it are the package's own.
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _outside_level() -> int:
+    """``stacklevel`` (for a call of :func:`warnings.warn` in this module's caller's caller)
+    of the first frame whose file is not below the package's folder."""
+    frame = sys._getframe(2)  # the caller of warn_deprecated
+    level = 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def renamed(func: str, **names: str) -> Callable[[Callable], Callable]:

@@ -69,7 +69,7 @@ def _old_keywords(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
             continue
         if group in kwargs:
             raise InputError(f"{group}: give it once (not also {', '.join(old)}=)")
-        warn_deprecated("audit.audit_generation", ", ".join(f"{n}=" for n in old), new, stacklevel=4)
+        warn_deprecated("audit.audit_generation", ", ".join(f"{n}=" for n in old), new)
         if group == "options":
             kwargs[group] = GenerationOptions(**old)
         elif old.get("draft") is not None:

@@ -59,7 +59,6 @@ def _old_shape(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         "audit.audit_tree",
         ", ".join(f"{n}=" for n in old),
         "drafts=tree.TreeDraftLaw(audit.shape_from_layout(layout), children)",
-        stacklevel=4,
     )
     kwargs["drafts"] = TreeDraftLaw(shape_from_layout(old["shape"]), old.get("children", "swor"))
     return args, kwargs

@@ -144,9 +144,7 @@ def _old_law(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     if isinstance(name, TreeDraftLaw):
         raise InputError(f"drafts: give the chains' law once (drafts= a TreeDraftLaw, not also {', '.join(old)}=)")
     spelled = [f"{n}=" for n in old] + ([f"drafts={name!r}"] if isinstance(name, str) else [])
-    warn_deprecated(
-        "llm.extract_trees", ", ".join(spelled), "drafts=tree.TreeDraftLaw(length=, k=, children=)", stacklevel=4
-    )
+    warn_deprecated("llm.extract_trees", ", ".join(spelled), "drafts=tree.TreeDraftLaw(length=, k=, children=)")
     k = _check_int("k", old.get("k", 2), 1)
     length = _check_int("length", old.get("length", 2), 1)
     name = check_choice("drafts", "iid" if name is None else name, DRAFT_LAWS)

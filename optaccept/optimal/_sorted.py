@@ -316,27 +316,28 @@ def iid_scan(p: np.ndarray, q: np.ndarray, k: int, q_has_zero: bool | None = Non
             idx = idx[: kernels[2](cand, bucket, idx)]
         else:
             idx = np.flatnonzero(np.take(cand, bucket, out=m_buf))
-        o = idx[np.argsort(r[idx], kind="stable")]
-        bb = bucket[o]
-        cp = np.cumsum(p[o])
-        rq = np.zeros(o.size + 1)  # rq[t] = q mass of candidates t, t+1, ...
-        np.cumsum(q[o][::-1], out=rq[-2::-1])
-        first = np.ones(o.size, dtype=bool)
-        first[1:] = bb[1:] != bb[:-1]
-        starts = np.flatnonzero(first)
-        ends = np.append(starts[1:], o.size)
-        group = np.cumsum(first) - 1
-        # P_j = P(before the bucket) + candidates of the bucket up to j;
-        # λ_j = q(after the bucket) + candidates of the bucket after j (differences of
-        # sums over later candidates only, which all lie outside S_j: no cancellation).
-        Pj = P_before[bb] + (cp - np.concatenate([[0.0], cp])[starts][group])
-        lamj = lam_after[bb] + (rq[1:] - rq[ends][group])
-        h_t = Pj + _one_minus_pow(lamj, k)
-        t_star = int(np.argmin(h_t))
-        if h_t[t_star] < best:
-            best = float(h_t[t_star])
-            b_t = int(bb[t_star])
-            where = ("tokens", (b_t + base) << shift if b_t > 0 else 0, o[: t_star + 1][bb[: t_star + 1] == b_t])
+        if idx.size:  # candidate buckets may hold no token at all (few distinct ratios)
+            o = idx[np.argsort(r[idx], kind="stable")]
+            bb = bucket[o]
+            cp = np.cumsum(p[o])
+            rq = np.zeros(o.size + 1)  # rq[t] = q mass of candidates t, t+1, ...
+            np.cumsum(q[o][::-1], out=rq[-2::-1])
+            first = np.ones(o.size, dtype=bool)
+            first[1:] = bb[1:] != bb[:-1]
+            starts = np.flatnonzero(first)
+            ends = np.append(starts[1:], o.size)
+            group = np.cumsum(first) - 1
+            # P_j = P(before the bucket) + candidates of the bucket up to j;
+            # λ_j = q(after the bucket) + candidates of the bucket after j (differences of
+            # sums over later candidates only, which all lie outside S_j: no cancellation).
+            Pj = P_before[bb] + (cp - np.concatenate([[0.0], cp])[starts][group])
+            lamj = lam_after[bb] + (rq[1:] - rq[ends][group])
+            h_t = Pj + _one_minus_pow(lamj, k)
+            t_star = int(np.argmin(h_t))
+            if h_t[t_star] < best:
+                best = float(h_t[t_star])
+                b_t = int(bb[t_star])
+                where = ("tokens", (b_t + base) << shift if b_t > 0 else 0, o[: t_star + 1][bb[: t_star + 1] == b_t])
 
     def subset() -> np.ndarray:
         if where[0] == "empty":

@@ -52,7 +52,9 @@ def _recheck_line(p, law: IID, ov: _LineVerifier, exact: bool):
     return float(np.minimum(p, s).sum()), viol
 
 
-def verify_verifier(p: Any, drafts: DraftLaw, ov: OptimalVerifier, *, tol: float = 1e-9) -> Verification:
+def verify_verifier(
+    p: Any, drafts: DraftLaw, ov: OptimalVerifier, *, tol: float = 1e-9, normalize: bool = False
+) -> Verification:
     """Independent re-check of an :class:`OptimalVerifier`: its acceptance, recomputed
     from its rule (line verifier: from the cell shares; greedy: from its acceptance
     probabilities; flow plan: from its conditional rows), against the dual bound (★)
@@ -60,7 +62,7 @@ def verify_verifier(p: Any, drafts: DraftLaw, ov: OptimalVerifier, *, tol: float
     if not isinstance(ov, OptimalVerifier):
         raise InputError("result: must be an OptimalVerifier")
 
-    pf, px = _clean_p(p, drafts, False)
+    pf, px = _clean_p(p, drafts, normalize)
     exact = ov.exact
     pv = px if exact else pf
     dual = _dual_bound(pv, drafts, ov.subset, exact)

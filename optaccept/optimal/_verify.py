@@ -31,10 +31,12 @@ def verify(
     it has one (its feasibility re-checked: signs, capacities D(A) and p(y), mass only on
     y ∈ set), else a witness built here from p and the law alone
     (:mod:`optaccept.optimal._witness`): the optimal verifier's line device (IID, O(n log n)),
-    the greedy rule (Greedy, SpecHub), or a maximum flow over the listed draft sets
-    (WithoutReplacement, Independent, Joint; exact in Fractions).  Where no optimal witness
-    is known (WithoutReplacement with more than 200,000 draft sets) the bound reported is a
-    valid greedy-vertex bound, below α* in general, and ``ok`` is False.
+    the greedy rule (Greedy, SpecHub), the one draft set (WithoutReplacement with k equal to
+    the support of q), or a maximum flow over the listed draft sets (WithoutReplacement,
+    Independent, Joint whose set law lists within 200,000 entries — without replacement the
+    set law is summed from its ordered draft tuples, so those count; exact in Fractions).
+    Where no optimal witness is known (larger WithoutReplacement laws) the bound reported is
+    a valid greedy-vertex bound, below α* in general, and ``ok`` is False.
 
     Exact results are re-checked in exact arithmetic, both bounds.
 
@@ -79,7 +81,7 @@ def verify(
     """
     if not isinstance(result, AcceptanceResult):
         if isinstance(result, OptimalVerifier):
-            return verify_verifier(p, drafts, result, tol=tol)
+            return verify_verifier(p, drafts, result, tol=tol, normalize=normalize)
         raise InputError("result: must be an AcceptanceResult from optimal_acceptance or an OptimalVerifier")
     pf, px = _clean_p(p, drafts, normalize)
     mask = np.zeros(drafts.n, dtype=bool)

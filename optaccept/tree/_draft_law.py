@@ -164,7 +164,8 @@ def law_from_old(old: dict[str, Any], drafts: Any) -> TreeDraftLaw:
     length, k = old.get("length"), old.get("k")
     name = drafts if isinstance(drafts, str) else None
     if shape is not None:
-        if length is not None or k is not None or name is not None:
+        # the previous release's defaults (length 1, k = 1, "iid") were ignored beside shape=
+        if length not in (None, 1) or k not in (None, 1) or name not in (None, "iid"):
             raise InputError("shape: give either shape= and children= or length=, k=, drafts=, not both")
         if children is None:
             raise InputError("children: give 'topk', 'swor' or 'iid' with shape=")
@@ -219,7 +220,6 @@ def legacy_law(func: str, *, at: int, positional: tuple[str, ...] = ()) -> Any:
             func,
             ", ".join(spelled),
             "drafts=tree.TreeDraftLaw(shape, children) or TreeDraftLaw(length=, k=, children=)",
-            stacklevel=4,
         )
         kwargs["drafts"] = law_from_old(old, drafts)
         return args, kwargs

@@ -79,10 +79,7 @@ def _prompt_rewrite(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         return args, kwargs
     prompt = kwargs.pop("prompt")
     warn_deprecated(
-        "tree.sample_accepted_tokens",
-        "prompt=",
-        "the models of one state, *tree.model_pair(pair, prompt=s)",
-        stacklevel=4,
+        "tree.sample_accepted_tokens", "prompt=", "the models of one state, *tree.model_pair(pair, prompt=s)"
     )
     args = list(args)
     target = args[0] if args else kwargs.pop("target")

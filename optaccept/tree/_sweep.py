@@ -125,13 +125,15 @@ def _old_grid(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     old_names = names is not None and any(isinstance(d, str) for d in names)
     if "ks" not in kwargs and "lengths" not in kwargs and not old_names:
         return args, kwargs
+    if names is not None and any(isinstance(d, TreeDraftLaw) for d in names):
+        raise InputError(
+            "drafts: give the tree's laws once (TreeDraftLaw objects, not also ks=, lengths= or law names)"
+        )
     given = {"ks=": "ks" in kwargs, "lengths=": "lengths" in kwargs, "drafts=(names)": old_names}
     spelled = [n for n, g in given.items() if g]
     ks, lengths = kwargs.pop("ks", (1,)), kwargs.pop("lengths", (1,))
     names = ("iid",) if names is None else names
-    warn_deprecated(
-        "tree.sweep", ", ".join(spelled), "drafts=(tree.TreeDraftLaw(length=, k=, children=), ...)", stacklevel=4
-    )
+    warn_deprecated("tree.sweep", ", ".join(spelled), "drafts=(tree.TreeDraftLaw(length=, k=, children=), ...)")
     kwargs["drafts"] = tuple(
         law_from_old({"length": int(L), "k": int(k)}, d) for k, L, d in itertools.product(ks, lengths, names)
     )

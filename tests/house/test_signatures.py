@@ -499,3 +499,47 @@ def test_shape_split_keeps_old_import_paths():
     for mod in (_shape, _shaped_tree):
         with open(mod.__file__, encoding="utf-8") as fh:
             assert sum(1 for _ in fh) <= 700, mod.__name__
+
+
+def _models():
+    p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
+    return (lambda prefix: p), (lambda prefix: q)
+
+
+def test_old_spelling_warns_at_the_callers_line():
+    """Python's default filters show a DeprecationWarning only where it is attributed to the
+    user's code: every old spelling points at the call, however many wrappers stand between."""
+    P, Q = _models()
+    calls = [
+        lambda: tree.accepted_tokens(P, Q, length=2),
+        lambda: tree.sample_accepted_tokens(P, Q, length=2, trees=5, rng=0, progress=False),
+        lambda: tree.sweep((P, Q), ks=(2,), verifiers=("token",)),
+        lambda: tree.simulate(P, Q, length=2, steps=5, rng=0, progress=False),
+    ]
+    for call in calls:
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            call()
+        deprecations = [w for w in record if issubclass(w.category, DeprecationWarning)]
+        assert deprecations and all(w.filename == __file__ for w in deprecations), [
+            (w.filename, w.lineno) for w in deprecations
+        ]
+
+
+def test_sweep_refuses_a_law_spelled_twice():
+    P, Q = _models()
+    law = tree.TreeDraftLaw(length=2, k=3, children="swor")
+    with pytest.raises(InputError, match="drafts: give the tree's laws once"):
+        tree.sweep((P, Q), ks=(2,), drafts=(law,))
+
+
+def test_previous_defaults_beside_a_shape_still_work():
+    """The previous release ignored its defaults k=1, drafts="iid" beside shape=: passing them
+    explicitly still gives the shape's law."""
+    P, Q = _models()
+    new = tree.simulate(P, Q, drafts=tree.TreeDraftLaw((2,), "iid"), steps=50, rng=3, progress=False)
+    with pytest.warns(DeprecationWarning):
+        old = tree.simulate(P, Q, shape=(2,), children="iid", k=1, drafts="iid", steps=50, rng=3, progress=False)
+    assert np.array_equal(new[0], old[0]) and new[1] == old[1]
+    with pytest.raises(InputError, match="shape"):
+        tree.simulate(P, Q, shape=(2,), children="iid", k=3, steps=5, rng=0)

@@ -351,3 +351,36 @@ def test_other_verifiers_never_output_a_forbidden_token():
         cd = verifiers.canonical_decomposition(p, oa.IID(q, min(k, 3)))
         assert (cd.beta >= 0).all() and np.allclose(cd.beta.sum(axis=1), 1.0, atol=1e-12)
         assert (cd.p_I >= 0).all() and abs(cd.p_I.sum() - 1) <= 1e-12
+
+
+def test_verify_passes_normalize_to_an_optimal_verifier():
+    """``normalize=True`` rescales p for a verifier as it does for a result."""
+    p = np.array([0.2, 0.2, 0.1])
+    law = oa.IID(np.array([0.5, 0.3, 0.2]), 2)
+    assert oa.verify(p, law, oa.optimal_acceptance(p, law, normalize=True), normalize=True).ok
+    assert oa.verify(p, law, oa.optimal_verifier(p, law, normalize=True), normalize=True).ok
+    with pytest.raises(oa.InputError, match="normalize=True"):
+        oa.verify(p, law, oa.optimal_verifier(p, law, normalize=True))
+
+
+@pytest.mark.parametrize("n", [6, 12, 40])
+def test_verify_proves_without_replacement_at_k_equal_to_the_support(n):
+    """k = |supp q| draws without replacement draft the support with probability one, so
+    α* = p(supp q); verify proves it although the ordered tuples (k!) are too many to list."""
+    rng = np.random.default_rng(n)
+    p, q = rng.dirichlet(np.ones(n)), rng.dirichlet(np.ones(n))
+    q[: n // 3] = 0.0
+    q /= q.sum()
+    law = oa.WithoutReplacement(q, int(np.count_nonzero(q)))
+    res = oa.optimal_acceptance(p, law)
+    assert abs(float(res.value) - p[q > 0].sum()) <= 1e-12
+    check = oa.verify(p, law, res)
+    assert check.ok and abs(check.lower_bound - p[q > 0].sum()) <= 1e-12
+    wrong = oa.AcceptanceResult(float(res.value) + 0.01, "sorted", law, subset=res.subset)
+    assert not oa.verify(p, law, wrong).ok
+    if n <= 12:  # exact mode
+        px, qx = [Fraction(v) for v in p], [Fraction(v) for v in q]
+        px = [v / sum(px) for v in px]
+        qx = [v / sum(qx) for v in qx]
+        lawx = oa.WithoutReplacement(qx, law.k)
+        assert oa.verify(px, lawx, oa.optimal_acceptance(px, lawx)).ok
