@@ -119,6 +119,8 @@ class WithoutReplacement(DraftLaw):
         """
         supp = np.flatnonzero(self.q > 0)
         s, k = supp.size, self.k
+        if k == s:  # every token of the support is drafted: one set, whatever the order
+            return SetLaw((tuple(supp.tolist()),), (Fraction(1),) if self._exact is not None else np.ones(1))
         _check_enum(
             capped_sum((math.comb(s, m) for m in range(k + 1)), max_sets), max_sets, "without-replacement set law"
         )

@@ -31,10 +31,10 @@ def verify(
     it has one (its feasibility re-checked: signs, capacities D(A) and p(y), mass only on
     y ∈ set), else a witness built here from p and the law alone
     (:mod:`optaccept.optimal._witness`): the optimal verifier's line device (IID, O(n log n)),
-    the greedy rule (Greedy, SpecHub), the one draft set (WithoutReplacement with k equal to
-    the support of q), or a maximum flow over the listed draft sets (WithoutReplacement,
-    Independent, Joint whose set law lists within 200,000 entries — without replacement the
-    set law is summed from its ordered draft tuples, so those count; exact in Fractions).
+    the greedy rule (Greedy, SpecHub), or a maximum flow over the listed draft sets
+    (WithoutReplacement, Independent, Joint whose set law lists within 200,000 entries —
+    without replacement its recursion visits every subset of at most k tokens of the support,
+    so those count, except at k = the support, one set; exact in Fractions).
     Where no optimal witness is known (larger WithoutReplacement laws) the bound reported is
     a valid greedy-vertex bound, below α* in general, and ``ok`` is False.
 

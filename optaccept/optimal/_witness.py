@@ -62,17 +62,6 @@ def lower_witness(pf: np.ndarray, px: Any, law: DraftLaw, exact: bool) -> dict[s
             acc, viol = chk.primal_value, chk.max_violation
         what = "line device of the optimal verifier" if isinstance(law, IID) else "greedy rule (Hu et al. §5)"
         return {"lower_bound": acc, "violation": viol, "witness": what, "optimal": True}
-    if isinstance(law, WithoutReplacement):
-        q = law.q_exact if exact else law.q
-        support = [y for y in range(law.n) if q[y] != 0]
-        if law.k >= len(support):  # one draft set, the support of q: accept every token of it
-            zero = Fraction(0) if exact else 0.0
-            return {
-                "lower_bound": sum((pv[y] for y in support), zero),
-                "violation": zero,
-                "witness": "one draft set (k = the support of q): every drafted token accepted",
-                "optimal": True,
-            }
     try:
         sl = law.set_law(max_sets=MAX_WITNESS_SETS)
     except MethodError:

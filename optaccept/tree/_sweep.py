@@ -22,7 +22,6 @@ import hashlib
 import importlib
 import itertools
 import os
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -44,18 +43,17 @@ def load_source(source: Any, *, start: int = 0, positions: int | None = None) ->
     to a distribution file is read by ``optaccept.real.load_source`` (this package reads
     no files); passing one here still works for one release, with a DeprecationWarning."""
     if isinstance(source, (str, os.PathLike)):
-        warnings.warn(
-            "a path as a tree.sweep source: pass loader=optaccept.real.load_source "
-            "(optaccept.tree stops reading files in the next release)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        # the one-release shim resolves the reader by name, below the package's layers
-        real = importlib.import_module("optaccept.real")
-        return real.load_source(source, start=start, positions=positions)
+        warn_deprecated("tree.load_source", "a path", "optaccept.real.load_source (optaccept.tree reads no files)")
+        return _file_reader()(source, start=start, positions=positions)
     if isinstance(source, tuple) and len(source) == 2:
         return source
     return (source, None)
+
+
+def _file_reader() -> Callable:
+    """The distribution-file reader of the previous release's path sources (a one-release shim:
+    resolved by name, since optaccept.real sits above this package)."""
+    return importlib.import_module("optaccept.real").load_source
 
 
 def _task(
@@ -204,6 +202,9 @@ def sweep(
         named = [(str(sources) if isinstance(sources, (str, os.PathLike)) else "source0", sources)]
     if not named:
         raise InputError("sources: at least one source is required")
+    if loader is None and any(isinstance(src, (str, os.PathLike)) for _, src in named):
+        warn_deprecated("tree.sweep", "a path source without loader=", "loader=optaccept.real.load_source")
+        loader = _file_reader()
     laws = (TreeDraftLaw(),) if drafts is None else tuple(drafts)
     for i, law in enumerate(laws):
         if not isinstance(law, TreeDraftLaw) or law.shape is not None:

@@ -230,6 +230,10 @@ def _rejection_weights(q: np.ndarray, ratio: np.ndarray, t: np.ndarray | float, 
         return np.where(ratio <= t, q * c, q * np.clip(t1 - ratio, 0.0, None))
 
 
+#: Below this, Z(t)·Z(t1) is formed from factors that are themselves near the subnormal range.
+_NORMAL_PRODUCT = 1e-290
+
+
 def _last_two_levels(states: tuple, p: np.ndarray, q: np.ndarray, ratio: np.ndarray, ex: _Excess) -> float:
     """Σ over level-(k − 1) states of prob · Σ_x [w(x)/Z(t)] · Z(t2(x))/Z(t1), with
     t1 = t + Z(t)/rest, t2(x) = t1 + Z(t1)/(rest − q_x): chunks of states at once.
@@ -271,10 +275,6 @@ def _last_two_levels(states: tuple, p: np.ndarray, q: np.ndarray, ratio: np.ndar
             scale = np.where(tiny, 0.0, scale)
         total += float(np.bincount(b, weights=w[b, x] * z2, minlength=rows.size) @ scale)
     return total
-
-
-#: Below this, Z(t)·Z(t1) is formed from factors that are themselves near the subnormal range.
-_NORMAL_PRODUCT = 1e-290
 
 
 class RRSWithoutReplacement(Verifier):

@@ -1,0 +1,44 @@
+"""P(x is among k draws without replacement from q) for every token x at once, by a
+recursion on the first draw (sums of positive terms only)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _stable
+
+__all__ = ["inclusion_probabilities"]
+
+
+def inclusion_probabilities(q: np.ndarray, k: int) -> np.ndarray | None:
+    """P(x is among k draws without replacement from q) for every token x at once, or None
+    where a float overflows (near-one-hot laws; the caller integrates then).
+
+    By the first draw, F_k(q)_x = q_x/R + Σ_i (q_i/R)·F_{k−1}(q without i)_x (R: q's mass),
+    down to F_2(q)_x = (q_x/R)·(1 + Σ_{i≠x} q_i/(R − q_i)) and F_m = 1 on the support once
+    m ≥ its size: sums of positive terms only, with R − q_i as the sum of the others
+    (``_stable.others_sum``).  O(n^(k−1)) (the first k − 2 draws are expanded)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = _inclusions_rows(np.asarray(q, dtype=np.float64)[None, :], k)[0]
+    return out if np.isfinite(out).all() else None
+
+
+def _inclusions_rows(Q: np.ndarray, k: int) -> np.ndarray:
+    R = Q.sum(axis=1)
+    supp = np.count_nonzero(Q > 0, axis=1)
+    if k == 1:
+        out = Q / R[:, None]
+    elif k == 2:
+        odds = np.where(Q > 0, Q / _stable.others_sum(Q, axis=1), 0.0)
+        out = Q / R[:, None] * (1.0 + _stable.others_sum(odds, axis=1))
+    else:
+        row, col = np.nonzero(Q > 0)  # the first draw: each token of each row
+        sub = Q[row]
+        sub[np.arange(row.size), col] = 0.0
+        after = _inclusions_rows(sub, k - 1) * (Q[row, col] / R[row])[:, None]
+        starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]]) if row.size else np.zeros(0, dtype=np.int64)
+        out = Q / R[:, None]
+        out[row[starts]] += np.add.reduceat(after, starts, axis=0) if row.size else 0.0
+    full = supp <= k
+    out[full] = (Q[full] > 0).astype(np.float64)
+    return out
