@@ -23,7 +23,7 @@ from _timing import best_time
 
 import optaccept as oa
 from optaccept import llm
-from optaccept._rows import resolve_device
+from optaccept._lib.rows import resolve_device
 
 
 def main() -> None:

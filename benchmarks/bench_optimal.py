@@ -32,7 +32,8 @@ import numpy as np
 from _timing import best_time
 
 import optaccept as oa
-from optaccept import _swor, _swor_quadrature
+from optaccept.drafts import _swor
+from optaccept.drafts._swor import quadrature as _swor_quadrature
 from optaccept.optimal._sorted import iid_scan, ratio_order
 
 

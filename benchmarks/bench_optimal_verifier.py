@@ -183,7 +183,7 @@ def _part_5(args) -> None:
 
 
 def _parts_1_to_4(args, ns, sigmas) -> None:
-    from optaccept import _line_kernel
+    from optaccept.optimal import _line_kernel
 
     print("\n## 1. One position: the one-shot answer and the build vs the α* solve (IID)\n")
     if _line_kernel.available():

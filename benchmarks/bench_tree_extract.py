@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from optaccept import llm, tree
-from optaccept._rows import resolve_device
+from optaccept._lib.rows import resolve_device
 from optaccept.llm._extract import _encode
 
 

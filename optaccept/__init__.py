@@ -14,7 +14,7 @@ Importing optaccept needs numpy and scipy only; the LP (cvxpy), polyhedral
 from __future__ import annotations
 
 from ._errors import InputError, MethodError, MissingDependencyError, RenormalizedWarning, SolverError
-from ._moved import listed_names, moved_names
+from ._lib.lazy import listed_names, moved_names
 from ._version import __version__
 from .drafts import IID, DraftLaw, Greedy, Independent, Joint, SetLaw, SpecHub, WithoutReplacement
 from .optimal import (

@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Report, renamed
 from .._errors import InputError
-from .._sampling import draw
-from .._statistics import ks_threshold, ks_uniform, mean_std_err, within
-from .._validation import check_choice, check_rng, check_size
+from .._lib.display import Report, renamed
+from .._lib.sampling import draw
+from .._lib.statistics import ks_threshold, ks_uniform, mean_std_err, within
+from .._lib.validation import check_choice, check_rng, check_size
 from ..tree import DraftTree, TreeDraftLaw, accepted_tokens, as_model, tree_value
 from ._formats import chain_outputs, flashinfer_chain_outputs
 from ._pit import FALSE_ALARM, ORDERS, pit_values

@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Report, renamed
 from .._errors import InputError, MissingDependencyError
-from .._statistics import bernoulli_std_err, ks_threshold, ks_uniform, l1_threshold, moment_std_err, within
-from .._statistics import ks_uniform as _ks_uniform  # noqa: F401  (its name before the statistics module)
-from .._validation import (
+from .._lib.display import Report, renamed
+from .._lib.statistics import bernoulli_std_err, ks_threshold, ks_uniform, l1_threshold, moment_std_err, within
+from .._lib.statistics import ks_uniform as _ks_uniform  # noqa: F401  (its name before the statistics module)
+from .._lib.validation import (
     as_distribution_pair,
     check_choice,
     check_k,

@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Tabular
 from .._errors import InputError
-from .._statistics import cluster_means, clustered_mean, mean_std_err, normal_quantile
-from .._validation import check_choice
+from .._lib.display import Tabular
+from .._lib.statistics import cluster_means, clustered_mean, mean_std_err, normal_quantile
+from .._lib.validation import check_choice
 from ._logs import StepValues, step_values
 
 __all__ = [

@@ -55,12 +55,12 @@ from typing import Any
 import numpy as np
 
 from .._deprecated import legacy
-from .._display import Report, renamed
 from .._errors import InputError, MissingDependencyError
-from .._limits import show_progress
-from .._sampling import draw
-from .._statistics import ks_threshold, ks_uniform, ratio_mean
-from .._validation import check_choice, check_rng, check_size
+from .._lib.display import Report, renamed
+from .._lib.limits import show_progress
+from .._lib.sampling import draw
+from .._lib.statistics import ks_threshold, ks_uniform, ratio_mean
+from .._lib.validation import check_choice, check_rng, check_size
 from ..tree import DraftTree, as_model, tree_value
 from ._generation_args import ChainDrafting, GenerationOptions, _old_keywords
 from ._pit import FALSE_ALARM, pit_values

@@ -1,5 +1,5 @@
 """A log's probability rows cleaned chunk by chunk under the library's one sum rule
-(:mod:`optaccept._validation`), for the audits that read logs of many steps."""
+(:mod:`optaccept._lib.validation`), for the audits that read logs of many steps."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._validation import SUM_TOL, _low_precision, _sum_message, _warn, plain, sum_tolerance
+from .._lib.validation import SUM_TOL, _low_precision, _sum_message, _warn, plain, sum_tolerance
 
 
 class _Rows:
-    """The library's one sum rule (:mod:`optaccept._validation`) applied to a log read chunk by
+    """The library's one sum rule (:mod:`optaccept._lib.validation`) applied to a log read chunk by
     chunk: errors name the argument as the caller wrote it and the row as the caller numbers
     it, and report the row's sum before any rescale; rows rescaled beyond float64 rounding
     (float64 input only, as the rule says) raise one :class:`~optaccept.RenormalizedWarning`

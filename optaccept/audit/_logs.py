@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._sampling import draw
-from .._validation import check_rng
+from .._lib.sampling import draw
+from .._lib.validation import check_rng
 from ..drafts import IID
 from ..tree import DraftTree, synthetic_pair, tree_value
 from ..verifiers import batched_acceptance, target_only_acceptance

@@ -30,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Report, renamed
 from .._errors import InputError
-from .._limits import show_progress
-from .._statistics import l1_threshold
-from .._validation import as_distribution_pair, check_choice, check_rng, check_size
+from .._lib.display import Report, renamed
+from .._lib.limits import show_progress
+from .._lib.statistics import l1_threshold
+from .._lib.validation import as_distribution_pair, check_choice, check_rng, check_size
 from ._pit import FALSE_ALARM
 
 __all__ = ["LossyAuditReport", "audit_lossy", "front_acceptance", "DECLARED_LOSSY"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._stable import ratio_key
-from .._validation import check_choice
+from .._lib.stable import ratio_key
+from .._lib.validation import check_choice
 
 __all__ = ["FALSE_ALARM", "ORDERS", "pit_values"]
 

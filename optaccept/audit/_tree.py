@@ -26,9 +26,9 @@ import numpy as np
 
 from .._deprecated import legacy, warn_deprecated
 from .._errors import InputError, MethodError
-from .._sampling import draw
-from .._statistics import ks_threshold, ks_uniform, mean_std_err, within
-from .._validation import check_rng, check_size
+from .._lib.sampling import draw
+from .._lib.statistics import ks_threshold, ks_uniform, mean_std_err, within
+from .._lib.validation import check_rng, check_size
 from ..tree import TreeDraftLaw, accepted_tokens, as_model, sample_shaped, upper_bound
 from ._chain import ChainAuditReport
 from ._formats import shape_from_layout

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._statistics import bernoulli_std_err, ks_threshold, ks_uniform, within
-from .._validation import SUM_TOL, _low_precision, _warn, check_choice, check_rng, plain, sum_tolerance
+from .._lib.statistics import bernoulli_std_err, ks_threshold, ks_uniform, within
+from .._lib.validation import SUM_TOL, _low_precision, _warn, check_choice, check_rng, plain, sum_tolerance
 from ..drafts import law_from_name
 from ..optimal._batched import batched_optimal_acceptance
 from ..verifiers import target_only_acceptance

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._io import VECTOR_HELP, load_vector
-from .._validation import as_distribution_pair
+from .._lib.io import VECTOR_HELP, load_vector
+from .._lib.validation import as_distribution_pair
 
 __all__ = ["Parser", "positive_int", "nonnegative_int", "positive_float", "add_vector_options", "load_pair"]
 

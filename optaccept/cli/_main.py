@@ -8,7 +8,7 @@ One contract for every sub-command:
 * a closed pipe (``optaccept alpha ... | head``) ends quietly;
 * vectors are given the same way everywhere (``--target`` / ``--draft``: a .npy,
   .json or .txt/.csv file, or a comma-separated list) and ``--normalize`` rescales
-  those that do not sum to 1 (see ``optaccept._validation`` for the sum rule);
+  those that do not sum to 1 (see ``optaccept._lib.validation`` for the sum rule);
 * ``optaccept --version`` prints the installed version.
 """
 

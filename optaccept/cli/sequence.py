@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .._io import parse_numbers
+from .._lib.io import parse_numbers
 from ._args import add_vector_options, load_pair, nonnegative_int, positive_float, positive_int
 
 __all__ = ["register"]

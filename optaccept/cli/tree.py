@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
-from .._statistics import std_err as sample_std_err
+from .._lib.statistics import std_err as sample_std_err
 from ._args import nonnegative_int, positive_float, positive_int
 
 __all__ = ["register"]

@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._errors import InputError, MethodError
-from .._subsets import as_mask, zeta_transform
-from .._validation import as_distribution, as_exact_distribution, check_k, is_exact_input
+from .._lib.subsets import as_mask, zeta_transform
+from .._lib.validation import as_distribution, as_exact_distribution, check_k, is_exact_input
 
 __all__ = ["MAX_ENUMERATION", "SetLaw", "DraftLaw", "capped_pow", "capped_sum"]
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .._subsets import subset_sums, subset_sums_exact
-from .._validation import check_rng, check_size
+from .._lib.subsets import subset_sums, subset_sums_exact
+from .._lib.validation import check_rng, check_size
 from ._base import MAX_ENUMERATION, DraftLaw, SetLaw, _check_enum, capped_pow, capped_sum
 
 __all__ = ["IID"]
@@ -27,7 +27,7 @@ class IID(DraftLaw):
         Number of drafts, k ≥ 1.
     normalize : bool
         Rescale q to sum 1 instead of refusing a sum off by more than float32 rounding
-        explains (n·2⁻²³; the rule of ``optaccept._validation``).
+        explains (n·2⁻²³; the rule of ``optaccept._lib.validation``).
     """
 
     name = "iid"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._validation import check_choice
+from .._lib.validation import check_choice
 from ._base import DraftLaw
 from ._greedy import Greedy, SpecHub
 from ._iid import IID

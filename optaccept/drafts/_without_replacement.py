@@ -10,10 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import _stable, _swor
 from .._errors import MethodError
-from .._subsets import colex_rank
-from .._validation import check_rng, check_size
+from .._lib import stable as _stable
+from .._lib.subsets import colex_rank
+from .._lib.validation import check_rng, check_size
+from . import _swor
 from ._base import MAX_ENUMERATION, DraftLaw, SetLaw, _check_enum, capped_sum
 
 __all__ = ["WithoutReplacement"]
@@ -25,7 +26,7 @@ class WithoutReplacement(DraftLaw):
     D(x̄) = ∏ᵢ q(xᵢ) / (1 − Σ_{j<i} q(x_j)) for distinct tokens; needs k ≤ |supp q|.
     D(set ⊆ S) = P(first k draws land in S): for k = 2,
     Σ_{i∈S} qᵢ (q(S) − qᵢ)/(1 − qᵢ); for any k by the exponential-clock integral
-    of docs/theory.md §2.2 (evaluated by :mod:`optaccept._swor`: O(n·k·G) for G ≈ 21 × a few
+    of docs/theory.md §2.2 (evaluated by :mod:`optaccept.drafts._swor`: O(n·k·G) for G ≈ 21 × a few
     dozen quadrature nodes, accurate to ~1e-14 for k up to the support size and for masses
     down to subnormals) or, exactly, by a dynamic programme over subsets of S.
 

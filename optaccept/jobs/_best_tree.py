@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._display import write_table
+from .._lib.display import write_table
 from ..tree import best_tree
 
 __all__ = ["best_tree_rows", "best_tree_report", "COST_CURVES", "TREE_BUDGETS"]

@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Estimate, write_table
 from .._errors import InputError
-from .._statistics import clustered_mean as _clustered
-from .._statistics import jackknife_std_err
-from .._validation import check_rng
+from .._lib.display import Estimate, write_table
+from .._lib.statistics import clustered_mean as _clustered
+from .._lib.statistics import jackknife_std_err
+from .._lib.validation import check_rng
 from ..tree import as_model, sample_tree
 from ..tree._verifiers import pos
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Estimate, write_table
 from .._errors import InputError
+from .._lib.display import Estimate, write_table
 from ..plots import plot_speed_of_light, save_figure
 from ..tree import BudgetCurve, as_model
 from ..tree._budget import best_first

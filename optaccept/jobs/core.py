@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._display import Shown, write_table
 from .._errors import MethodError
+from .._lib.display import Shown, write_table
 from ..drafts import IID, Greedy, Independent, SpecHub, WithoutReplacement
 from ..optimal import optimal_acceptance, verify
 from ..plots import TEXT_WIDTH, paper_figure, plot_alpha_vs_k, save_figure

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .._display import CSV_FLOOR, Estimate, write_table
-from .._statistics import std_err as sample_std_err
+from .._lib.display import CSV_FLOOR, Estimate, write_table
+from .._lib.statistics import std_err as sample_std_err
 from ..llm._prompts import builtin_prompts
 from ..plots import (
     COLUMN_WIDTH,

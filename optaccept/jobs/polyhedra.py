@@ -11,7 +11,7 @@ import json
 import pathlib
 from typing import Any
 
-from .._display import write_table
+from .._lib.display import write_table
 from ..polyhedra._claims import CLAIMS, run_claim
 
 __all__ = ["run", "strip_timings", "proofs_table"]

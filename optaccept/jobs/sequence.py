@@ -7,7 +7,7 @@ import pathlib
 import numpy as np
 
 from .. import real
-from .._display import Estimate, Shown, write_table
+from .._lib.display import Estimate, Shown, write_table
 from ..plots import (
     TEXT_WIDTH,
     describe_pair,

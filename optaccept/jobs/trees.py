@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Estimate, csv_number, write_table
 from .._errors import InputError
+from .._lib.display import Estimate, csv_number, write_table
 from ..llm._prompts import builtin_prompts
 from ..plots import TEXT_WIDTH, paper_figure, plot_accepted_tokens, plot_budget_curve, save_figure
 from ..real import DraftTrees, trees_path
@@ -323,7 +323,7 @@ def accepted_tokens_report(trees: dict[str, Any], stem: Path, what: str, *, prog
 
 def _write_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> Path:
     """Rows (dicts) as CSV, floats with the tables' precision policy
-    (``optaccept._display.csv_number``: the same bytes on every machine)."""
+    (``optaccept._lib.display.csv_number``: the same bytes on every machine)."""
 
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, lineterminator="\n")

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .._display import CSV_FLOOR, Estimate, Shown, csv_number, write_table
-from .._statistics import std_err as sample_std_err
+from .._lib.display import CSV_FLOOR, Estimate, Shown, csv_number, write_table
+from .._lib.statistics import std_err as sample_std_err
 from ..drafts import IID
 from ..optimal import optimal_acceptance
 from ..plots import TEXT_WIDTH, VERIFIER_LABELS, paper_figure, plot_acceptance_curves, plot_gap_heatmap, save_figure
@@ -165,7 +165,7 @@ def _gap_data(ens: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
 
 
 def _rounded(obj):
-    """Floats as the tables' CSVs hold them (``optaccept._display.csv_number``: 10 significant
+    """Floats as the tables' CSVs hold them (``optaccept._lib.display.csv_number``: 10 significant
     digits, 0 below 1e-12), so that a re-run rewrites the same bytes (the last bits of a mean
     gap and its standard error depend on the summation order)."""
 

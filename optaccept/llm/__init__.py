@@ -23,7 +23,7 @@ Moved names stay importable from here for one release, each use warning with a
 
 from __future__ import annotations
 
-from .._moved import listed_names, moved_names
+from .._lib.lazy import listed_names, moved_names
 
 __all__ = [
     "ModelPair",

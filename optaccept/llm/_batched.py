@@ -4,7 +4,7 @@ stay importable from :mod:`optaccept.llm` for existing code."""
 
 from __future__ import annotations
 
-from .._rows import resolve_device, shared_sort
+from .._lib.rows import resolve_device, shared_sort
 from ..optimal._batched import DRAFT_LAWS, batched_optimal_acceptance
 from ..verifiers._batched import VERIFIERS
 from ..verifiers._batched import batched_acceptance as batched_verifier_acceptance

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from .._errors import InputError
-from .._sampling import torch_categorical
+from .._lib.sampling import torch_categorical
 from ..real._storage import Distributions
 from ._batched import resolve_device
 from ._models import ModelPair, Warp, forward, package_versions

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Estimate, LatexRaw, Tabular, html_table, latex_table
 from .._errors import InputError, SolverError
-from .._limits import show_progress
-from .._rows import resolve_device, shared_sort
-from .._statistics import std_err as sample_std_err
+from .._lib.display import Estimate, LatexRaw, Tabular, html_table, latex_table
+from .._lib.limits import show_progress
+from .._lib.rows import resolve_device, shared_sort
+from .._lib.statistics import std_err as sample_std_err
 from ..optimal._batched import batched_optimal_acceptance
 from ..real._storage import Distributions, check_data_and_ks
 from ..verifiers._batched import batched_acceptance as batched_verifier_acceptance

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from .._errors import InputError
-from .._rows import resolve_device
+from .._lib.rows import resolve_device
 from ._extract import _encode
 from ._models import ModelPair, Warp, forward
 from ._prompts import as_prompts

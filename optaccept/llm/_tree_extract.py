@@ -38,8 +38,8 @@ import torch
 
 from .._deprecated import legacy, warn_deprecated
 from .._errors import InputError
-from .._sampling import draws
-from .._validation import check_choice
+from .._lib.sampling import draws
+from .._lib.validation import check_choice
 from ..real._stored import DraftTrees
 from ..tree import DRAFT_LAWS, TreeDraftLaw  # the tree draft laws, one definition
 from ._extract import _check_int, _encode, _meta, _prompt_seed, _resume, _start

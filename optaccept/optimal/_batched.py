@@ -15,13 +15,13 @@ place each:
 * ``"iid"`` — on a CPU every row goes through :func:`optaccept.optimal._sorted.iid_scan`,
   the core's bucketed prefix scan (no full sort); on a GPU the rows are sorted by p/q and
   ``P_j + 1 − Q_jᵏ`` is minimised over the n + 1 prefixes, with 1 − Q_jᵏ from the suffix
-  mass λ_j (:func:`optaccept._stable.one_minus_pow1m`) in both cases.
+  mass λ_j (:func:`optaccept._lib.stable.one_minus_pow1m`) in both cases.
 * ``"swor"`` — the same prefixes with 1 − D(S_j) from
-  :func:`optaccept._swor.prefix_complements` (closed forms for k = 1, 2; the
+  :func:`optaccept.drafts._swor.prefix_complements` (closed forms for k = 1, 2; the
   exponential-clock integral for k ≥ 3, accurate to ~1e-13 for k up to the support),
-  k = 2 batched through :func:`optaccept._stable.swor2_prefix_complement` on any device.
+  k = 2 batched through :func:`optaccept._lib.stable.swor2_prefix_complement` on any device.
   For k ≥ 3 each row goes through the core's window search
-  (:func:`optaccept._swor.best_prefix`): only the prefixes whose lower bound
+  (:func:`optaccept.drafts._swor.best_prefix`): only the prefixes whose lower bound
   ``P_j + 1 − min(Q_jᵏ, B_j)`` (D_swor(S) ≤ q(S)ᵏ, and that bound after an exact first draw,
   docs/theory.md Lemmas 2.4 and 2.4b) reaches an upper bound of the minimum are integrated;
   the tokens after the window enter only through λ_j (D(S_j) depends only on the masses
@@ -44,12 +44,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import _stable, _swor
 from .._errors import InputError
-from .._rows import check_k, greedy_split, iter_rows, row_min, sorted_by_ratio
-from .._stable import array_namespace, is_torch, one_minus_pow1m
-from .._validation import check_choice
-from ..drafts import law_names
+from .._lib import stable as _stable
+from .._lib.rows import check_k, greedy_split, iter_rows, row_min, sorted_by_ratio
+from .._lib.stable import array_namespace, is_torch, one_minus_pow1m
+from .._lib.validation import check_choice
+from ..drafts import _swor, law_names
 from ._sorted import iid_scan, ratio_order
 
 __all__ = ["DRAFT_LAWS", "batched_optimal_acceptance", "greedy_rows"]
@@ -127,7 +127,7 @@ def _swor_k2_rows(p: Any, q: Any, want_subset: bool) -> tuple[Any, Any]:
 
 
 def _swor_row(p: np.ndarray, q: np.ndarray, k: int) -> tuple[float, np.ndarray, int]:
-    """(α*, order, j*) of one row, k ≥ 3: the core's window search (:func:`optaccept._swor.best_prefix`)."""
+    """(α*, order, j*) of one row, k ≥ 3: the core's window search (:func:`optaccept.drafts._swor.best_prefix`)."""
     order = ratio_order(p, q)
     value, j = _swor.best_prefix(_stable.prefix_sums(p[order]), q[order], k)
     return min(1.0, value), order, j

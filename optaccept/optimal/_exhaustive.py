@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import MethodError
-from .._limits import count
-from .._subsets import mask_to_tuple, subset_sums, subset_sums_exact
+from .._lib.limits import count
+from .._lib.subsets import mask_to_tuple, subset_sums, subset_sums_exact
 from ..drafts import DraftLaw
 from ._advice import MAX_EXACT_ZETA_WORK, MAX_N_EXACT, MAX_N_FLOAT, _zeta_ok, exact_zeta_work, refusal_advice
 from ._result import AcceptanceResult

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._validation import as_distribution, as_exact_distribution, is_exact_input
+from .._lib.validation import as_distribution, as_exact_distribution, is_exact_input
 from ..drafts import DraftLaw
 
 __all__ = ["_clean_p"]

@@ -11,12 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import _line_kernel
 from .._deprecated import renamed
 from .._errors import InputError, SolverError
-from .._sampling import first_above, inverse_cdf
+from .._lib.sampling import first_above, inverse_cdf
 from ..drafts import IID
-from . import _line_oneshot, _line_order
+from . import _line_kernel, _line_oneshot, _line_order
 from ._solve import optimal_acceptance
 from ._sorted import iid_scan, line_order
 from ._swaps import shares, side_matches
@@ -230,7 +229,7 @@ class _LineVerifier(OptimalVerifier):
 def _accept_probs(p: np.ndarray, s: np.ndarray) -> np.ndarray:
     """min(1, p_y/s_y), and 0 where p_y = 0: a token the target forbids is never accepted,
     also where its realised marginal rounds to s_y = 0 (no 0/0 read as 1).  (One compiled
-    pass with numba, :func:`optaccept._line_kernel.accept_probs`: the same values.)"""
+    pass with numba, :func:`optaccept.optimal._line_kernel.accept_probs`: the same values.)"""
     if _line_kernel.available():
         return _line_kernel.accept_probs(p, s)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -4,8 +4,8 @@ r"""One position, one draft tuple: the optimal verifier's selection in compiled 
 device needs after the α* solve (docs/optimal_verifier.md §8): the layout's order with q and p
 read into it (:func:`optaccept.optimal._line_order.line_order_py`, no full sort), the drafted
 tokens' cells (:func:`homes_py`), the cell masses and the swap scan of both sides
-(:func:`optaccept._line_kernel._device_py`), and the drafted tokens' pieces straight from the
-scan's matches (:func:`optaccept._line_kernel._pick_homes_py`).  Every step is the kept
+(:func:`optaccept.optimal._line_kernel._device_py`), and the drafted tokens' pieces straight from the
+scan's matches (:func:`optaccept.optimal._line_kernel._pick_homes_py`).  Every step is the kept
 verifier's own, on the same order, with the same additions in the same order, so the
 selected draft and the realised marginal at its token are those of
 ``optimal_verifier(p, IID(q, k))`` bit for bit; the shares of every other token are assembled
@@ -23,9 +23,9 @@ import threading
 
 import numpy as np
 
-from .. import _jit, _line_kernel
 from .._errors import InputError
-from . import _line_order
+from .._lib import jit as _jit
+from . import _line_kernel, _line_order
 
 __all__ = ["available", "pick"]
 

@@ -21,8 +21,8 @@ import threading
 
 import numpy as np
 
-from .. import _jit
-from .._line_kernel import _with_globals
+from .._lib import jit as _jit
+from ._line_kernel import _with_globals
 
 __all__ = ["available", "layout_order", "line_order_compiled", "line_order_py"]
 

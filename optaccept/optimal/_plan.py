@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
-from .._rows import sample_rows
-from .._sampling import first_above
+from .._lib.rows import sample_rows
+from .._lib.sampling import first_above
 from ..drafts import MAX_ENUMERATION, DraftLaw
 from ._maxflow import exact_max_flow
 from ._verifier_base import (

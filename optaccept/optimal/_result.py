@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Tabular, html_fields, short
+from .._lib.display import Tabular, html_fields, short
 
 __all__ = ["AcceptanceResult", "FlowPlan", "TransportPlan", "Verification"]
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
-from .._validation import check_choice
+from .._lib.validation import check_choice
 from ..drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, WithoutReplacement
 from . import _exhaustive, _sorted
 from ._advice import (
@@ -71,7 +71,7 @@ def optimal_acceptance(
         ``"subsets"`` up to n = 14, else a :class:`MethodError` that names the float method).
     normalize : bool
         Rescale p to sum 1 instead of refusing a sum off by more than float32 rounding
-        explains (n·2⁻²³; the rule of ``optaccept._validation``).
+        explains (n·2⁻²³; the rule of ``optaccept._lib.validation``).
     max_sets : int
         Largest number of draft sets the LP enumerates.
     progress : bool or None

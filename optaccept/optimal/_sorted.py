@@ -9,7 +9,7 @@ beats the best boundary are sorted token by token.  The result equals the full
 prefix scan (the buckets respect the order).
 
 Without replacement (stated by Hu et al.; proved in docs/theory.md §2.2, Theorem 2.7): the same prefixes,
-with D(first k draws ⊆ S_j) from :func:`optaccept._swor.prefix_subset_probs`.
+with D(first k draws ⊆ S_j) from :func:`optaccept.drafts._swor.prefix_subset_probs`.
 
 Greedy / SpecHub (Hu et al. §5, docs/theory.md §2.3): α* = p(T) + Σ_{y∉T} min(p(y), q̃(y)),
 attained by S = T ∪ {y ∉ T : p(y) < q̃(y)}.
@@ -22,8 +22,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from .. import _jit, _swor
-from .._stable import one_minus_pow1m, ratio_parts
+from .._lib import jit as _jit
+from .._lib.stable import one_minus_pow1m, ratio_parts
+from ..drafts import _swor
 from ._result import AcceptanceResult
 
 __all__ = [

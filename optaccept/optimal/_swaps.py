@@ -11,7 +11,7 @@ lengths fit in the cells and that the realised marginal is optimal.  Cost: one s
 after the layout's sort; every token has its own cell plus one piece per match, and there are
 fewer matches than tokens on the move.
 
-The scan is one loop (:func:`optaccept._line_kernel.scan_py`), compiled for floats when numba is
+The scan is one loop (:func:`optaccept.optimal._line_kernel.scan_py`), compiled for floats when numba is
 present and run as it is on Fractions; without numba a vectorised form gives the same matches.
 """
 
@@ -21,7 +21,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .. import _line_kernel
+from . import _line_kernel
 
 __all__ = ["side_matches", "shares"]
 
@@ -35,7 +35,7 @@ def side_matches(mass, pl, *, upper: bool, exact: bool = False):
     room (μ < p), each up to p − μ; side A: the deficit p − μ of a light token is covered by
     earlier tokens with surplus (μ > p), each down to p.  One scan (left to right on side B,
     right to left on side A) with a first-in-first-out queue of the amounts to move
-    (:func:`optaccept._line_kernel.scan_py`; compiled for floats when numba is present, else
+    (:func:`optaccept.optimal._line_kernel.scan_py`; compiled for floats when numba is present, else
     :func:`_matches_vectorised`).
     """
     m = len(pl)
@@ -102,7 +102,7 @@ def _matches_vectorised(x: np.ndarray):
 def shares(ell, dens, left, right, amount, *, exact: bool = False):
     """The shares (ptr, pcell, plen) in CSR form by home index, each token's pieces sorted by
     cell, and the realised marginal s_home[h] = Σ_c θ_{h,c} d_c: every token keeps its own cell less what it swaps away, and each match (l, r, a)
-    swaps length L = a / (d_l − d_r) of the two cells (:func:`optaccept._line_kernel.shares_py`;
+    swaps length L = a / (d_l − d_r) of the two cells (:func:`optaccept.optimal._line_kernel.shares_py`;
     compiled for floats when numba is present, else :func:`_shares_vectorised`)."""
     m = len(ell)
     left = np.asarray(left, dtype=np.int64)
@@ -126,7 +126,7 @@ def shares(ell, dens, left, right, amount, *, exact: bool = False):
 
 
 def _shares_vectorised(ell: np.ndarray, dens: np.ndarray, left: np.ndarray, right: np.ndarray, a: np.ndarray):
-    """numpy form of :func:`optaccept._line_kernel.shares_py` (the same pieces)."""
+    """numpy form of :func:`optaccept.optimal._line_kernel.shares_py` (the same pieces)."""
     m = ell.size
     gap = dens[left] - dens[right]
     with np.errstate(divide="ignore", invalid="ignore"):

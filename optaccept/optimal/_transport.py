@@ -23,7 +23,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .._errors import MethodError, MissingDependencyError, SolverError
-from .._limits import count, show_progress
+from .._lib.limits import count, show_progress
 from ._advice import MAX_TRANSPORT_VARIABLES
 from ._flow import _certified
 from ._result import TransportPlan

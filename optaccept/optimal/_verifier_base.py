@@ -9,8 +9,8 @@ import numpy as np
 
 from .._deprecated import renamed
 from .._errors import InputError
-from .._stable import residual
-from .._validation import check_rng, check_size
+from .._lib.stable import residual
+from .._lib.validation import check_rng, check_size
 from ..drafts import DraftLaw
 
 #: Largest number of draft sets the flow-plan verifier (non-IID laws) enumerates.
@@ -213,7 +213,7 @@ def _speculative_step(y: np.ndarray, accept, resid, rng: np.random.Generator) ->
 
 def _residual(p: np.ndarray, s: np.ndarray) -> np.ndarray:
     """The residual law (p − s)₊ / Σ (p − s)₊ of speculative sampling against s
-    (:func:`optaccept._stable.residual`).
+    (:func:`optaccept._lib.stable.residual`).
 
     In exact arithmetic its total equals the rejection mass Σ_y s_y (1 − min(1, p_y/s_y)) =
     Σ (s − p)₊.  In floats a realised s can exceed p on a token by a relative amount (its

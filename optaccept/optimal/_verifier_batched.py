@@ -10,7 +10,7 @@ import numpy as np
 
 from .._deprecated import renamed
 from .._errors import InputError
-from .._validation import SUM_TOL, as_distribution_row_pair, check_choice
+from .._lib.validation import SUM_TOL, as_distribution_row_pair, check_choice
 from ..drafts import IID, law_from_name, law_names
 from ._inputs import _clean_p
 from ._line import respond_one
@@ -51,7 +51,7 @@ def optimal_verifier_batched(
         result does not depend on it, since every row's uniforms are drawn up front.
     normalize : bool
         Rescale every row with a positive sum instead of applying the sum rule of
-        :mod:`optaccept._validation` (a row of n entries must sum to 1 within n·2⁻²³, else
+        :mod:`optaccept._lib.validation` (a row of n entries must sum to 1 within n·2⁻²³, else
         :class:`InputError` naming ``p`` or ``q``, the row and its sum as given).
 
     Returns
@@ -143,7 +143,7 @@ def _map_rows(fn, rows: int, threads: int) -> np.ndarray:
 def _normalised_row(a: np.ndarray, normalize: bool) -> np.ndarray | None:
     """A row of non-negative finite entries with a positive sum (within ``SUM_TOL`` of 1
     unless ``normalize``), divided by its sum (float64, as
-    :func:`optaccept._validation.as_distribution` does for one row: the same sum, the same
+    :func:`optaccept._lib.validation.as_distribution` does for one row: the same sum, the same
     division); None if the row fails."""
     tot = a.sum()
     if not (np.isfinite(tot) and tot > 0 and a.min() >= 0):

@@ -30,9 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _swor
 from .._errors import MethodError
-from ..drafts import IID, DraftLaw, Greedy, Independent, WithoutReplacement
+from ..drafts import IID, DraftLaw, Greedy, Independent, WithoutReplacement, _swor
 from ._maxflow import exact_max_flow
 from ._sorted import ratio_order
 from ._verifier import optimal_verifier, verify_verifier

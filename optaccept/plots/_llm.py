@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._statistics import std_err as sample_std_err
+from .._lib.statistics import std_err as sample_std_err
 from ._style import (
     COLUMN_WIDTH,
     PAPER_RC,

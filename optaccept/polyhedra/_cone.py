@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MissingDependencyError, SolverError
-from .._limits import count, refuse
-from .._validation import check_k
+from .._lib.limits import count, refuse
+from .._lib.validation import check_k
 from ._result import ExactResult, RaysResult
 from ._size import AUTO_FULL_CELLS, MAX_DD_SECONDS, ConeSize, check_cone_size, cone_size
 

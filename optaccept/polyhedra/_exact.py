@@ -13,7 +13,7 @@ from fractions import Fraction
 from math import prod
 
 from .._errors import InputError
-from .._limits import count, refuse
+from .._lib.limits import count, refuse
 
 __all__ = ["ExactLaw", "alpha_star_subsets", "cell_probs", "MAX_TUPLES", "MAX_N"]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._limits import count, refuse, show_progress
+from .._lib.limits import count, refuse, show_progress
 
 __all__ = ["compositions", "prefix_order", "check_prefixes", "check_orderings", "MAX_PREFIX_WORK"]
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from .._display import html_fields, html_table
 from .._errors import InputError
-from .._limits import count, refuse, show_progress
-from .._validation import check_choice
+from .._lib.display import html_fields, html_table
+from .._lib.limits import count, refuse, show_progress
+from .._lib.validation import check_choice
 from ._cone import (
     AUTO_FULL_CELLS,
     MAX_DD_SECONDS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._display import VOCABULARY, Tabular
+from .._lib.display import VOCABULARY, Tabular
 
 __all__ = ["ExactResult", "RaysResult"]
 

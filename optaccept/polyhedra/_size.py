@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._limits import count, refuse
+from .._lib.limits import count, refuse
 from ._result import ExactResult
 
 __all__ = ["MAX_DD_SECONDS", "AUTO_FULL_CELLS", "ConeSize", "cone_size", "check_cone_size"]

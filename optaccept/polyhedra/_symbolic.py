@@ -33,7 +33,7 @@ from functools import cached_property
 from typing import Any
 
 from .._errors import InputError, MissingDependencyError
-from .._validation import check_choice
+from .._lib.validation import check_choice
 from ._result import ExactResult
 
 __all__ = ["DRAFT_LAWS", "SymbolicLaw", "symbolic_law", "RayReading", "read_ray"]

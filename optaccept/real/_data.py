@@ -6,7 +6,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from .._validation import check_choice
+from .._lib.validation import check_choice
 
 __all__ = ["sample_path", "SAMPLE_FILE", "trees_path", "TREES_FILES", "EXTENDED_TREES_FILES"]
 

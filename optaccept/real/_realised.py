@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Estimate, Shown, Tabular, html_table, markdown_table, renamed
 from .._errors import InputError
-from .._validation import check_choice, check_rng, check_size
+from .._lib.display import Estimate, Shown, Tabular, html_table, markdown_table, renamed
+from .._lib.validation import check_choice, check_rng, check_size
 from ._storage import Distributions, check_data_and_ks
 
 __all__ = ["RealisedTable", "realised_optimal"]
@@ -153,7 +153,7 @@ class RealisedTable(Tabular):
 
     def _wide(self) -> tuple[list[str], list[list[Any]]]:
         """Header and rows of the table as read (Markdown, LaTeX); cells are numbers
-        (:class:`~optaccept._display.Estimate` for the run, ``Shown`` for rounded values), so
+        (:class:`~optaccept._lib.display.Estimate` for the run, ``Shown`` for rounded values), so
         that the CSV holds one number per cell."""
 
         practical = [c for c in self.columns if c not in ("rule", "realised") and not c.startswith("alpha")]

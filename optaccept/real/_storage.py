@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._io import _READ_ERRORS, _first_line
+from .._lib.io import _READ_ERRORS, _first_line
 
 __all__ = ["Distributions", "SparseRows", "load_source"]
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._validation import check_choice, check_k
+from .._lib.validation import check_choice, check_k
 from ..tree import DraftTree
 from ._data import EXTENDED_TREES_FILES, TREES_FILES, trees_path
 from ._storage import Distributions, SparseRows, _read_archive, _write_archive

@@ -35,13 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Estimate, Tabular, html_table, latex_table, markdown_table
 from .._errors import InputError
-from .._limits import show_progress
-from .._statistics import cluster_means
-from .._statistics import clustered_mean as _clustered
-from .._statistics import std_err as sample_std_err
-from .._tables_io import write_records_csv
+from .._lib.display import Estimate, Tabular, html_table, latex_table, markdown_table
+from .._lib.display.files import write_records_csv
+from .._lib.limits import show_progress
+from .._lib.statistics import cluster_means
+from .._lib.statistics import clustered_mean as _clustered
+from .._lib.statistics import std_err as sample_std_err
 from ._stored import DraftTrees
 from ._tree_values import _bound_values, _exact_root_values, _prompt_roots, _sampled_values
 

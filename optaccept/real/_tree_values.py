@@ -4,7 +4,7 @@
 * the upper bound's terms for every tree and length from p(w) and q(w) products along the
   parent pointers (:func:`_bound_terms_all`), the root inclusion probabilities once per
   distinct root row, for all its tokens at once (a recursion on the first draw,
-  :mod:`optaccept._swor_inclusions`; :func:`_pair_inclusions` at k = 2), by one quadrature
+  :mod:`optaccept.drafts._swor.inclusions`; :func:`_pair_inclusions` at k = 2), by one quadrature
   per token only for rows
   too wide to expand or whose floats overflow;
 * the sampled verifiers — token-level RRS, block, traversal — of every tree and every
@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _stable
 from .._errors import InputError
-from .._swor_inclusions import inclusion_probabilities as _inclusions
+from .._lib import stable as _stable
 from ..drafts import IID, WithoutReplacement
+from ..drafts._swor.inclusions import inclusion_probabilities as _inclusions
 from ..optimal import optimal_acceptance
 from ..tree import _batched_verifiers as batched
 from ..tree._checks import PER_TREE

@@ -49,9 +49,9 @@ from tqdm.auto import tqdm
 
 from .._deprecated import renamed
 from .._errors import InputError
-from .._sampling import RowSampler
-from .._stable import residual
-from .._validation import as_distribution_pair, check_choice, check_rng
+from .._lib.sampling import RowSampler
+from .._lib.stable import residual
+from .._lib.validation import as_distribution_pair, check_choice, check_rng
 from ._markov import SequencePair
 from ._rejections import _check_pair, _check_runs
 from ._sampling import RejectionEstimate

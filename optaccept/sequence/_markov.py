@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._validation import as_distribution, as_distribution_rows, check_rng
+from .._lib.validation import as_distribution, as_distribution_rows, check_rng
 
 __all__ = ["MarkovPair", "PositionPair", "SequencePair"]
 
@@ -43,7 +43,7 @@ def _as_horizon(horizon: Any) -> int:
 def _as_stochastic(x: Any, name: str, *, tol: float | None = None) -> np.ndarray:
     """Validate an array whose last axis holds probability vectors; return a read-only copy.
 
-    The sum rule is optaccept's single one (``optaccept._validation``); ``tol`` replaces its
+    The sum rule is optaccept's single one (``optaccept._lib.validation``); ``tol`` replaces its
     tolerance when given."""
     arr = as_distribution_rows(x, name, ndim=None, tol=tol)
     if not isinstance(arr, np.ndarray):  # a torch tensor, checked in its own dtype

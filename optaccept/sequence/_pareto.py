@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Tabular, html_table
 from .._errors import InputError
-from .._validation import as_distribution, as_distribution_pair
+from .._lib.display import Tabular, html_table
+from .._lib.validation import as_distribution, as_distribution_pair
 from ._markov import _as_stochastic
 
 __all__ = [

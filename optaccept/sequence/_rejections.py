@@ -24,8 +24,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .._errors import InputError
-from .._sampling import RowSampler
-from .._validation import check_rng
+from .._lib.sampling import RowSampler
+from .._lib.validation import check_rng
 from ._markov import SequencePair
 from ._sampling import RejectionEstimate, residual_rows, tv_rows
 

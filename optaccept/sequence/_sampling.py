@@ -1,5 +1,5 @@
 """Small shared pieces: total variation of rows, residual laws, and the Monte Carlo estimate
-type (the batched inverse-CDF sampler, :class:`RowSampler`, lives in :mod:`optaccept._sampling`)."""
+type (the batched inverse-CDF sampler, :class:`RowSampler`, lives in :mod:`optaccept._lib.sampling`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Tabular, html_fields, renamed
-from .._stable import residual
-from .._statistics import std_err as sample_std_err
+from .._lib.display import Tabular, html_fields, renamed
+from .._lib.stable import residual
+from .._lib.statistics import std_err as sample_std_err
 
 __all__ = ["RejectionEstimate", "tv_rows", "residual_rows"]
 
@@ -23,7 +23,7 @@ def residual_rows(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     r"""Residual law :math:`(p - q)_+ / \mathrm{TV}(p, q)` row by row, and the TV.
 
     Rows with TV = 0 (where the residual is never used) get ``p`` itself
-    (:func:`optaccept._stable.residual`, the library's one convention).
+    (:func:`optaccept._lib.stable.residual`, the library's one convention).
     """
     return residual(p, q)
 

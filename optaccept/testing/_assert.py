@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._validation import as_distribution_pair, check_choice, check_rng, check_size
+from .._lib.validation import as_distribution_pair, check_choice, check_rng, check_size
 from ..audit import FALSE_ALARM, AuditReport, audit_verifier
 from ..audit._core import DECLARED
 from ..verifiers import Verifier, batched_acceptance

@@ -29,7 +29,7 @@ Fraction(11, 9)
   :func:`sample_tree`; per-tree values: :func:`tree_value`.
 """
 
-from .._moved import moved_names
+from .._lib.lazy import moved_names
 from ._api import VERIFIERS, accepted_tokens
 from ._best import BEST_STRATEGIES, best_tree
 from ._bounds import upper_bound

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError, SolverError
-from .._limits import show_progress
+from .._lib.limits import show_progress
 from ._checks import PER_TREE, VERIFIERS, _is_markov, _plain, check_shaped, check_verifier, resolve_models
 from ._draft import _chains, enumerate_trees, node_set_law
 from ._draft_law import TreeDraftLaw, as_tree_law, legacy_law

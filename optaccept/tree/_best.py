@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
-from .._limits import show_progress
-from .._validation import check_choice
+from .._lib.limits import show_progress
+from .._lib.validation import check_choice
 from ..drafts import WithoutReplacement
 from ._budget import _check_sequoia_budget, _p_of, _sequoia_values, best_first, sequoia_shapes, sequoia_table
 from ._checks import check_shaped

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._limits import show_progress
-from .._statistics import std_err as sample_std_err
-from .._validation import check_rng
+from .._lib.limits import show_progress
+from .._lib.statistics import std_err as sample_std_err
+from .._lib.validation import check_rng
 from ..drafts import IID, WithoutReplacement
 from ..optimal import optimal_acceptance
 from ._checks import _is_markov, resolve_models

@@ -35,12 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Estimate, Tabular, html_table, markdown_table
 from .._errors import InputError, MethodError
-from .._limits import show_progress
-from .._statistics import std_err as sample_std_err
-from .._tables_io import write_records_csv
-from .._validation import check_choice
+from .._lib.display import Estimate, Tabular, html_table, markdown_table
+from .._lib.display.files import write_records_csv
+from .._lib.limits import show_progress
+from .._lib.statistics import std_err as sample_std_err
+from .._lib.validation import check_choice
 from ._models import as_model
 from ._shape import topk_indices
 

@@ -7,7 +7,7 @@ from fractions import Fraction
 from typing import Any
 
 from .._errors import InputError, MethodError
-from .._validation import check_choice
+from .._lib.validation import check_choice
 from ._models import as_model, model_pair
 from ._verifiers import block_value, target_only_value, token_value, traversal_value
 

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
-from .._sampling import draw, without_replacement
-from .._validation import check_choice
+from .._lib.sampling import draw, without_replacement
+from .._lib.validation import check_choice
 from ..drafts import law_names
 
 __all__ = ["DraftTree", "DRAFT_LAWS", "enumerate_trees", "sample_tree", "count_trees"]

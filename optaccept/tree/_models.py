@@ -12,7 +12,7 @@ prompt, ``()`` for the first token — to the law of the next token.  Accepted f
   (both models at once, see :func:`model_pair`).
 
 Every law is checked once (non-negative, sums to 1 under the house rule of
-``optaccept._validation``) and then cached per prefix by :class:`Model.cached`.
+``optaccept._lib.validation``) and then cached per prefix by :class:`Model.cached`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .._errors import InputError
-from .._validation import as_distribution, as_exact_distribution, is_exact_input
+from .._lib.validation import as_distribution, as_exact_distribution, is_exact_input
 
 __all__ = ["SequenceModel", "Model", "as_model", "model_pair", "with_temperature"]
 

@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Tabular
 from .._errors import InputError, MethodError
-from .._sampling import draw
-from .._statistics import std_err as sample_std_err
-from .._validation import check_choice, check_rng, check_size
+from .._lib.display import Tabular
+from .._lib.sampling import draw
+from .._lib.statistics import std_err as sample_std_err
+from .._lib.validation import check_choice, check_rng, check_size
 from ._checks import VERIFIERS, check_shaped
 from ._models import as_model
 from ._shape import Shape, as_shape, check_children

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from .._display import Tabular
+from .._lib.display import Tabular
 
 __all__ = ["TreeResult", "LPCertificate"]
 

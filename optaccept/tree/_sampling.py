@@ -25,10 +25,10 @@ import numpy as np
 
 from .._deprecated import legacy, warn_deprecated
 from .._errors import InputError, MethodError
-from .._limits import show_progress
-from .._statistics import clustered_mean
-from .._statistics import std_err as sample_std_err
-from .._validation import check_rng
+from .._lib.limits import show_progress
+from .._lib.statistics import clustered_mean
+from .._lib.statistics import std_err as sample_std_err
+from .._lib.validation import check_rng
 from ._checks import PER_TREE, _is_pair, check_shaped, check_verifier, resolve_models
 from ._draft import DraftTree, sample_tree
 from ._draft_law import TreeDraftLaw, as_tree_law, legacy_law

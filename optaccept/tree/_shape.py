@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
-from .._validation import check_choice
+from .._lib.validation import check_choice
 
 __all__ = ["Shape", "CHILDREN", "as_shape", "check_children", "topk_indices"]
 

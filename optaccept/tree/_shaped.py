@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import InputError, MethodError
-from .._limits import show_progress
+from .._lib.limits import show_progress
 from ._checks import PER_TREE, _plain, check_shaped
 from ._draft_law import TreeDraftLaw
 from ._result import TreeResult

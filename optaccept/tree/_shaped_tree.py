@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import MethodError
-from .._sampling import draws, without_replacement
+from .._lib.sampling import draws, without_replacement
 from ._draft import _swor_orders
 from ._shape import Path, Prefix, Shape, topk_indices
 

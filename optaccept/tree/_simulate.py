@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
-from .._limits import show_progress
-from .._stable import residual
-from .._validation import check_choice, check_rng
+from .._lib.limits import show_progress
+from .._lib.stable import residual
+from .._lib.validation import check_choice, check_rng
 from ._draft import sample_tree
 from ._draft_law import TreeDraftLaw, as_tree_law, legacy_law
 from ._models import as_model
@@ -39,7 +39,7 @@ def _sample(law: np.ndarray, rng: np.random.Generator) -> int:
 
 
 def _residual(p: np.ndarray, q: np.ndarray) -> np.ndarray | None:
-    """The residual law (:func:`optaccept._stable.residual`), or None when it has no mass."""
+    """The residual law (:func:`optaccept._lib.stable.residual`), or None when it has no mass."""
     law, mass = residual(p, q)
     return None if mass <= 0 else law
 

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._errors import MethodError
-from .._validation import as_distribution, as_distribution_pair, check_choice, check_k, check_rng, check_size
+from .._lib.validation import as_distribution, as_distribution_pair, check_choice, check_k, check_rng, check_size
 from ..drafts import DraftLaw
 
 __all__ = ["Verifier", "Draws", "NOTIONS"]

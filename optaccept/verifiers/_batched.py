@@ -5,7 +5,7 @@ arrays, or torch tensors on any device), the exact acceptance α of a verifier i
 form — the same quantities as the verifier classes of :mod:`optaccept.verifiers`
 (``.acceptance(p, q, k, notion=...)``), written once for both array libraries.  Every
 complement of a mass close to 1 is computed directly (docs/theory.md §5 and
-:mod:`optaccept._stable`): 1 − β_i of a rejection step is Σ (q − r)₊, 1 − (1 − c)ᵏ is
+:mod:`optaccept._lib.stable`): 1 − β_i of a rejection step is Σ (q − r)₊, 1 − (1 − c)ᵏ is
 ``−expm1(k·log1p(−c))``, and 1 − Π(1 − β_i) is ``−expm1(Σ log(1 − β_i))``.
 
 Verifiers (``verifier=``):
@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _stable
-from .._rows import check_k, iter_rows, sorted_by_ratio, take_rows
-from .._stable import array_namespace, is_torch, one_minus_pow1m
-from .._validation import check_choice
+from .._lib import stable as _stable
+from .._lib.rows import check_k, iter_rows, sorted_by_ratio, take_rows
+from .._lib.stable import array_namespace, is_torch, one_minus_pow1m
+from .._lib.validation import check_choice
 from ..optimal._batched import greedy_rows
 
 __all__ = ["VERIFIERS", "batched_acceptance", "kseq_both", "kseq_parts", "rrs_chain"]
@@ -86,7 +86,7 @@ def nss(p: Any, q: Any, k: int) -> Any:
 
 def rrs_chain(p: Any, q: Any, k: int) -> tuple[list, Any]:
     """The residuals r_1 = p, …, r_{k+1} of RRS with replacement (each of shape (B, n);
-    r_{i+1} = (r_i − q)₊ normalised, :func:`optaccept._stable.residual`'s convention where
+    r_{i+1} = (r_i − q)₊ normalised, :func:`optaccept._lib.stable.residual`'s convention where
     that is 0) and the rejection probabilities ρ_i = 1 − β_i = Σ (q − r_i)₊ (B, k), summed
     directly (β_i ≈ 1 would cancel)."""
     xp = array_namespace(p)

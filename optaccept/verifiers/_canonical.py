@@ -22,9 +22,9 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix, csr_matrix
 
-from .._display import Tabular, html_fields, short
 from .._errors import InputError, SolverError
-from .._validation import as_distribution
+from .._lib.display import Tabular, html_fields, short
+from .._lib.validation import as_distribution
 from ..drafts import MAX_ENUMERATION, DraftLaw
 from ..optimal import optimal_acceptance
 from ..optimal._flow import incidence, polish_flow

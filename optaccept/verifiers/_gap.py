@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Tabular, html_table
 from .._errors import InputError, MethodError
-from .._limits import show_progress
-from .._validation import as_distribution_pair, check_k
+from .._lib.display import Tabular, html_table
+from .._lib.limits import show_progress
+from .._lib.validation import as_distribution_pair, check_k
 from ..optimal import optimal_acceptance
 from ._all import ALL
 from ._base import Verifier

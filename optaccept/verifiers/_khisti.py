@@ -35,7 +35,7 @@ from scipy.sparse import csr_matrix, lil_matrix
 from scipy.sparse import vstack as sp_vstack
 
 from .._errors import InputError, MethodError, SolverError
-from .._stable import residual
+from .._lib.stable import residual
 from ..drafts import IID, DraftLaw
 from ._base import Verifier, sample_from
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_choice
+from .._lib.validation import check_choice
 from ..drafts import LAWS, DraftLaw, law_from_name
 from ..optimal import optimal_acceptance, optimal_verifier
 from ._base import Verifier

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from .._display import Tabular, html_table, renamed
 from .._errors import InputError
-from .._statistics import bernoulli_std_err
-from .._validation import check_rng, check_size
+from .._lib.display import Tabular, html_table, renamed
+from .._lib.statistics import bernoulli_std_err
+from .._lib.validation import check_rng, check_size
 from ..drafts import law_from_name, law_names
 from ..optimal import optimal_verifier
 

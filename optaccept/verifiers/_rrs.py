@@ -53,9 +53,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _stable
 from .._errors import MethodError
-from .._rows import sample_rows
+from .._lib import stable as _stable
+from .._lib.rows import sample_rows
 from ..drafts import IID, DraftLaw, WithoutReplacement
 from ._base import Verifier, sample_from
 from ._batched import rrs, rrs_chain

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._stable import residual
+from .._lib.stable import residual
 from ..drafts import IID, DraftLaw
 from ._base import Verifier, sample_from
 from ._batched import nss, sd

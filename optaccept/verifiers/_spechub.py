@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _stable
+from .._lib import stable as _stable
 from ..drafts import DraftLaw, SpecHub
 from ._base import Verifier, sample_from
 

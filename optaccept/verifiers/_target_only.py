@@ -24,8 +24,8 @@ import numpy as np
 
 from .._deprecated import renamed
 from .._errors import InputError
-from .._sampling import draws
-from .._validation import as_distribution, check_choice
+from .._lib.sampling import draws
+from .._lib.validation import as_distribution, check_choice
 from ..drafts import IID, DraftLaw, Greedy, Independent, law_from_name, law_names
 from ._base import Verifier
 

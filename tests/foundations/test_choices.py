@@ -19,7 +19,7 @@ import pytest
 
 import optaccept as oa
 from optaccept import audit, verifiers
-from optaccept._validation import check_choice, check_rng
+from optaccept._lib.validation import check_choice, check_rng
 from optaccept.drafts import law_from_name
 
 

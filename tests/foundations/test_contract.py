@@ -13,7 +13,7 @@ import pytest
 
 import optaccept as oa
 from optaccept import sequence, verifiers
-from optaccept._validation import (
+from optaccept._lib.validation import (
     EPS32,
     as_distribution,
     as_distribution_pair,

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import optaccept as oa
-from optaccept import _stable, verifiers
+from optaccept import verifiers
+from optaccept._lib import stable as _stable
 
 TOL = 1e-12
 

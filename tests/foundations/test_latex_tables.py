@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from optaccept._display import LATEX_PREAMBLE, Estimate, Shown, latex_escape, latex_table
+from optaccept._lib.display import LATEX_PREAMBLE, Estimate, Shown, latex_escape, latex_table
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = sorted((ROOT / "figures").glob("*.tex"))

@@ -24,7 +24,7 @@ from test_latex_tables import _check_fits, _check_form, needs_tex
 
 import optaccept as oa
 from optaccept import audit, polyhedra, real, sequence, tree, verifiers
-from optaccept._display import VOCABULARY, Estimate
+from optaccept._lib.display import VOCABULARY, Estimate
 
 P = np.array([0.40, 0.25, 0.15, 0.12, 0.08])
 Q = np.array([0.30, 0.10, 0.35, 0.05, 0.20])

@@ -1,4 +1,4 @@
-"""optaccept._sampling: the one inverse-CDF sampler.  Each draw is checked against a slow loop
+"""optaccept._lib.sampling: the one inverse-CDF sampler.  Each draw is checked against a slow loop
 that walks the running sum token by token (the definition), the laws drawn against their exact
 probabilities (chi-square and binomial tests at fixed seeds), and the random stream is checked
 to be read exactly once per draw, in order."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from optaccept._sampling import (
+from optaccept._lib.sampling import (
     RowSampler,
     draw,
     draws,

@@ -13,7 +13,7 @@ import pytest
 import optaccept as oa
 from optaccept import real, tree
 from optaccept._errors import InputError
-from optaccept._tables_io import write_records_csv
+from optaccept._lib.display.files import write_records_csv
 
 
 def test_write_records_csv_by_hand(tmp_path):

@@ -16,7 +16,7 @@ import pytest
 
 import optaccept as oa
 from optaccept._errors import InputError, MethodError
-from optaccept._limits import show_progress
+from optaccept._lib.limits import show_progress
 from optaccept.cli import main
 
 if os.environ.get("CI"):
@@ -274,7 +274,7 @@ def test_transport_refuses_before_building(monkeypatch):
 # --------------------------------------------------------------------------------------
 # 2^n subsets
 def test_subset_arrays_refuse_large_vocabularies():
-    from optaccept import _subsets
+    from optaccept._lib import subsets as _subsets
 
     q = np.full(25, 1 / 25)
     with pytest.raises(MethodError, match="n = 25: enumerating all 2\\^25"):

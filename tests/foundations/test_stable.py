@@ -1,4 +1,4 @@
-"""The stable-arithmetic foundations (optaccept._stable)."""
+"""The stable-arithmetic foundations (optaccept._lib.stable)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 def test_residual_one_convention_numpy_and_torch():
     """The one residual: (p − s)₊ normalised with its mass; where the mass is 0, p itself
     (normalised); row-wise on the last axis; the same numbers in numpy and torch."""
-    from optaccept._stable import residual
+    from optaccept._lib.stable import residual
 
     p = np.array([0.5, 0.3, 0.2])
     s = np.array([0.2, 0.5, 0.3])

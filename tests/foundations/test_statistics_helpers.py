@@ -1,4 +1,4 @@
-"""optaccept._statistics: every standard error against its hand formula computed in exact
+"""optaccept._lib.statistics: every standard error against its hand formula computed in exact
 fractions on small data (a float square root last), the clustered one against a direct loop over
 the clusters, the jackknife against its classic identity, and the thresholds by what they promise
 (the bound they invert equals the false-alarm rate; a simulation stays within it)."""
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from optaccept._statistics import (
+from optaccept._lib.statistics import (
     bernoulli_std_err,
     cluster_means,
     clustered_mean,

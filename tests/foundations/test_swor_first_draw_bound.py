@@ -11,7 +11,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from optaccept import _stable, _swor, _swor_window
+from optaccept._lib import stable as _stable
+from optaccept.drafts import _swor
+from optaccept.drafts._swor import window as _swor_window
 from optaccept.optimal._sorted import ratio_order
 
 pytestmark = pytest.mark.skipif(

@@ -11,8 +11,11 @@ import math
 import numpy as np
 import pytest
 
-from optaccept import _stable, _swor, _swor_kernels, _swor_quadrature
-from optaccept._stable import ratio_parts
+from optaccept._lib import stable as _stable
+from optaccept._lib.stable import ratio_parts
+from optaccept.drafts import _swor
+from optaccept.drafts._swor import kernels as _swor_kernels
+from optaccept.drafts._swor import quadrature as _swor_quadrature
 from optaccept.optimal._sorted import ratio_order
 
 

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from optaccept import _swor, _swor_window
+from optaccept.drafts import _swor
+from optaccept.drafts._swor import window as _swor_window
 
 pytestmark = pytest.mark.skipif(
     _swor._dp_kernel() is None, reason="no compiled kernels (numba missing or OPTACCEPT_NO_JIT set): no window search"

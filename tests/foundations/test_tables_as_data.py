@@ -1,6 +1,6 @@
 """Tables are data: every committed CSV holds one number per cell (value and standard
 error apart; no '±', no '< 1e-12', no Markdown; floats with the one precision policy of
-``optaccept._display.csv_number``), and every LaTeX table is a booktabs table with no Markdown
+``optaccept._lib.display.csv_number``), and every LaTeX table is a booktabs table with no Markdown
 in captions or cells and never '± 0.0000' (tests/foundations/test_latex_tables.py compiles them)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from optaccept._display import Estimate, Shown, _csv_columns, latex_table
+from optaccept._lib.display import Estimate, Shown, _csv_columns, latex_table
 
 ROOT = Path(__file__).resolve().parents[2]
 CSVS = sorted((ROOT / "figures").glob("*.csv"))
@@ -71,7 +71,7 @@ def test_csv_expansion_of_cells():
 def test_csv_floats_follow_the_precision_policy(path):
     """At most 10 significant digits, nothing below 1e-12 but 0: the bytes a re-run on another
     CPU writes too."""
-    from optaccept._display import CSV_DIGITS, CSV_FLOOR
+    from optaccept._lib.display import CSV_DIGITS, CSV_FLOOR
 
     with path.open(encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
@@ -84,7 +84,7 @@ def test_csv_floats_follow_the_precision_policy(path):
 
 
 def test_csv_number_policy():
-    from optaccept._display import csv_number
+    from optaccept._lib.display import csv_number
 
     assert csv_number(0.9392082354563712) == "0.9392082355"
     assert csv_number(4.2e-18) == "0.0" and csv_number(-0.0) == "0.0"

@@ -13,7 +13,7 @@ import pytest
 
 import optaccept
 from optaccept import MissingDependencyError, llm, real, tree, verifiers
-from optaccept._moved import listed_names, moved_names
+from optaccept._lib.lazy import listed_names, moved_names
 
 # (old home, old name, new home, new name), written here from the documented moves
 # (README, Layout), not read from the tables under test.
@@ -110,7 +110,7 @@ def test_the_helper_on_a_package_of_its_own(package, monkeypatch):
     assert vars(package)["value"] is _here.VALUE  # cached: the next lookup never reaches __getattr__
     # a missing optional dependency is named, with the install step; the helper's list of
     # optional dependencies is what decides, so make this one count as optional
-    monkeypatch.setattr("optaccept._moved._OPTIONAL", ("torch_that_is_not_installed_anywhere",))
+    monkeypatch.setattr("optaccept._lib.lazy._OPTIONAL", ("torch_that_is_not_installed_anywhere",))
     with pytest.raises(MissingDependencyError, match=r"movedpkg\.heavy needs torch_that_is_not_installed_anywhere: "):
         getattr_("heavy")
     # any other import failure is the package's own bug: it propagates unchanged
@@ -124,7 +124,7 @@ def test_the_helper_on_a_package_of_its_own(package, monkeypatch):
 
 
 def test_without_an_install_step_a_missing_dependency_is_the_plain_import_error(package, monkeypatch):
-    monkeypatch.setattr("optaccept._moved._OPTIONAL", ("torch_that_is_not_installed_anywhere",))
+    monkeypatch.setattr("optaccept._lib.lazy._OPTIONAL", ("torch_that_is_not_installed_anywhere",))
     getattr_ = moved_names("movedpkg", lazy={"heavy": "._heavy:X"})
     with pytest.raises(ModuleNotFoundError) as info:
         getattr_("heavy")

@@ -18,7 +18,7 @@ import pytest
 
 import optaccept
 from optaccept import InputError, audit, sequence, tree
-from optaccept._display import write_table
+from optaccept._lib.display import write_table
 from optaccept.sequence import MarkovPair
 
 MAX_PARAMETERS = 10

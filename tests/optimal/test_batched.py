@@ -385,7 +385,8 @@ def test_swor_window_search_equals_the_full_scan(n, k):
     still attain the minimum, with the tokens before them aggregated (docs/theory.md §2.2,
     optaccept/_swor.py): the same minimum and minimiser as the scan of every prefix, and each
     window equal to the slice of the full complements."""
-    from optaccept import _stable, _swor
+    from optaccept._lib import stable as _stable
+    from optaccept.drafts import _swor
     from optaccept.optimal._sorted import ratio_order
 
     rng = np.random.default_rng(n + k)
@@ -732,7 +733,7 @@ def test_swor_compiled_and_numpy_quadrature_agree(case, monkeypatch):
     the numpy cumulative-sum form give the same prefix complements to 1e-13 on rows with
     subnormal-scale masses, a near-one-hot token and k up to 40; both are checked against
     exact values by the tests above."""
-    from optaccept import _swor
+    from optaccept.drafts import _swor
 
     if _swor._dp_kernel() is None:
         pytest.skip("numba not installed: only the numpy form runs")
@@ -758,7 +759,8 @@ def test_swor_compiled_and_numpy_quadrature_agree(case, monkeypatch):
 def test_swor_window_with_more_heavy_tokens_than_kept_apart(monkeypatch):
     """At nodes where more tokens before the window are heavy than the tables keep apart, the
     count's law falls back to the recursion over all of them: same complements."""
-    from optaccept import _swor, _swor_window
+    from optaccept.drafts import _swor
+    from optaccept.drafts._swor import window as _swor_window
 
     if _swor._dp_kernel() is None:
         pytest.skip("numba not installed: no window search")

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import optaccept as oa
-from optaccept._subsets import subset_sums
+from optaccept._lib.subsets import subset_sums
 from optaccept.optimal._sorted import iid_prefix_float, ratio_order
 
 

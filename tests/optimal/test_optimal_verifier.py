@@ -404,7 +404,7 @@ def test_verifier_family_runs_the_rule():
 # the compiled kernels against the numpy forms
 # ---------------------------------------------------------------------------------------
 def _build_both(p, law, monkeypatch):
-    from optaccept import _line_kernel
+    from optaccept.optimal import _line_kernel
 
     with monkeypatch.context() as m:
         m.setenv("OPTACCEPT_NO_JIT", "1")
@@ -425,7 +425,7 @@ def test_line_kernel_matches_numpy_loop(monkeypatch):
     """The compiled kernels and the numpy forms realise the same selection marginal (both
     optimal, shares tiling the cells) on random and nasty instances, k = 1..8."""
     pytest.importorskip("numba")
-    from optaccept import _line_kernel
+    from optaccept.optimal import _line_kernel
 
     if not _line_kernel.available():
         pytest.skip("the compiled kernel is disabled (OPTACCEPT_NO_JIT)")

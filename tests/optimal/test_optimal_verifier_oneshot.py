@@ -230,7 +230,7 @@ def test_one_shot_refuses_a_token_without_a_cell():
 def test_compiled_acceptance_probabilities_equal_the_numpy_form():
     """min(1, p/s) with 0 where p = 0, compiled, equals the numpy expression value for value on
     rows with zeros in p, zeros in s, ties s = p, subnormal masses and s far above p."""
-    from optaccept import _line_kernel
+    from optaccept.optimal import _line_kernel
 
     rng = np.random.default_rng(3)
     for t in range(40):

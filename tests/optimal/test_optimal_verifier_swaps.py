@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import optaccept as oa
-from optaccept import _line_kernel
-from optaccept.optimal import optimal_verifier
+from optaccept.optimal import _line_kernel, optimal_verifier
 from optaccept.optimal._line import _cell_masses
 from optaccept.optimal._swaps import _matches_vectorised, _shares_vectorised, shares, side_matches
 

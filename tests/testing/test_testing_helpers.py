@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optaccept import InputError, testing, verifiers
-from optaccept._validation import as_distribution
+from optaccept._lib.validation import as_distribution
 from optaccept.testing import strategies as st_oa
 
 P = np.array([0.40, 0.25, 0.15, 0.12, 0.08])

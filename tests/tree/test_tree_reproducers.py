@@ -190,7 +190,7 @@ def test_count_of_shaped_trees_is_exact_for_iid_and_topk():
 
 # ---------------------------------------------------------------- progress bars
 def test_long_calls_show_what_a_unit_is(capsys):
-    from optaccept._limits import show_progress
+    from optaccept._lib.limits import show_progress
 
     assert show_progress(True) is True and show_progress(False) is False
     assert show_progress(None) is False  # pytest captures stderr: no terminal, no kernel

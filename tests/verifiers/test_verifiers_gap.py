@@ -11,7 +11,7 @@ import pytest
 
 import optaccept as oa
 from optaccept import verifiers as V
-from optaccept._limits import show_progress as progress_default
+from optaccept._lib.limits import show_progress as progress_default
 from optaccept.cli import main
 from optaccept.verifiers._gap import NOT_DEFINED
 

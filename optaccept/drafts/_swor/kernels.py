@@ -1,10 +1,10 @@
-"""The compiled kernels of the without-replacement prefix probabilities (:mod:`optaccept._swor`).
+"""The compiled kernels of the without-replacement prefix probabilities (:mod:`optaccept.drafts._swor`).
 
 Plain Python functions that numba compiles (:func:`_dp_kernel`): the convex recursion over
 tokens with the quadrature nodes as vector lanes (:func:`_dp_lanes_py`), the power-sum tables
 of the tokens before a window (:func:`_tables_py`) and the law of their count at each node
-(:func:`_aggregate_py`); the formulas are in :mod:`optaccept._swor_quadrature` and
-:mod:`optaccept._swor_window`.  Without numba (or with ``OPTACCEPT_NO_JIT=1``) :func:`_dp_kernel`
+(:func:`_aggregate_py`); the formulas are in :mod:`optaccept.drafts._swor.quadrature` and
+:mod:`optaccept.drafts._swor.window`.  Without numba (or with ``OPTACCEPT_NO_JIT=1``) :func:`_dp_kernel`
 returns None and the callers take their numpy forms.
 """
 
@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from . import _jit
+from ..._lib import jit as _jit
 
 __all__ = ["_dp_kernel", "_dp_lanes_py", "_aggregate_py", "_first_draw_py", "_tables_py"]
 
@@ -165,7 +165,7 @@ def _dp_kernel():
     return _DP or None
 
 
-#: Light tokens at a node t: q_i·t ≤ this (:mod:`optaccept._swor_window`).
+#: Light tokens at a node t: q_i·t ≤ this (:mod:`optaccept.drafts._swor.window`).
 _LIGHT = 0.125
 
 #: A light token leaves the power sums once its power is below this (each sum is ≥ 1, the
@@ -174,7 +174,7 @@ _TABLE_DROP = 2.0**-100
 
 
 def _tables_py(heavy, rest, top, scale, sums) -> None:
-    """Fill ``scale`` and ``sums`` of :func:`optaccept._swor_window._aggregate_tables` (sums of
+    """Fill ``scale`` and ``sums`` of :func:`optaccept.drafts._swor.window._aggregate_tables` (sums of
     positive terms, a backward recurrence over the cuts: sums[h] = 1 + (scale[h+1]/scale[h])^r ·
     sums[h+1]).  The light tokens' power sums sums[len(heavy), r] arrive holding those of the
     tokens that the caller summed (scaled by ``top``, their largest mass); the tokens of
@@ -260,7 +260,7 @@ def _aggregate_py(heavy, rest, scale, sums, coef, t, out) -> None:
 
 def _first_draw_py(q, lam, coef, start, out) -> None:
     """out[j] = Σ_{i<j} q_i (1 − λ_j/(1 − q_i))^{k−1} for every prefix j (out[0] = 0), the
-    first-draw bound on D(S_j) of :func:`optaccept._swor_window.first_draw_bound`, in one pass:
+    first-draw bound on D(S_j) of :func:`optaccept.drafts._swor.window.first_draw_bound`, in one pass:
     expanded in powers of λ_j, Σ_m coef[m] (−λ_j)^m A_m(j) with A_m(j) = Σ_{i<j} q_i/(1 − q_i)^m
     (running sums) and coef[m] = C(k−1, m), by Horner's rule — raised by a bound on its
     rounding, (j + 4k + 8)·2^-52 times the sum of the terms' absolute values (the same Horner

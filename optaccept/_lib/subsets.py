@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import InputError
-from ._limits import count, refuse, subsets_bytes
+from .._errors import InputError
+from .limits import count, refuse, subsets_bytes
 
 __all__ = [
     "MAX_SUBSET_TOKENS",

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import InputError
+from .._errors import InputError
 
 __all__ = ["load_vector", "parse_numbers", "VECTOR_HELP"]
 

@@ -1,15 +1,15 @@
 """1 − D(first k draws ⊆ S_j) for every prefix S_j of a token order, draws without replacement.
 
-k = 1 and k = 2 by closed forms, k ≥ 3 by the quadrature of :mod:`optaccept._swor_quadrature`
-(the method is described in :mod:`optaccept._swor`).
+k = 1 and k = 2 by closed forms, k ≥ 3 by the quadrature of :mod:`optaccept.drafts._swor.quadrature`
+(the method is described in :mod:`optaccept.drafts._swor`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import _stable
-from ._swor_quadrature import _integral_complements
+from ..._lib import stable as _stable
+from .quadrature import _integral_complements
 
 __all__ = ["prefix_complements", "prefix_subset_probs", "subset_prob_k2"]
 

@@ -24,7 +24,7 @@ import types
 
 import numpy as np
 
-from . import _jit
+from .._lib import jit as _jit
 
 __all__ = [
     "accept_probs",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _stable
+from ..._lib import stable as _stable
 
 __all__ = ["inclusion_probabilities"]
 

@@ -33,7 +33,7 @@ at the first panel end T where the rigorous tail bound max_j e^{−λ_j T} P(N_{
 (the integrand is decreasing in t) is below ``tail_tol``.
 
 k = 1 and k = 2 use closed forms: 1 − D₁(S_j) = λ_j and
-1 − D₂(S_j) = λ_j (1 + Σ_{i∈S_j} q_i/(1 − q_i)) (:func:`optaccept._stable.swor2_prefix_complement`),
+1 − D₂(S_j) = λ_j (1 + Σ_{i∈S_j} q_i/(1 − q_i)) (:func:`optaccept._lib.stable.swor2_prefix_complement`),
 both free of cancellation.
 
 Cost: O(n · k · G) for G quadrature nodes (G ≈ 21 × #panels; #panels grows like
@@ -47,17 +47,17 @@ integrates a window of them (:func:`window_complements`, docs/theory.md §2.2), 
 tokens before the window aggregated through power sums — O(window · k · G) plus
 O(G · (heavy · k + 36 · k + k²)) instead of O(n · k · G).
 
-The work is split by concept: :mod:`optaccept._swor_prefixes` (every prefix: the closed
-forms for k ≤ 2, the quadrature for k ≥ 3), :mod:`optaccept._swor_quadrature` (the
-Gauss–Kronrod panels and the integrand), :mod:`optaccept._swor_kernels` (the compiled
-kernels) and :mod:`optaccept._swor_window` (the window search for α*).  This module gathers
+The work is split by concept: :mod:`optaccept.drafts._swor.prefixes` (every prefix: the closed
+forms for k ≤ 2, the quadrature for k ≥ 3), :mod:`optaccept.drafts._swor.quadrature` (the
+Gauss–Kronrod panels and the integrand), :mod:`optaccept.drafts._swor.kernels` (the compiled
+kernels) and :mod:`optaccept.drafts._swor.window` (the window search for α*).  This module gathers
 their public functions.
 """
 
 from __future__ import annotations
 
-from ._swor_kernels import _dp_kernel as _dp_kernel  # whether the compiled kernels are in use
-from ._swor_prefixes import prefix_complements, prefix_subset_probs, subset_prob_k2
-from ._swor_window import best_prefix, window_complements
+from .kernels import _dp_kernel as _dp_kernel  # whether the compiled kernels are in use
+from .prefixes import prefix_complements, prefix_subset_probs, subset_prob_k2
+from .window import best_prefix, window_complements
 
 __all__ = ["best_prefix", "prefix_complements", "prefix_subset_probs", "subset_prob_k2", "window_complements"]

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ._cells import Estimate, LatexRaw, Shown, cell_text, fmt
-from ._deprecated import renamed as _renamed_keywords
-from ._deprecated import renamed_attributes as renamed
-from ._errors import MissingDependencyError
-from ._latex import LATEX_PREAMBLE, latex_escape, latex_table
+from ..._deprecated import renamed as _renamed_keywords
+from ..._deprecated import renamed_attributes as renamed
+from ..._errors import MissingDependencyError
+from .cells import Estimate, LatexRaw, Shown, cell_text, fmt
+from .latex import LATEX_PREAMBLE, latex_escape, latex_table
 
 __all__ = [
     "fmt",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ._errors import MethodError
+from .._errors import MethodError
 
 __all__ = ["show_progress", "refuse", "count", "subsets_bytes"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._deprecated import renamed_attributes as renamed
+from ..._deprecated import renamed_attributes as renamed
 
 __all__ = ["fmt", "LatexRaw", "Estimate", "Shown", "cell_text"]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._cells import LatexRaw, cell_text, fmt
+from .cells import LatexRaw, cell_text, fmt
 
 __all__ = ["latex_escape", "latex_table", "LATEX_PREAMBLE"]
 

@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ._errors import MissingDependencyError
+from .._errors import MissingDependencyError
 
 __all__ = ["moved_names", "listed_names", "resolve"]
 

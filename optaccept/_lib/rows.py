@@ -4,7 +4,7 @@ The batched α* (:mod:`optaccept.optimal._batched`) and the batched verifier acc
 (:mod:`optaccept.verifiers._batched`) write each formula once against the namespace of
 their input — numpy for numpy arrays, torch for tensors (CPU or GPU) — in the style of
 the array API (scipy, POT).  The complements 1 − Q, 1 − qᵢ, 1 − (1 − c)ᵏ come from
-:mod:`optaccept._stable`; this module adds what the two libraries spell differently:
+:mod:`optaccept._lib.stable`; this module adds what the two libraries spell differently:
 sorting rows, gathering along rows, row minima, the top-m mask, and the input/output
 conversions.  torch is imported only when a tensor (or a torch device) is passed.
 
@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import InputError, RenormalizedWarning
-from ._stable import array_namespace, is_torch, ratio_key
-from ._validation import as_distribution_row_pair, check_k
+from .._errors import InputError, RenormalizedWarning
+from .stable import array_namespace, is_torch, ratio_key
+from .validation import as_distribution_row_pair, check_k
 
 __all__ = [
     "sample_rows",
@@ -221,7 +221,7 @@ def sorted_by_ratio(p: Any, q: Any) -> tuple[Any, Any, Any]:
 
 
 def _sort_rows(p: Any, q: Any) -> tuple[Any, Any, Any]:
-    order = _argsort_rows(ratio_key(p, q))  # the library's one array key (optaccept._stable)
+    order = _argsort_rows(ratio_key(p, q))  # the library's one array key (optaccept._lib.stable)
     return order, take_rows(p, order), take_rows(q, order)
 
 

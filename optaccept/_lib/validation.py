@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import NORMALIZE_ADVICE, InputError, RenormalizedWarning
+from .._errors import NORMALIZE_ADVICE, InputError, RenormalizedWarning
 
 __all__ = [
     "SUM_TOL",

@@ -3,7 +3,7 @@
 :func:`best_prefix` bounds every prefix from below without an integral, keeps the window of
 those whose bound reaches an upper bound of the minimum, and integrates that window alone
 (:func:`window_complements`), the tokens before it aggregated through power sums (docs/theory.md
-§2.2; the method in :mod:`optaccept._swor`).
+§2.2; the method in :mod:`optaccept.drafts._swor`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from . import _stable
-from ._swor_kernels import _dp_kernel
-from ._swor_prefixes import prefix_complements
-from ._swor_quadrature import _integrate
+from ..._lib import stable as _stable
+from .kernels import _dp_kernel
+from .prefixes import prefix_complements
+from .quadrature import _integrate
 
 __all__ = ["best_prefix", "first_draw_bound", "window_complements"]
 
@@ -163,7 +163,7 @@ def first_draw_bound(q: np.ndarray, lam: np.ndarray, k: int, start: int = 0) -> 
     q on Ω∖{i}, renormalised, and must land in S_j∖{i}, of mass 1 − λ_j/(1 − q_i) there; by
     Lemma 2.4 of docs/theory.md, D(S_j) ≤ B_j = Σ_{i∈S_j} q_i (1 − λ_j/(1 − q_i))^{k−1} (Lemma
     2.4b; equality for k ≤ 2).  B_j is evaluated in one compiled pass
-    (:func:`optaccept._swor_kernels._first_draw_py`) and returned plus a bound on its rounding
+    (:func:`optaccept.drafts._swor.kernels._first_draw_py`) and returned plus a bound on its rounding
     error: its k terms C(k−1, m) λ_j^m Σ_{i<j} q_i/(1 − q_i)^m (alternating in sign) each carry
     a relative error below (j + 2k + 4)·2^-53 (j additions, m divisions and powers) and Horner's
     rule adds at most 2k·2^-53 of the sum of their absolute values T_j, so B_j is raised by

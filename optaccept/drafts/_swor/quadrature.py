@@ -1,19 +1,19 @@
 """The adaptive Gauss–Kronrod quadrature of 1 − D(S_j) for every prefix S_j of an order.
 
-The integral, its panels and its tail bound are described in :mod:`optaccept._swor`; this
+The integral, its panels and its tail bound are described in :mod:`optaccept.drafts._swor`; this
 module holds the rule's constants, the panel loop (:func:`_integrate`, shared with the window
-search of :mod:`optaccept._swor_window`), the integrand at the nodes of a panel
+search of :mod:`optaccept.drafts._swor.window`), the integrand at the nodes of a panel
 (:func:`_panel_values`: Bernstein screening, then the compiled recursion of
-:mod:`optaccept._swor_kernels` or its numpy form :func:`_panel_dp_numpy`).
+:mod:`optaccept.drafts._swor.kernels` or its numpy form :func:`_panel_dp_numpy`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import _stable
-from ._errors import SolverError
-from ._swor_kernels import _dp_kernel
+from ..._errors import SolverError
+from ..._lib import stable as _stable
+from .kernels import _dp_kernel
 
 __all__ = ["_integral_complements", "_integrate", "_panel_dp", "_panel_dp_numpy", "_panel_values"]
 
