@@ -14,7 +14,7 @@ Importing optaccept needs numpy and scipy only; the LP (cvxpy), polyhedral
 from __future__ import annotations
 
 from ._errors import InputError, MethodError, MissingDependencyError, RenormalizedWarning, SolverError
-from ._lib.lazy import listed_names, moved_names
+from ._lib.lazy import lazy_names, listed_names
 from ._version import __version__
 from .drafts import IID, DraftLaw, Greedy, Independent, Joint, SetLaw, SpecHub, WithoutReplacement
 from .optimal import (
@@ -47,7 +47,7 @@ _LAZY = {
     "gap_table": ".verifiers:gap_table",
     "canonical_decomposition": ".verifiers:canonical_decomposition",
 }
-__getattr__ = moved_names(__name__, lazy=_LAZY)
+__getattr__ = lazy_names(__name__, _LAZY)
 __dir__ = listed_names(__name__, _LAZY)
 
 __all__ = [

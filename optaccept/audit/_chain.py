@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._lib.display import Report, renamed
+from .._lib.display import Report
 from .._lib.sampling import draw
 from .._lib.statistics import ks_threshold, ks_uniform, mean_std_err, within
 from .._lib.validation import check_choice, check_rng, check_size
@@ -49,7 +49,6 @@ __all__ = ["ChainAuditReport", "audit_chain", "audit_chain_log"]
 DECLARED_CHAIN = ("token", "block", "exact_match", "target_only")
 
 
-@renamed(accepted_se="std_err")
 @dataclass
 class ChainAuditReport(Report):
     """What a chain audit found: ``lossless`` (the test of the generated text's law at rate
@@ -192,7 +191,6 @@ class ChainAuditReport(Report):
             The fields, plus ``gap``, ``detectable`` and ``above_optimum``.
         """
         d = asdict(self)
-        d["accepted_se"] = self.std_err  # the old key, kept for one release
         d["gap"] = self.gap
         d["detectable"] = self.detectable
         d["above_optimum"] = self.above_optimum

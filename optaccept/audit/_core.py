@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MissingDependencyError
-from .._lib.display import Report, renamed
+from .._lib.display import Report
 from .._lib.statistics import bernoulli_std_err, ks_threshold, ks_uniform, l1_threshold, moment_std_err, within
 from .._lib.statistics import ks_uniform as _ks_uniform  # noqa: F401  (its name before the statistics module)
 from .._lib.validation import (
@@ -60,7 +60,6 @@ _ANY_LAW = ("target_only", "exact_match")
 _RULE_LAW = {"sd": "iid", "rrs": "iid", "kseq": "iid", "nss": "iid", "greedy": "greedy"}
 
 
-@renamed(acceptance_se="std_err")
 @dataclass
 class AuditReport(Report):
     """What an audit found.  ``lossless`` is the decision of the test of "output law = p" at
@@ -250,7 +249,6 @@ class AuditReport(Report):
             ``detectable`` and ``above_optimum`` (NaN α* written as null).
         """
         d = asdict(self)
-        d["acceptance_se"] = self.std_err  # the old key, kept for one release
         d["gap"] = None if math.isnan(self.alpha_star) else self.gap
         if math.isnan(self.alpha_star):
             d["alpha_star"] = None

@@ -54,15 +54,14 @@ from typing import Any
 
 import numpy as np
 
-from .._deprecated import legacy
 from .._errors import InputError, MissingDependencyError
-from .._lib.display import Report, renamed
+from .._lib.display import Report
 from .._lib.limits import show_progress
 from .._lib.sampling import draw
 from .._lib.statistics import ks_threshold, ks_uniform, ratio_mean
 from .._lib.validation import check_choice, check_rng, check_size
 from ..tree import DraftTree, as_model, tree_value
-from ._generation_args import ChainDrafting, GenerationOptions, _old_keywords
+from ._generation_args import ChainDrafting, GenerationOptions
 from ._pit import FALSE_ALARM, pit_values
 
 __all__ = [
@@ -80,7 +79,6 @@ DECLARED_GENERATION = ("sd", "token", "block", "exact_match", "target_only")
 _CACHE_ENTRIES = 1 << 24
 
 
-@renamed(tokens_per_call_se="std_err")
 @dataclass
 class GenerationAuditReport(Report):
     """What :func:`audit_generation` found.
@@ -242,7 +240,6 @@ class GenerationAuditReport(Report):
             The fields, plus ``detectable`` and ``above_optimum``.
         """
         d = asdict(self)
-        d["tokens_per_call_se"] = self.std_err  # the old key, kept for one release
         d["detectable"] = self.detectable
         d["above_optimum"] = self.above_optimum
         return json.dumps(d, indent=2, default=float)
@@ -328,7 +325,6 @@ def _chain_values(P: Any, Q: Any, start: tuple[int, ...], gamma: int, declared: 
     return dec, block
 
 
-@legacy(_old_keywords)
 def audit_generation(
     generate: Callable[..., Any],
     target: Any,
@@ -379,11 +375,6 @@ def audit_generation(
     Returns
     -------
     GenerationAuditReport
-
-    Notes
-    -----
-    The previous spelling, ``draft=, gamma=, declared=`` and ``bins=, max_lag=,
-    seed_torch=``, still works for one release, with a ``DeprecationWarning``.
     """
     if drafting is not None and not isinstance(drafting, ChainDrafting):
         raise InputError(f"drafting: an audit.ChainDrafting(draft, gamma, declared), got {drafting!r}")

@@ -1,14 +1,11 @@
 """The grouped arguments of :func:`optaccept.audit.audit_generation`: how a loop that reports its
 accepted counts drafts (:class:`ChainDrafting`) and the settings of the dependence tests and
-runs (:class:`GenerationOptions`), with the rewriting of the previous keywords."""
+runs (:class:`GenerationOptions`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-
-from .._deprecated import warn_deprecated
-from .._errors import InputError
 
 __all__ = ["ChainDrafting", "GenerationOptions"]
 
@@ -55,25 +52,3 @@ class GenerationOptions:
     bins: int = 4
     max_lag: int = 8
     seed_torch: bool = True
-
-
-def _old_keywords(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """``draft=, gamma=, declared=`` and ``bins=, max_lag=, seed_torch=`` of the previous
-    release: a :class:`ChainDrafting` and :class:`GenerationOptions`."""
-    for group, names, new in (
-        ("drafting", ("draft", "gamma", "declared"), "drafting=audit.ChainDrafting(draft, gamma, declared)"),
-        ("options", ("bins", "max_lag", "seed_torch"), "options=audit.GenerationOptions(bins, max_lag, seed_torch)"),
-    ):
-        old = {n: kwargs.pop(n) for n in names if n in kwargs}
-        if not old:
-            continue
-        if group in kwargs:
-            raise InputError(f"{group}: give it once (not also {', '.join(old)}=)")
-        warn_deprecated("audit.audit_generation", ", ".join(f"{n}=" for n in old), new)
-        if group == "options":
-            kwargs[group] = GenerationOptions(**old)
-        elif old.get("draft") is not None:
-            kwargs[group] = ChainDrafting(old["draft"], old.get("gamma"), old.get("declared"))
-        elif old.get("gamma") is not None or old.get("declared") is not None:
-            raise InputError("draft: gamma and declared need the draft model (draft=...)")
-    return args, kwargs

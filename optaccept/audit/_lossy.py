@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._lib.display import Report, renamed
+from .._lib.display import Report
 from .._lib.limits import show_progress
 from .._lib.statistics import l1_threshold
 from .._lib.validation import as_distribution_pair, check_choice, check_rng, check_size
@@ -79,7 +79,6 @@ def front_acceptance(p: Any, q: Any, bias: float) -> float:
     return 1.0 - float(np.interp(float(bias), loss, R))
 
 
-@renamed(accepted_se="std_err")
 @dataclass
 class LossyAuditReport(Report):
     """What :func:`audit_lossy` measured.  In the results' vocabulary ``value`` is
@@ -201,7 +200,6 @@ class LossyAuditReport(Report):
             The fields, plus ``gap``, ``above_front`` and ``consistent``.
         """
         d = asdict(self)
-        d["accepted_se"] = self.std_err  # the old key, kept for one release
         d.update(gap=self.gap, above_front=self.above_front, consistent=self.consistent)
         return json.dumps(d)
 

@@ -24,47 +24,17 @@ from typing import Any
 
 import numpy as np
 
-from .._deprecated import legacy, warn_deprecated
 from .._errors import InputError, MethodError
 from .._lib.sampling import draw
 from .._lib.statistics import ks_threshold, ks_uniform, mean_std_err, within
 from .._lib.validation import check_rng, check_size
 from ..tree import TreeDraftLaw, accepted_tokens, as_model, sample_shaped, upper_bound
 from ._chain import ChainAuditReport
-from ._formats import shape_from_layout
 from ._pit import FALSE_ALARM, ORDERS, pit_values
 
 __all__ = ["audit_tree"]
 
 
-def _old_shape(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """``audit_tree(fn, target, draft, shape, children="swor")`` of the previous release:
-    the shape (in any layout) and its children as one :class:`~optaccept.tree.TreeDraftLaw`."""
-    old = {}
-    if len(args) > 3 and not isinstance(args[3], TreeDraftLaw):
-        old = dict(zip(("shape", "children"), args[3:5], strict=False))
-        args = args[:3]
-    for name in ("shape", "children"):
-        if name in kwargs:
-            if name in old:
-                raise InputError(f"{name}: given twice (by position and by keyword)")
-            old[name] = kwargs.pop(name)
-    if not old:
-        return args, kwargs
-    if "drafts" in kwargs:
-        raise InputError("drafts: give the tree's law once (drafts= a TreeDraftLaw, not also shape=, children=)")
-    if old.get("shape") is None:
-        raise InputError("shape: give the tree's law as drafts=tree.TreeDraftLaw(shape, children)")
-    warn_deprecated(
-        "audit.audit_tree",
-        ", ".join(f"{n}=" for n in old),
-        "drafts=tree.TreeDraftLaw(audit.shape_from_layout(layout), children)",
-    )
-    kwargs["drafts"] = TreeDraftLaw(shape_from_layout(old["shape"]), old.get("children", "swor"))
-    return args, kwargs
-
-
-@legacy(_old_shape)
 def audit_tree(
     fn: Callable[..., Any],
     target: Any,
@@ -85,9 +55,7 @@ def audit_tree(
     "tree choices"), or read from a vLLM ``speculative_token_tree`` string or a mapping
     holding EAGLE's ``"retrieve_indices"`` or SGLang's ``"retrieve_next_token"`` and
     ``"retrieve_next_sibling"`` by :func:`optaccept.audit.shape_from_layout`; ``fn`` numbers
-    the nodes in the shape's order.  ``audit_tree(fn, target, draft, layout, children)``
-    (the previous spelling, any layout, children "swor" by default) still works for one
-    release, with a ``DeprecationWarning``.
+    the nodes in the shape's order.
 
     ``declared``: a rule of :func:`optaccept.tree.accepted_tokens` ("token", "traversal",
     "target_only", …) or "exact_match" (accept the child equal to the target's own sample:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import io
 import os
 import platform
@@ -27,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+from .._lib.lazy import resolve
 from ..plots import paper_style
 
 __all__ = ["PARTS", "LOG_DIR", "QUICK_DIR", "run_all", "main"]
@@ -97,7 +97,7 @@ def run_all(
         log.write(f"optaccept main job, {time.strftime('%Y-%m-%d %H:%M:%S')}, quick={quick}\n{_machine()}\n\n")
         for name in selected:
             try:
-                mod = importlib.import_module(f".{PARTS[name]}", __package__)
+                mod = resolve(f".{PARTS[name]}", __package__)
             except ModuleNotFoundError as exc:
                 if exc.name == f"{__package__}.{PARTS[name]}":
                     print(f"== {name}: not available ({exc.name})", flush=True)

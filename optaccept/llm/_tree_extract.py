@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._deprecated import legacy, warn_deprecated
 from .._errors import InputError
 from .._lib.sampling import draws
 from .._lib.validation import check_choice
@@ -135,24 +134,6 @@ def _grow_trees(
     }
 
 
-def _old_law(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """``k=, length=, drafts="iid"`` of the previous release (defaults 2, 2): one law."""
-    old = {n: kwargs.pop(n) for n in ("k", "length") if n in kwargs}
-    name = kwargs.get("drafts")
-    if not old and not isinstance(name, str):
-        return args, kwargs
-    if isinstance(name, TreeDraftLaw):
-        raise InputError(f"drafts: give the chains' law once (drafts= a TreeDraftLaw, not also {', '.join(old)}=)")
-    spelled = [f"{n}=" for n in old] + ([f"drafts={name!r}"] if isinstance(name, str) else [])
-    warn_deprecated("llm.extract_trees", ", ".join(spelled), "drafts=tree.TreeDraftLaw(length=, k=, children=)")
-    k = _check_int("k", old.get("k", 2), 1)
-    length = _check_int("length", old.get("length", 2), 1)
-    name = check_choice("drafts", "iid" if name is None else name, DRAFT_LAWS)
-    kwargs["drafts"] = TreeDraftLaw(length=length, k=k, children=name)
-    return args, kwargs
-
-
-@legacy(_old_law)
 def extract_trees(
     pair: ModelPair,
     prompts: Any = None,
@@ -177,8 +158,7 @@ def extract_trees(
     drafts : TreeDraftLaw, optional
         The trees' law: ``TreeDraftLaw(length=, k=, children=)``, k chains of ``length``
         tokens drawn independently (``"iid"``) or without replacement at every node
-        (``"swor"``).  Default: 2 chains of 2 tokens, i.i.d.  ``k=, length=, drafts="iid"``
-        still work for one release, with a ``DeprecationWarning``.
+        (``"swor"``).  Default: 2 chains of 2 tokens, i.i.d.
     trees_per_prompt : int
         Independent trees after each prompt (run in the same forward passes).
     device : str or torch.device

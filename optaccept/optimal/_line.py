@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from .._deprecated import renamed
 from .._errors import InputError, SolverError
 from .._lib.sampling import first_above, inverse_cdf
 from ..drafts import IID
@@ -147,7 +146,6 @@ class _LineVerifier(OptimalVerifier):
         probs = [v / qy for v in self._plen[a:b].tolist()]
         return cells, probs
 
-    @renamed("OptimalVerifier.selection", drafts="tokens")
     def selection(self, tokens: Any) -> list:
         """P(draft i is selected | x̄), i = 1..k (sums to 1), for the drafted tokens x̄."""
         return self._selection(self._check_tuple(tokens))

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from .._deprecated import renamed
 from .._errors import InputError
 from .._lib.stable import residual
 from .._lib.validation import check_rng, check_size
@@ -43,7 +42,6 @@ class OptimalVerifier:
     subset: tuple[int, ...]
 
     # -- the rule --------------------------------------------------------------------
-    @renamed("OptimalVerifier.conditional", drafts="tokens")
     def conditional(self, tokens: Any) -> Any:
         """π(· | x̄) for one ordered draft tuple: a length-n array (float64, or an object
         array of Fractions in exact mode), non-negative, summing to 1.
@@ -92,7 +90,6 @@ class OptimalVerifier:
         d = np.asarray(self.law.sample(rng, size), dtype=np.int64).reshape(size, -1)
         return d, self.respond(d, rng)
 
-    @renamed("OptimalVerifier.respond", drafts="tokens")
     def respond(self, tokens: Any, rng: np.random.Generator) -> np.ndarray:
         """Outputs for given draft tuples (rows), one per row, randomness from ``rng``.
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from .._deprecated import renamed
 from .._errors import InputError
 from .._lib.validation import SUM_TOL, as_distribution_row_pair, check_choice
 from ..drafts import IID, law_from_name, law_names
@@ -20,7 +19,6 @@ from ._verifier import optimal_verifier
 _THREADS_MIN_N = 16_384
 
 
-@renamed("optimal_verifier_batched", drafts="tokens")
 def optimal_verifier_batched(
     p: Any,
     q: Any,

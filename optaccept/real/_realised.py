@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._lib.display import Estimate, Shown, Tabular, html_table, markdown_table, renamed
+from .._lib.display import Estimate, Shown, Tabular, html_table, markdown_table
 from .._lib.validation import check_choice, check_rng, check_size
 from ._storage import Distributions, check_data_and_ks
 
@@ -48,7 +48,6 @@ def _columns(law: str) -> dict[str, str]:
     return COLUMNS if law == "iid" else SWOR_COLUMNS
 
 
-@renamed(se="position_std_err")
 @dataclasses.dataclass
 class RealisedTable(Tabular):
     """Per-position values on a subset of positions, and their summary per k.

@@ -47,7 +47,6 @@ import numpy as np
 from scipy.stats import binom
 from tqdm.auto import tqdm
 
-from .._deprecated import renamed
 from .._errors import InputError
 from .._lib.sampling import RowSampler
 from .._lib.stable import residual
@@ -100,7 +99,6 @@ def _residuals(p: np.ndarray, q: np.ndarray, M: int) -> tuple[np.ndarray, np.nda
     return res, tv
 
 
-@renamed("sequence.residual_chain", M="k")
 def residual_chain(p: Any, q: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
     r"""The RRS residuals :math:`p^1 = p,\ p^{m+1} = (p^m - q)_+ / \mathrm{TV}(p^m, q)`.
 
@@ -128,7 +126,6 @@ def residual_chain(p: Any, q: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
     return _residuals(p, q, _check_m(k))
 
 
-@renamed("sequence.batch_rejection_probability", M="k")
 def batch_rejection_probability(p: Any, q: Any, k: int) -> float:
     r"""Probability that RRS rejects all k i.i.d. drafts: :math:`\prod_{m=1}^{k}\mathrm{TV}(p^m, q)`.
 
@@ -148,7 +145,6 @@ def batch_rejection_probability(p: Any, q: Any, k: int) -> float:
     return float(np.prod(tv[:-1]))
 
 
-@renamed("sequence.batch_improvement", M="k")
 def batch_improvement(p: Any, q: Any, k: int) -> float:
     r"""One-step batch improvement (Yin et al., Theorem 3; their q is our p).
 
@@ -178,7 +174,6 @@ def batch_improvement(p: Any, q: Any, k: int) -> float:
     return float(tv[0] - np.prod(tv[:-1]))
 
 
-@renamed("sequence.uniform_batch_improvement", M="k")
 def uniform_batch_improvement(r: float, k: int) -> float:
     r"""Closed form for q uniform on V, p uniform on V' in V, r = |V|/|V'| (Yin et al.):
     :math:`\mathrm{BI} = (1 - 1/r) - (1 - 1/r)^k`, since every residual equals p.
@@ -207,7 +202,6 @@ def uniform_batch_improvement(r: float, k: int) -> float:
     return (1 - 1 / r) - (1 - 1 / r) ** k
 
 
-@renamed("sequence.bernoulli_batch_improvement", M="k")
 def bernoulli_batch_improvement(u: float, v: float, k: int) -> float:
     r"""Closed form for draft Ber(u), target Ber(v) (Yin et al., u >= v):
     :math:`\mathrm{BI} = (u - v)(1 - u^{k-1})`.
@@ -277,7 +271,6 @@ def _step(mu: np.ndarray, p: np.ndarray, q: np.ndarray, M: int, continuation: st
     return rejected, nu
 
 
-@renamed("sequence.batch_rejection_profile", M="k")
 def batch_rejection_profile(
     chain: SequencePair, k: int, *, continuation: str = "single", progress: bool = False
 ) -> np.ndarray:
@@ -321,7 +314,6 @@ def batch_rejection_profile(
     return out
 
 
-@renamed("sequence.round_start_measure", M="k")
 def round_start_measure(chain: SequencePair, k: int) -> np.ndarray:
     r"""Measure of the contexts at which a round of batch SD (``"single"``) starts, shape (T, C).
 
@@ -360,7 +352,6 @@ def round_start_measure(chain: SequencePair, k: int) -> np.ndarray:
     return out
 
 
-@renamed("sequence.batch_expected_rejections", M="k")
 def batch_expected_rejections(
     chain: SequencePair, k: int, *, continuation: str = "single", progress: bool = False
 ) -> float:
@@ -453,7 +444,6 @@ def batch_rejection_limit(chain: SequencePair, *, continuation: str = "single") 
     return total
 
 
-@renamed("sequence.simulate_batch_rejections", M="k")
 def simulate_batch_rejections(
     chain: SequencePair,
     k: int,

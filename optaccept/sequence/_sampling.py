@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._lib.display import Tabular, html_fields, renamed
+from .._lib.display import Tabular, html_fields
 from .._lib.stable import residual
 from .._lib.statistics import std_err as sample_std_err
 
@@ -28,7 +28,6 @@ def residual_rows(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return residual(p, q)
 
 
-@renamed(stderr="std_err")
 class RejectionEstimate(float, Tabular):
     """Monte Carlo estimate of an expected number of rejections.
 

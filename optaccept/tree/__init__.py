@@ -29,7 +29,6 @@ Fraction(11, 9)
   :func:`sample_tree`; per-tree values: :func:`tree_value`.
 """
 
-from .._lib.lazy import moved_names
 from ._api import VERIFIERS, accepted_tokens
 from ._best import BEST_STRATEGIES, best_tree
 from ._bounds import upper_bound
@@ -44,13 +43,6 @@ from ._shape import CHILDREN, Shape, as_shape
 from ._shaped_tree import ShapedTree, enumerate_shaped, sample_shaped
 from ._simulate import simulate, simulate_step
 from ._sweep import sweep
-
-# Moved for one release to optaccept.real (tables of real-model trees; real/ sits above
-# tree/, so they load on use): each use warns with the new home.
-__getattr__ = moved_names(
-    __name__, {"tree_table": "optaccept.real:tree_table", "TreeTable": "optaccept.real:TreeTable"}
-)
-
 
 __all__ = [
     "accepted_tokens",

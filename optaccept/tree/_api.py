@@ -10,7 +10,7 @@ from .._errors import InputError, MethodError, SolverError
 from .._lib.limits import show_progress
 from ._checks import PER_TREE, VERIFIERS, _is_markov, _plain, check_shaped, check_verifier, resolve_models
 from ._draft import _chains, enumerate_trees, node_set_law
-from ._draft_law import TreeDraftLaw, as_tree_law, legacy_law
+from ._draft_law import TreeDraftLaw, as_tree_law
 from ._result import TreeResult
 from ._sampling import sample_accepted_tokens
 from ._shaped import shaped_accepted_tokens
@@ -19,7 +19,6 @@ from ._token_optimal import token_optimal_value
 __all__ = ["accepted_tokens", "VERIFIERS", "PER_TREE", "resolve_models", "check_verifier", "check_shaped"]
 
 
-@legacy_law("tree.accepted_tokens", at=2, positional=("length", "k", "drafts", "verifier"))
 def accepted_tokens(
     target: Any,
     draft: Any = None,
@@ -52,8 +51,6 @@ def accepted_tokens(
         (``"topk"``, ties to the smaller id), b draws without replacement (``"swor"``),
         or b independent draws (``"iid"``, equal siblings stay separate nodes).  Top-k
         trees are deterministic, so every verifier's value is exact at any vocabulary.
-        The previous spelling (``length=, k=, drafts="iid"`` or ``shape=, children=``)
-        still works for one release, with a ``DeprecationWarning``.
     verifier : {"token", "block", "traversal", "optimal", "token_optimal", "target_only"}
         See docs/trees.md.  ``"block"`` needs one chain; ``"traversal"`` needs
         siblings drawn without replacement; ``"token"``, ``"traversal"`` and

@@ -29,7 +29,7 @@ from ..drafts import IID, WithoutReplacement
 from ..optimal import optimal_acceptance
 from ._checks import _is_markov, resolve_models
 from ._draft import sample_tree
-from ._draft_law import TreeDraftLaw, as_tree_law, legacy_law
+from ._draft_law import TreeDraftLaw, as_tree_law
 from ._models import as_model
 from ._result import TreeResult
 from ._shape import topk_indices
@@ -137,7 +137,6 @@ def _p_of(P: Any, w: Prefix) -> float:
     return v
 
 
-@legacy_law("tree.upper_bound", at=2)
 def upper_bound(
     target: Any,
     draft: Any = None,
@@ -166,8 +165,7 @@ def upper_bound(
         As in :func:`accepted_tokens` (a Markov pair as ``target`` alone).
     drafts : TreeDraftLaw, optional
         The draft tree's law, chains or a shape, as in :func:`accepted_tokens` (default:
-        one chain of one token; ``length=, k=, drafts="iid"`` and ``shape=, children=``
-        still work for one release, with a ``DeprecationWarning``).
+        one chain of one token).
     samples : int, optional
         Estimate the depth ≥ 2 terms from this many sampled trees (at least 2).
     rng : numpy.random.Generator or int, optional

@@ -9,27 +9,17 @@ argument, ``drafts``:
 * ``k`` chains of ``length`` tokens drawn ``children="iid"`` (independently) or ``"swor"``
   (distinct first tokens, :mod:`optaccept.tree._draft`):
   ``TreeDraftLaw(length=2, k=3, children="swor")``.
-
-Calls in the spelling of the previous release (``length=, k=, drafts="iid"`` or ``shape=,
-children=``) are rewritten into a :class:`TreeDraftLaw` by :func:`legacy_law`, with a
-``DeprecationWarning``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from .._deprecated import legacy, warn_deprecated
 from .._errors import InputError
 from ._draft import DRAFT_LAWS, _check
 from ._shape import Shape, as_shape, check_children
 
-__all__ = ["TreeDraftLaw", "as_tree_law", "legacy_law"]
-
-#: the arguments that spelled the tree's law before :class:`TreeDraftLaw`
-OLD_LAW = ("length", "k", "shape", "children")
+__all__ = ["TreeDraftLaw", "as_tree_law"]
 
 
 class TreeDraftLaw:
@@ -156,72 +146,3 @@ def as_tree_law(drafts: Any, name: str = "drafts") -> TreeDraftLaw:
     if isinstance(drafts, Shape):
         raise InputError(f"{name}: a Shape needs its children's law: TreeDraftLaw(shape, children)")
     raise InputError(f"{name}: a tree.TreeDraftLaw (shape and children, or k chains of length tokens), got {drafts!r}")
-
-
-def law_from_old(old: dict[str, Any], drafts: Any) -> TreeDraftLaw:
-    """The law that ``length, k, drafts`` (a law name) or ``shape, children`` spelled."""
-    shape, children = old.get("shape"), old.get("children")
-    length, k = old.get("length"), old.get("k")
-    name = drafts if isinstance(drafts, str) else None
-    if shape is not None:
-        # the previous release's defaults (length 1, k = 1, "iid") were ignored beside shape=
-        if length not in (None, 1) or k not in (None, 1) or name not in (None, "iid"):
-            raise InputError("shape: give either shape= and children= or length=, k=, drafts=, not both")
-        if children is None:
-            raise InputError("children: give 'topk', 'swor' or 'iid' with shape=")
-        check_children(children)
-        return TreeDraftLaw(shape, children)
-    if children is not None:
-        raise InputError("children: goes with shape=; for k chains use drafts=")
-    L, kk, law = _check(1 if length is None else length, 1 if k is None else k, "iid" if name is None else name)
-    return TreeDraftLaw(length=L, k=kk, children=law)
-
-
-def legacy_law(func: str, *, at: int, positional: tuple[str, ...] = ()) -> Any:
-    """Decorator: calls that spell the tree's law the old way (``length=, k=, drafts="iid"``,
-    ``shape=, children=``, or old positional arguments from index ``at``) get ``drafts=`` a
-    :class:`TreeDraftLaw` instead, with a ``DeprecationWarning``.
-
-    Parameters
-    ----------
-    func : str
-        The public name, for the warning.
-    at : int
-        Index of ``drafts`` among the positional parameters of the new signature.
-    positional : tuple of str
-        The old positional parameters from index ``at`` on (e.g. ``("length", "k", "drafts",
-        "verifier")``); a call is in the old order when its argument at ``at`` is an
-        integer (the old ``length``).
-
-    Returns
-    -------
-    callable
-        The decorator.
-    """
-
-    def rewrite(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        old: dict[str, Any] = {}
-        if positional and len(args) > at and isinstance(args[at], (int, np.integer)) and not isinstance(args[at], bool):
-            for pname, value in zip(positional, args[at:], strict=False):
-                if pname in kwargs:
-                    raise InputError(f"{pname}: given twice (by position and by keyword)")
-                kwargs[pname] = value
-            args = args[:at]
-        for pname in OLD_LAW:
-            if pname in kwargs:
-                old[pname] = kwargs.pop(pname)
-        drafts = kwargs.get("drafts")
-        if not old and not isinstance(drafts, str):
-            return args, kwargs
-        if isinstance(drafts, TreeDraftLaw):
-            raise InputError(f"drafts: give the tree's law once (drafts= a TreeDraftLaw, not also {', '.join(old)}=)")
-        spelled = [f"{n}=" for n in old] + ([f"drafts={drafts!r}"] if isinstance(drafts, str) else [])
-        warn_deprecated(
-            func,
-            ", ".join(spelled),
-            "drafts=tree.TreeDraftLaw(shape, children) or TreeDraftLaw(length=, k=, children=)",
-        )
-        kwargs["drafts"] = law_from_old(old, drafts)
-        return args, kwargs
-
-    return legacy(rewrite)

@@ -23,16 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from .._deprecated import legacy, warn_deprecated
 from .._errors import InputError, MethodError
 from .._lib.limits import show_progress
 from .._lib.statistics import clustered_mean
 from .._lib.statistics import std_err as sample_std_err
 from .._lib.validation import check_rng
-from ._checks import PER_TREE, _is_pair, check_shaped, check_verifier, resolve_models
+from ._checks import PER_TREE, check_shaped, check_verifier, resolve_models
 from ._draft import DraftTree, sample_tree
-from ._draft_law import TreeDraftLaw, as_tree_law, legacy_law
-from ._models import _Cached, as_model, model_pair
+from ._draft_law import TreeDraftLaw, as_tree_law
+from ._models import _Cached, as_model
 from ._result import TreeResult
 from ._shaped_tree import ShapedTree, sample_shaped
 
@@ -73,27 +72,6 @@ def tree_value(tree: DraftTree | ShapedTree, target: Any, draft: Any, verifier: 
     return PER_TREE[verifier](tree, P, Q)
 
 
-def _prompt_rewrite(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """``prompt=s`` of the previous release: the pair's models from state s."""
-    if "prompt" not in kwargs:
-        return args, kwargs
-    prompt = kwargs.pop("prompt")
-    warn_deprecated(
-        "tree.sample_accepted_tokens", "prompt=", "the models of one state, *tree.model_pair(pair, prompt=s)"
-    )
-    args = list(args)
-    target = args[0] if args else kwargs.pop("target")
-    draft = args[1] if len(args) > 1 else kwargs.pop("draft", None)
-    if _is_pair(target):
-        if draft is not None:
-            raise InputError("draft: leave it out when target is a MarkovPair or PositionPair (it holds both)")
-        target, draft = model_pair(target, prompt=prompt)
-    return (target, draft, *args[2:]), kwargs
-
-
-_legacy_prompt = legacy(_prompt_rewrite)
-
-
 def _seed_of(rng: Any) -> int:
     """A seed for the sweep's workers, from a Generator (one draw) or an integer seed."""
     if isinstance(rng, np.random.Generator):
@@ -102,8 +80,6 @@ def _seed_of(rng: Any) -> int:
     return int(rng)
 
 
-@_legacy_prompt
-@legacy_law("tree.sample_accepted_tokens", at=2)
 def sample_accepted_tokens(
     target: Any,
     draft: Any = None,
@@ -123,12 +99,10 @@ def sample_accepted_tokens(
     ----------
     target, draft : sequence models (see :func:`accepted_tokens`).
         For a Markov pair, give the models of one prompt state,
-        ``*tree.model_pair(pair, prompt=s)`` (``prompt=s`` still works for one release,
-        with a ``DeprecationWarning``).
+        ``*tree.model_pair(pair, prompt=s)``.
     drafts : TreeDraftLaw, optional
         The tree's draft law, as in :func:`accepted_tokens` (default: one chain of one
-        token; ``length=, k=, drafts="iid"`` and ``shape=, children=`` still work for one
-        release, with a ``DeprecationWarning``).
+        token).
     verifiers : tuple of str, optional
         Among ``"token"``, ``"block"`` (one chain), ``"traversal"`` (siblings without
         replacement, or one chain), ``"target_only"``.  Default: all that apply.

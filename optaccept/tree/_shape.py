@@ -24,15 +24,13 @@ every node are indexed 0 … b − 1.
 
 A drafted tree is a :class:`~optaccept.tree.ShapedTree`; its nodes are the shape's index
 paths, and ``prefix(node)`` is the token string along the path.  The drafted trees, their
-enumeration and their sampling live in :mod:`optaccept.tree._shaped_tree` (importable from here
-too, for one release).
+enumeration and their sampling live in :mod:`optaccept.tree._shaped_tree`.
 """
 
 from __future__ import annotations
 
 import ast
 import html
-import importlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -42,19 +40,6 @@ from .._errors import InputError, MethodError
 from .._lib.validation import check_choice
 
 __all__ = ["Shape", "CHILDREN", "as_shape", "check_children", "topk_indices"]
-
-#: Drafted trees of a shape, moved to ``_shaped_tree``; still importable from here for one
-#: release, loaded on first use (``_shaped_tree`` imports this module).
-_MOVED = ("ShapedTree", "enumerate_shaped", "count_shaped", "sample_shaped", "topk_tree", "_node_outcomes")
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("optaccept.tree._shaped_tree"), name)
-    globals()[name] = value
-    return value
-
 
 CHILDREN = ("topk", "swor", "iid")
 #: Engines whose parameters :meth:`Shape.to_engine` writes and :meth:`Shape.from_engine` reads.

@@ -20,7 +20,7 @@ from .._lib.limits import show_progress
 from .._lib.stable import residual
 from .._lib.validation import check_choice, check_rng
 from ._draft import sample_tree
-from ._draft_law import TreeDraftLaw, as_tree_law, legacy_law
+from ._draft_law import TreeDraftLaw, as_tree_law
 from ._models import as_model
 from ._shaped_tree import sample_shaped
 
@@ -188,7 +188,6 @@ def simulate_step(tree: Any, P: Callable, Q: Callable, verifier: str, rng: Any) 
     return _RUNNERS[verifier](tree, P, Q, check_rng(rng))
 
 
-@legacy_law("tree.simulate", at=2)
 def simulate(
     target: Any,
     draft: Any,
@@ -211,9 +210,7 @@ def simulate(
     target, draft : sequence models
         ``prefix -> next-token probabilities``.
     drafts : TreeDraftLaw, optional
-        The tree's draft law (default: one chain of one token; ``length=, k=,
-        drafts="iid"`` and ``shape=, children=`` still work for one release, with a
-        ``DeprecationWarning``).
+        The tree's draft law (default: one chain of one token).
     verifier : {"token", "block", "traversal", "target_only"}
         The rule run.
     steps : int

@@ -19,7 +19,6 @@ Sources are loaded inside the task (a file path travels, not its arrays).
 from __future__ import annotations
 
 import hashlib
-import importlib
 import itertools
 import os
 from collections.abc import Callable, Mapping
@@ -27,33 +26,22 @@ from typing import Any
 
 import numpy as np
 
-from .._deprecated import legacy, warn_deprecated
 from .._errors import InputError, MethodError
 from ._api import accepted_tokens
 from ._checks import PER_TREE, check_verifier
-from ._draft_law import TreeDraftLaw, law_from_old
+from ._draft_law import TreeDraftLaw
 from ._sampling import sample_accepted_tokens
 
-__all__ = ["sweep", "load_source"]
+__all__ = ["sweep"]
 
 
-def load_source(source: Any, *, start: int = 0, positions: int | None = None) -> Any:
-    """A sweep source as something :func:`accepted_tokens` takes as ``target`` (with
-    ``draft``): a (target, draft) pair of sequence models or a Markov/position pair.  A path
-    to a distribution file is read by ``optaccept.real.load_source`` (this package reads
-    no files); passing one here still works for one release, with a DeprecationWarning."""
-    if isinstance(source, (str, os.PathLike)):
-        warn_deprecated("tree.load_source", "a path", "optaccept.real.load_source (optaccept.tree reads no files)")
-        return _file_reader()(source, start=start, positions=positions)
+def _as_pair(source: Any) -> Any:
+    """A sweep source that is not a path as something :func:`accepted_tokens` takes as
+    ``target`` (with ``draft``): a (target, draft) pair of sequence models or a
+    Markov/position pair."""
     if isinstance(source, tuple) and len(source) == 2:
         return source
     return (source, None)
-
-
-def _file_reader() -> Callable:
-    """The distribution-file reader of the previous release's path sources (a one-release shim:
-    resolved by name, since optaccept.real sits above this package)."""
-    return importlib.import_module("optaccept.real").load_source
 
 
 def _task(
@@ -69,9 +57,9 @@ def _task(
     """One grid point, every verifier (sampled verifiers share the same trees)."""
 
     if isinstance(source, (str, os.PathLike)):
-        target, draft = (loader or load_source)(source, positions=point["length"] + 1)
+        target, draft = loader(source, positions=point["length"] + 1)
     else:
-        target, draft = load_source(source)
+        target, draft = _as_pair(source)
     rows: dict[str, dict[str, Any]] = {}
     todo = []
     for v in verifiers:
@@ -117,27 +105,6 @@ def _law_of(point: dict[str, Any]) -> TreeDraftLaw:
     return TreeDraftLaw(length=point["length"], k=point["k"], children=point["drafts"])
 
 
-def _old_grid(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """``ks=, lengths=, drafts=("iid", ...)`` of the previous release: their product as laws."""
-    names = kwargs.get("drafts")
-    old_names = names is not None and any(isinstance(d, str) for d in names)
-    if "ks" not in kwargs and "lengths" not in kwargs and not old_names:
-        return args, kwargs
-    if names is not None and any(isinstance(d, TreeDraftLaw) for d in names):
-        raise InputError(
-            "drafts: give the tree's laws once (TreeDraftLaw objects, not also ks=, lengths= or law names)"
-        )
-    given = {"ks=": "ks" in kwargs, "lengths=": "lengths" in kwargs, "drafts=(names)": old_names}
-    spelled = [n for n, g in given.items() if g]
-    ks, lengths = kwargs.pop("ks", (1,)), kwargs.pop("lengths", (1,))
-    names = ("iid",) if names is None else names
-    warn_deprecated("tree.sweep", ", ".join(spelled), "drafts=(tree.TreeDraftLaw(length=, k=, children=), ...)")
-    kwargs["drafts"] = tuple(
-        law_from_old({"length": int(L), "k": int(k)}, d) for k, L, d in itertools.product(ks, lengths, names)
-    )
-    return args, kwargs
-
-
 def _key(row: dict[str, Any]) -> list[int]:
     """Stable integers identifying a grid point (seeds its sampler)."""
 
@@ -145,7 +112,6 @@ def _key(row: dict[str, Any]) -> list[int]:
     return [int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)]
 
 
-@legacy(_old_grid)
 def sweep(
     sources: Any,
     *,
@@ -165,15 +131,14 @@ def sweep(
     ----------
     sources : source or mapping name -> source, or list of sources
         A source is a (target, draft) pair of sequence models, a MarkovPair /
-        PositionPair, or a path to a distribution file (see :func:`load_source`;
-        ``loader(path, positions=...)`` replaces the file reader).  Sources must be
+        PositionPair, or a path to a distribution file read by
+        ``loader(path, positions=...)`` (e.g. :func:`optaccept.real.load_source`).  Sources must be
         picklable for process backends (module-level functions and classes, not
         lambdas, when the backend is not cloudpickle-based).
     temperatures, drafts, verifiers : tuples
         The grid: temperatures × draft laws × verifiers.  ``drafts`` holds chain laws,
         :class:`TreeDraftLaw` ``(length=, k=, children=)`` (default: one chain of one
-        token); ``ks=, lengths=, drafts=("iid", ...)`` (their product) still work for one
-        release, with a ``DeprecationWarning``.  Combinations a verifier does not cover
+        token).  Combinations a verifier does not cover
         (block with k > 1, traversal on iid trees with k > 1) give a row with ``skipped``
         set.
     samples : int, optional
@@ -203,8 +168,7 @@ def sweep(
     if not named:
         raise InputError("sources: at least one source is required")
     if loader is None and any(isinstance(src, (str, os.PathLike)) for _, src in named):
-        warn_deprecated("tree.sweep", "a path source without loader=", "loader=optaccept.real.load_source")
-        loader = _file_reader()
+        raise InputError("loader: a path source needs loader=optaccept.real.load_source (optaccept.tree reads no files)")
     laws = (TreeDraftLaw(),) if drafts is None else tuple(drafts)
     for i, law in enumerate(laws):
         if not isinstance(law, TreeDraftLaw) or law.shape is not None:

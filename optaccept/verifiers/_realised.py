@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._lib.display import Tabular, html_table, renamed
+from .._lib.display import Tabular, html_table
 from .._lib.statistics import bernoulli_std_err
 from .._lib.validation import check_rng, check_size
 from ..drafts import law_from_name, law_names
@@ -26,7 +26,6 @@ from ..optimal import optimal_verifier
 __all__ = ["RealisedAcceptance", "realised_acceptance"]
 
 
-@renamed(se="std_err")
 @dataclasses.dataclass(frozen=True)
 class RealisedAcceptance(Tabular):
     """Monte Carlo acceptance of the optimal verifier at one position.

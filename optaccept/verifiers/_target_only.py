@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from .._deprecated import renamed
 from .._errors import InputError
 from .._lib.sampling import draws
 from .._lib.validation import as_distribution, check_choice
@@ -97,7 +96,6 @@ def _inclusion(law: DraftLaw) -> np.ndarray:
     return np.array([1.0 - float(law.subset_prob([z for z in range(n) if z != y])) for y in range(n)])
 
 
-@renamed("verifiers.target_only_respond", drafts="tokens")
 def target_only_respond(p: Any, tokens: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Outputs of target-only verification for given draft tuples (rows): (y, accepted).
 

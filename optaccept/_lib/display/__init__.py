@@ -3,8 +3,7 @@
 Result types call :func:`html_table` from their ``_repr_html_`` and :func:`short` from their
 ``__repr__``; nothing here imports IPython, and pandas only inside :meth:`Tabular.to_pandas`.
 Every result speaks one vocabulary (``value``, ``std_err``, ``method``, ``ok``; README,
-"Results"): :class:`Tabular` gives it ``to_pandas`` and ``to_latex``, :func:`renamed` keeps its
-old attribute names working for one release.
+"Results"): :class:`Tabular` gives it ``to_pandas`` and ``to_latex``.
 """
 
 from __future__ import annotations
@@ -20,8 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from ..._deprecated import renamed as _renamed_keywords
-from ..._deprecated import renamed_attributes as renamed
 from ..._errors import MissingDependencyError
 from .cells import Estimate, LatexRaw, Shown, cell_text, fmt
 from .latex import LATEX_PREAMBLE, latex_escape, latex_table
@@ -45,7 +42,6 @@ __all__ = [
     "LatexRaw",
     "Tabular",
     "Report",
-    "renamed",
     "VOCABULARY",
 ]
 
@@ -250,7 +246,6 @@ def _is_form(latex: Any) -> bool:
     return isinstance(latex, tuple) and len(latex) == 2 and not isinstance(latex[0], str)
 
 
-@_renamed_keywords("write_table", latex_header="latex")
 def write_table(
     stem: Any,
     header: Sequence[str],

@@ -12,8 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from ..._deprecated import renamed_attributes as renamed
-
 __all__ = ["fmt", "LatexRaw", "Estimate", "Shown", "cell_text"]
 
 
@@ -43,7 +41,6 @@ class LatexRaw(str):
     """A LaTeX table cell written as it is (it may hold math), not escaped."""
 
 
-@renamed(se="std_err")
 @dataclass(frozen=True)
 class Estimate:
     """A table cell holding a value and its standard error: ``0.9392 ± 0.0011`` when read
