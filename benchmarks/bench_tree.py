@@ -142,13 +142,13 @@ def sampling_speed(vocab: int, trees: int) -> None:
         t_rb = time.perf_counter() - t0
         # the models' own share: drawing the same trees and reading their laws only;
         # then the verifiers alone on those cached laws
-        P, Q = tree.as_model(target, "target"), tree.as_model(draft, "draft")
+        P, Q = tree._models.as_model(target, "target"), tree._models.as_model(draft, "draft")
         gen = np.random.default_rng(1)
         kept = []
         t0 = time.perf_counter()
         for i in range(trees):
             Pc, Qc = P.cached(), Q.cached()
-            t = tree.sample_tree(Qc, L, k, drafts, gen)
+            t = tree._draft.sample_tree(Qc, L, k, drafts, gen)
             for u in t.internal_nodes():
                 Pc(u)
             if i < 50:
@@ -157,7 +157,7 @@ def sampling_speed(vocab: int, trees: int) -> None:
         t0 = time.perf_counter()
         for t, Pc, Qc in kept:
             for v in out:
-                tree.tree_value(t, Pc, Qc, v)
+                tree._sampling.tree_value(t, Pc, Qc, v)
         t_ver = (time.perf_counter() - t0) / len(kept)
         # baseline: plain Monte Carlo, one run of the token verifier per drafted tree
         t0 = time.perf_counter()

@@ -33,8 +33,8 @@ N = 49_152
 
 def _calls_only(target, draft, shape) -> float:
     t0 = time.perf_counter()
-    Q = tree.as_model(draft, "draft").cached()
-    P = tree.as_model(target, "target").cached()
+    Q = tree._models.as_model(draft, "draft").cached()
+    P = tree._models.as_model(target, "target").cached()
     t = topk_tree(Q, as_shape(shape))
     for w in t.internal_prefixes():
         P(w)

@@ -34,9 +34,9 @@ def _baseline_table(files: dict) -> tuple[list, list]:
     from optaccept.drafts import IID, WithoutReplacement
     from optaccept.optimal import optimal_acceptance
     from optaccept.real._tables import VERIFIER_NAMES, _clustered
-    from optaccept.sequence import batch_rejection_probability
-    from optaccept.tree import rao_blackwell
+    from optaccept.sequence._batch import batch_rejection_probability
     from optaccept.tree._bounds import tree_bound_terms
+    from optaccept.tree._sampling import rao_blackwell
     from optaccept.verifiers import RRS, RRSWithoutReplacement
 
     rows, diffs = [], []

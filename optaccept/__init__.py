@@ -16,17 +16,8 @@ from __future__ import annotations
 from ._errors import InputError, MethodError, MissingDependencyError, RenormalizedWarning, SolverError
 from ._lib.lazy import lazy_names, listed_names
 from ._version import __version__
-from .drafts import IID, DraftLaw, Greedy, Independent, Joint, SetLaw, SpecHub, WithoutReplacement
-from .optimal import (
-    AcceptanceResult,
-    FlowPlan,
-    TransportPlan,
-    Verification,
-    optimal_acceptance,
-    optimal_verifier,
-    two_draft_condition,
-    verify,
-)
+from .drafts import IID, DraftLaw, Greedy, Independent, Joint, SpecHub, WithoutReplacement
+from .optimal import AcceptanceResult, Verification, optimal_acceptance, optimal_verifier, two_draft_condition, verify
 from .optimal._batched import batched_optimal_acceptance
 
 # Sub-packages and two entry points load on first use (PEP 562): verifiers need
@@ -39,13 +30,9 @@ _LAZY = {
     "llm": ".llm",
     "real": ".real",
     "plots": ".plots",
-    "cli": ".cli",
-    "jobs": ".jobs",
     "tree": ".tree",
     "audit": ".audit",
     "testing": ".testing",
-    "gap_table": ".verifiers:gap_table",
-    "canonical_decomposition": ".verifiers:canonical_decomposition",
 }
 __getattr__ = lazy_names(__name__, _LAZY)
 __dir__ = listed_names(__name__, _LAZY)
@@ -57,11 +44,8 @@ __all__ = [
     "two_draft_condition",
     "batched_optimal_acceptance",
     "AcceptanceResult",
-    "FlowPlan",
-    "TransportPlan",
     "Verification",
     "DraftLaw",
-    "SetLaw",
     "IID",
     "WithoutReplacement",
     "Greedy",
@@ -73,12 +57,14 @@ __all__ = [
     "SolverError",
     "MissingDependencyError",
     "RenormalizedWarning",
-    "gap_table",
-    "canonical_decomposition",
     "verifiers",
     "polyhedra",
     "sequence",
-    "llm",
+    "tree",
     "real",
+    "audit",
+    "testing",
+    "llm",
+    "plots",
     "__version__",
 ]

@@ -59,6 +59,7 @@ import numpy as np
 from .._errors import NORMALIZE_ADVICE, InputError, RenormalizedWarning
 
 __all__ = [
+    "seed_of",
     "SUM_TOL",
     "EPS32",
     "sum_tolerance",
@@ -570,6 +571,33 @@ def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
         f"{name}: must be a numpy.random.Generator or a non-negative integer seed (e.g. "
         f"np.random.default_rng(0); None: fresh entropy), got {plain(rng)}"
     )
+
+
+def seed_of(rng: Any, name: str = "rng") -> int:
+    """An integer seed from ``rng`` under the library's rule (:func:`check_rng`), for work that
+    derives its own streams from one seed (workers, resumable shards): a Generator gives one
+    draw (its stream advances), a non-negative integer is the seed itself, None draws fresh
+    entropy.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator, int or None
+        The randomness.
+    name : str
+        The argument as the caller wrote it, for the message.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InputError
+        If ``rng`` is none of these.
+    """
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and rng >= 0:
+        return int(rng)
+    return int(check_rng(rng, name).integers(2**63 - 1))
 
 
 def check_size(size: Any, name: str = "size") -> int:

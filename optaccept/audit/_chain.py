@@ -36,7 +36,10 @@ from .._lib.display import Report
 from .._lib.sampling import draw
 from .._lib.statistics import ks_threshold, ks_uniform, mean_std_err, within
 from .._lib.validation import check_choice, check_rng, check_size
-from ..tree import DraftTree, TreeDraftLaw, accepted_tokens, as_model, tree_value
+from ..tree import TreeDraftLaw, accepted_tokens
+from ..tree._draft import DraftTree
+from ..tree._models import as_model
+from ..tree._sampling import tree_value
 from ._formats import chain_outputs, flashinfer_chain_outputs
 from ._pit import FALSE_ALARM, ORDERS, pit_values
 

@@ -60,7 +60,9 @@ from .._lib.limits import show_progress
 from .._lib.sampling import draw
 from .._lib.statistics import ks_threshold, ks_uniform, ratio_mean
 from .._lib.validation import check_choice, check_rng, check_size
-from ..tree import DraftTree, as_model, tree_value
+from ..tree._draft import DraftTree
+from ..tree._models import as_model
+from ..tree._sampling import tree_value
 from ._generation_args import ChainDrafting, GenerationOptions
 from ._pit import FALSE_ALARM, pit_values
 

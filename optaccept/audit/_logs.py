@@ -19,8 +19,11 @@ from .._errors import InputError
 from .._lib.sampling import draw
 from .._lib.validation import check_rng
 from ..drafts import IID
-from ..tree import DraftTree, synthetic_pair, tree_value
-from ..verifiers import batched_acceptance, target_only_acceptance
+from ..tree import synthetic_pair
+from ..tree._draft import DraftTree
+from ..tree._sampling import tree_value
+from ..verifiers import batched_acceptance
+from ..verifiers._target_only import target_only_acceptance
 
 __all__ = ["step_values", "StepValues", "synthetic_chain_log", "CHAIN_VERIFIERS", "STEP_VERIFIERS"]
 

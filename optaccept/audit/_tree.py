@@ -2,7 +2,7 @@ r"""Audit a tree verifier: one drafted tree of a given shape per call (docs/audi
 
 ``fn(tokens, parents, P, Q, rng) -> (v, Y)`` verifies a batch of drafted trees: nodes are
 numbered 0 … N in the shape's order (0 is the root; then by depth, then index path, as
-``tree.as_shape(shape).paths``), ``parents`` int (N + 1,) (−1 for the root), ``tokens`` int
+``tree._shape.as_shape(shape).paths``), ``parents`` int (N + 1,) (−1 for the root), ``tokens`` int
 (B, N + 1) the drafted token of each node (−1 for the root and for nodes absent from a tree,
 e.g. children drawn without replacement from a law with a small support), ``P`` and ``Q`` float
 (B, N + 1, n) the target's and the draft's laws after each node's string; it returns the
@@ -28,7 +28,9 @@ from .._errors import InputError, MethodError
 from .._lib.sampling import draw
 from .._lib.statistics import ks_threshold, ks_uniform, mean_std_err, within
 from .._lib.validation import check_rng, check_size
-from ..tree import TreeDraftLaw, accepted_tokens, as_model, sample_shaped, upper_bound
+from ..tree import TreeDraftLaw, accepted_tokens, upper_bound
+from ..tree._models import as_model
+from ..tree._shaped_tree import sample_shaped
 from ._chain import ChainAuditReport
 from ._pit import FALSE_ALARM, ORDERS, pit_values
 

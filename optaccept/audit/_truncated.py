@@ -31,7 +31,7 @@ from .._lib.statistics import bernoulli_std_err, ks_threshold, ks_uniform, withi
 from .._lib.validation import SUM_TOL, _low_precision, _warn, check_choice, check_rng, plain, sum_tolerance
 from ..drafts import law_from_name
 from ..optimal._batched import batched_optimal_acceptance
-from ..verifiers import target_only_acceptance
+from ..verifiers._target_only import target_only_acceptance
 from ._core import _DRAFT_LAWS, AuditReport
 from ._log_rows import _dtype_of, _Rows
 from ._pit import FALSE_ALARM, ORDERS, pit_values

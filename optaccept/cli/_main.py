@@ -74,7 +74,7 @@ def _alpha(args: argparse.Namespace) -> int:
 
 
 def _main_job(args: argparse.Namespace) -> int:
-    from ..jobs import PARTS, run_all
+    from ..jobs._main import PARTS, run_all
 
     unknown = [s for s in args.only or [] if s not in PARTS]
     if unknown:

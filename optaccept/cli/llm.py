@@ -106,7 +106,8 @@ def _extract(args: argparse.Namespace) -> int:
 def _gap_table(args: argparse.Namespace) -> int:
     # Arguments and every file first, before any computation.
 
-    from ..plots import COLUMN_WIDTH, TEXT_WIDTH, paper_figure, paper_style, plot_gaps, save_figure
+    from ..plots import paper_figure, paper_style, plot_gaps, save_figure
+    from ..plots._style import COLUMN_WIDTH, TEXT_WIDTH
     from ..real._storage import Distributions
 
     if args.out is not None and Path(args.out).is_file():

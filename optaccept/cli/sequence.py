@@ -52,13 +52,8 @@ def register(subparsers: Any) -> None:
 
 
 def _rejections(args: argparse.Namespace) -> int:
-    from ..sequence import (
-        MarkovPair,
-        batch_expected_rejections,
-        batch_rejection_limit,
-        simulate_batch_rejections,
-    )
-    from ..sequence._batch import _check_m
+    from ..sequence import MarkovPair, batch_expected_rejections
+    from ..sequence._batch import _check_m, batch_rejection_limit, simulate_batch_rejections
 
     for k in args.k:
         _check_m(k)

@@ -97,7 +97,8 @@ def register(subparsers: Any) -> None:
 
 
 def _shape(text: str) -> Any:
-    from ..tree import Shape, as_shape
+    from ..tree import Shape
+    from ..tree._shape import as_shape
 
     s = text.strip()
     try:
@@ -175,7 +176,7 @@ def _tree(args: argparse.Namespace) -> int:
     if args.chain is not None:
         if args.chain > MAX_CHAIN:
             raise InputError(f"--chain: at most {MAX_CHAIN} tokens, got {args.chain}")
-        shape = tree.as_shape((1,) * args.chain)
+        shape = tree._shape.as_shape((1,) * args.chain)
     else:
         shape = _shape(args.shape) if args.shape is not None else None
     cost = _cost(args.cost, args.budget) if args.cost is not None else None

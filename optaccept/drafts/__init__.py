@@ -20,20 +20,17 @@ limits), ``_iid``, ``_without_replacement``, ``_greedy`` (Greedy and SpecHub), `
 :func:`law_from_name`).
 """
 
-from ._base import MAX_ENUMERATION, DraftLaw, SetLaw
-from ._base import capped_pow as capped_pow  # used by the solvers' size checks
-from ._base import capped_sum as capped_sum
+from ._base import DraftLaw, SetLaw
 from ._explicit import Independent, Joint
 from ._greedy import Greedy, SpecHub
 from ._iid import IID
-from ._registry import CAPABILITIES, LAWS, law_from_name, law_names
+from ._registry import LAWS, law_from_name, law_names
 from ._without_replacement import WithoutReplacement
 
 __all__ = [
     "LAWS",
     "law_from_name",
     "law_names",
-    "CAPABILITIES",
     "DraftLaw",
     "SetLaw",
     "IID",
@@ -42,5 +39,4 @@ __all__ = [
     "Independent",
     "SpecHub",
     "Joint",
-    "MAX_ENUMERATION",
 ]

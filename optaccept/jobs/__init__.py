@@ -5,6 +5,4 @@ of this package per part (``core``, ``verifiers``, ``polyhedra``, ``sequence``, 
 ``trees``), each with ``run(figures_dir, *, quick=False) -> list[Path]``.
 """
 
-from ._main import LOG_DIR, PARTS, QUICK_DIR, main, run_all
-
-__all__ = ["PARTS", "LOG_DIR", "QUICK_DIR", "run_all", "main"]
+__all__: list[str] = []

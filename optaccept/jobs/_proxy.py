@@ -15,7 +15,8 @@ from .._lib.display import Estimate, write_table
 from .._lib.statistics import clustered_mean as _clustered
 from .._lib.statistics import jackknife_std_err
 from .._lib.validation import check_rng
-from ..tree import as_model, sample_tree
+from ..tree._draft import sample_tree
+from ..tree._models import as_model
 from ..tree._verifiers import pos
 
 __all__ = [
@@ -103,7 +104,7 @@ def block_values(chain: Sequence[int], target: Any, draft: Any) -> np.ndarray:
     E[τ] = Σ_i i·h_i·Π_{j>i}(1 − h_j) is affine in h_γ = min(1, p_{γ−1}·P(x_γ)/Q(x_γ)), the
     only weight that reads x_γ, so the average over x_γ replaces h_γ by
     Σ_v min(Q(v), p_{γ−1}·P(v)) at the context x_{<γ}: a Rao–Blackwellisation of the value
-    given the whole chain (``tree.tree_value(..., "block")``), with the same mean.  At γ = 1
+    given the whole chain (``tree._sampling.tree_value(..., "block")``), with the same mean.  At γ = 1
     it is Σ_v min(p(v), q(v)), token-level verification's exact value.
     """
 

@@ -13,8 +13,9 @@ import numpy as np
 from .._errors import InputError
 from .._lib.display import Estimate, write_table
 from ..plots import plot_speed_of_light, save_figure
-from ..tree import BudgetCurve, as_model
+from ..tree import BudgetCurve
 from ..tree._budget import best_first
+from ..tree._models import as_model
 
 __all__ = [
     "entropy_moments",

@@ -12,7 +12,8 @@ from .._errors import MethodError
 from .._lib.display import Shown, write_table
 from ..drafts import IID, Greedy, Independent, SpecHub, WithoutReplacement
 from ..optimal import optimal_acceptance, verify
-from ..plots import TEXT_WIDTH, paper_figure, plot_alpha_vs_k, save_figure
+from ..plots import paper_figure, plot_alpha_vs_k, save_figure
+from ..plots._style import TEXT_WIDTH
 
 __all__ = ["EXAMPLE_P", "EXAMPLE_Q", "run", "example_table"]
 

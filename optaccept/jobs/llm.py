@@ -21,17 +21,9 @@ import numpy as np
 from .._lib.display import CSV_FLOOR, Estimate, write_table
 from .._lib.statistics import std_err as sample_std_err
 from ..llm._prompts import builtin_prompts
-from ..plots import (
-    COLUMN_WIDTH,
-    QUANTITY_LABELS,
-    TEXT_WIDTH,
-    describe_pair,
-    paper_figure,
-    plot_gaps,
-    plot_position_gaps,
-    save_figure,
-)
-from ..plots._style import legend_under
+from ..plots import paper_figure, plot_gaps, save_figure
+from ..plots._llm import describe_pair, plot_position_gaps
+from ..plots._style import COLUMN_WIDTH, QUANTITY_LABELS, TEXT_WIDTH, legend_under
 from ..real._data import sample_path
 from ..real._realised import realised_optimal
 from ..real._storage import Distributions

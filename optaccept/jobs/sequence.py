@@ -8,28 +8,20 @@ import numpy as np
 
 from .. import real
 from .._lib.display import Estimate, Shown, write_table
-from ..plots import (
-    TEXT_WIDTH,
-    describe_pair,
-    paper_figure,
-    plot_batch_improvement,
-    plot_batch_rejections,
-    plot_decoder_losses,
-    plot_pareto_front,
-    plot_simulation,
-    save_figure,
-)
+from ..plots import paper_figure, plot_pareto_front, save_figure
+from ..plots._llm import describe_pair
+from ..plots._sequence import plot_batch_improvement, plot_batch_rejections, plot_decoder_losses, plot_simulation
+from ..plots._style import TEXT_WIDTH
 from ..sequence import (
     MarkovPair,
     PositionPair,
     acceleration,
     batch_expected_rejections,
-    batch_rejection_limit,
     decoder_losses,
     expected_rejections,
-    simulate_batch_rejections,
     simulate_rejections,
 )
+from ..sequence._batch import batch_rejection_limit, simulate_batch_rejections
 
 __all__ = ["run", "SEED"]
 

@@ -24,7 +24,8 @@ import numpy as np
 from .._errors import InputError
 from .._lib.display import Estimate, csv_number, write_table
 from ..llm._prompts import builtin_prompts
-from ..plots import TEXT_WIDTH, paper_figure, plot_accepted_tokens, plot_budget_curve, save_figure
+from ..plots import paper_figure, plot_accepted_tokens, plot_budget_curve, save_figure
+from ..plots._style import TEXT_WIDTH
 from ..real import DraftTrees, trees_path
 from ..real._tables import VERIFIER_NAMES, tree_table
 from ..tree import TreeDraftLaw, budget_curve

@@ -23,7 +23,8 @@ from .._lib.display import CSV_FLOOR, Estimate, Shown, csv_number, write_table
 from .._lib.statistics import std_err as sample_std_err
 from ..drafts import IID
 from ..optimal import optimal_acceptance
-from ..plots import TEXT_WIDTH, VERIFIER_LABELS, paper_figure, plot_acceptance_curves, plot_gap_heatmap, save_figure
+from ..plots import paper_figure, plot_acceptance_curves, plot_gap_heatmap, save_figure
+from ..plots._style import TEXT_WIDTH, VERIFIER_LABELS
 
 __all__ = ["run", "figure2_data", "gap_ensemble", "SEED", "ENSEMBLE_N", "ENSEMBLE_SIZE", "ENSEMBLE_KS"]
 

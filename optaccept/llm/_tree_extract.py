@@ -40,7 +40,8 @@ from .._errors import InputError
 from .._lib.sampling import draws
 from .._lib.validation import check_choice
 from ..real._stored import DraftTrees
-from ..tree import DRAFT_LAWS, TreeDraftLaw  # the tree draft laws, one definition
+from ..tree import TreeDraftLaw
+from ..tree._draft import DRAFT_LAWS
 from ._extract import _check_int, _encode, _meta, _prompt_seed, _resume, _start
 from ._lm_sequence import _TreeRunner
 from ._models import ModelPair

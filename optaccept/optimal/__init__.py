@@ -25,7 +25,7 @@ refuses with :class:`MethodError` naming a method that works — before any allo
 
 from __future__ import annotations
 
-from ._result import AcceptanceResult, FlowPlan, TransportPlan, Verification
+from ._result import AcceptanceResult, Verification
 from ._solve import METHODS, optimal_acceptance, two_draft_condition
 from ._verifier import OptimalVerifier, optimal_verifier
 from ._verifier_batched import optimal_verifier_batched
@@ -36,8 +36,6 @@ __all__ = [
     "verify",
     "two_draft_condition",
     "AcceptanceResult",
-    "FlowPlan",
-    "TransportPlan",
     "Verification",
     "METHODS",
     "optimal_verifier",

@@ -11,7 +11,8 @@ import numpy as np
 
 from .._errors import InputError, MethodError
 from .._lib.validation import check_choice
-from ..drafts import IID, MAX_ENUMERATION, DraftLaw, Greedy, WithoutReplacement
+from ..drafts import IID, DraftLaw, Greedy, WithoutReplacement
+from ..drafts._base import MAX_ENUMERATION
 from . import _exhaustive, _sorted
 from ._advice import (
     MAX_LP_VARIABLES,

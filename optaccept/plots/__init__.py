@@ -22,60 +22,25 @@ helpers                        :func:`save_figure`, :func:`legend_below`,
 =============================  =====================================================
 """
 
-from ._core import LAW_STYLES, alpha_curve, plot_alpha_vs_k
+from ._core import plot_alpha_vs_k
 from ._engines import plot_speed_of_light
-from ._llm import describe_pair, legend_below, plot_gaps, plot_position_gaps
-from ._sequence import (
-    CONTINUATION_LABELS,
-    plot_batch_improvement,
-    plot_batch_rejections,
-    plot_decoder_losses,
-    plot_pareto_front,
-    plot_simulation,
-)
-from ._style import (
-    COLUMN_WIDTH,
-    MIN_FONT_PT,
-    PALETTE,
-    PAPER_RC,
-    QUANTITY_LABELS,
-    TEXT_WIDTH,
-    VERIFIER_LABELS,
-    paper_figure,
-    paper_style,
-    save_figure,
-)
+from ._llm import plot_gaps
+from ._sequence import plot_pareto_front
+from ._style import paper_figure, paper_style, save_figure
 from ._trees import plot_accepted_tokens, plot_budget_curve
 from ._verifiers import plot_acceptance_curves, plot_gap_bars, plot_gap_heatmap
 
 __all__ = [
     "plot_alpha_vs_k",
-    "alpha_curve",
     "plot_acceptance_curves",
     "plot_gap_heatmap",
     "plot_gap_bars",
-    "plot_simulation",
-    "plot_batch_rejections",
-    "plot_batch_improvement",
     "plot_pareto_front",
-    "plot_decoder_losses",
     "plot_gaps",
-    "plot_position_gaps",
     "plot_accepted_tokens",
     "plot_budget_curve",
     "plot_speed_of_light",
-    "legend_below",
-    "describe_pair",
     "save_figure",
     "paper_figure",
     "paper_style",
-    "PAPER_RC",
-    "PALETTE",
-    "COLUMN_WIDTH",
-    "TEXT_WIDTH",
-    "MIN_FONT_PT",
-    "LAW_STYLES",
-    "VERIFIER_LABELS",
-    "QUANTITY_LABELS",
-    "CONTINUATION_LABELS",
 ]

@@ -108,7 +108,8 @@ def plot_batch_rejections(
     matplotlib.axes.Axes
         The Axes drawn on.
     """
-    from ..sequence import batch_expected_rejections, batch_rejection_limit
+    from ..sequence import batch_expected_rejections
+    from ..sequence._batch import batch_rejection_limit
 
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.3))
     Ms = [int(m) for m in Ms]
@@ -169,7 +170,7 @@ def plot_batch_improvement(Ms: Sequence[int], *, r: float = 4.0, u: float = 0.9,
     matplotlib.axes.Axes
         The Axes drawn on.
     """
-    from ..sequence import bernoulli_batch_improvement, uniform_batch_improvement
+    from ..sequence._batch import bernoulli_batch_improvement, uniform_batch_improvement
 
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.0))
     Ms = [int(m) for m in Ms]

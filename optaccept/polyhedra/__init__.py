@@ -13,38 +13,14 @@ pycddlib is optional: this package imports without it, and its functions raise
 (``apt-get install libcdd-dev libgmp-dev`` then ``pip install pycddlib``).
 """
 
-from ._cone import (
-    CDD_INSTALL_HINT,
-    MAX_DD_SECONDS,
-    ConeRays,
-    ConeSize,
-    FarkasCone,
-    cone_size,
-    extreme_rays,
-    farkas_cone,
-    token_orbits,
-    verify_rays,
-)
-from ._report import MAX_SYMBOLIC_TERMS, KDraftReport, check_k_draft_condition, symbolic_terms
-from ._symbolic import DRAFT_LAWS, RayReading, SymbolicLaw, symbolic_law
+from ._cone import ConeRays, FarkasCone, extreme_rays, farkas_cone
+from ._report import KDraftReport, check_k_draft_condition
 
 __all__ = [
-    "CDD_INSTALL_HINT",
-    "DRAFT_LAWS",
-    "MAX_DD_SECONDS",
-    "MAX_SYMBOLIC_TERMS",
     "ConeRays",
-    "ConeSize",
     "FarkasCone",
     "KDraftReport",
-    "RayReading",
-    "SymbolicLaw",
     "check_k_draft_condition",
-    "cone_size",
     "extreme_rays",
     "farkas_cone",
-    "symbolic_law",
-    "symbolic_terms",
-    "token_orbits",
-    "verify_rays",
 ]

@@ -23,7 +23,7 @@ stay importable there for one release.
 from ._data import sample_path
 from ._realised import RealisedTable, realised_optimal
 from ._storage import Distributions, load_source
-from ._stored import DraftTrees, StoredModel, trees_path
+from ._stored import DraftTrees, trees_path
 from ._tables import TreeTable, tree_table
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
     "Distributions",
     "sample_path",
     "DraftTrees",
-    "StoredModel",
     "trees_path",
     "tree_table",
     "TreeTable",

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._lib.validation import check_choice, check_k
-from ..tree import DraftTree
+from ..tree._draft import DraftTree
 from ._data import EXTENDED_TREES_FILES, TREES_FILES, trees_path
 from ._storage import Distributions, SparseRows, _read_archive, _write_archive
 from ._stored_model import StoredModel

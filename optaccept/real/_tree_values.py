@@ -58,7 +58,7 @@ def _exact_root_values(roots: dict[str, Any], drafts: str, k: int, cache: dict) 
 
 def _root_values(roots: dict[str, Any], drafts: str, k: int) -> dict[str, np.ndarray]:
     p, q = roots["p"], roots["q"]
-    from ..sequence import batch_rejection_probability  # (scipy, tqdm): optaccept.real loads without them
+    from ..sequence._batch import batch_rejection_probability
     from ..verifiers import RRS, RRSWithoutReplacement
 
     rule = RRS() if drafts == "iid" or k == 1 else RRSWithoutReplacement()

@@ -15,66 +15,24 @@ target and p for the draft).
   :func:`decoder_losses`.
 """
 
-from ._batch import (
-    CONTINUATIONS,
-    batch_expected_rejections,
-    batch_improvement,
-    batch_rejection_limit,
-    batch_rejection_probability,
-    batch_rejection_profile,
-    bernoulli_batch_improvement,
-    residual_chain,
-    round_start_measure,
-    simulate_batch_rejections,
-    uniform_batch_improvement,
-)
-from ._markov import MarkovPair, PositionPair, SequencePair
-from ._pareto import (
-    DecoderLosses,
-    decoder_losses,
-    optimal_rejection_distribution,
-    output_loss,
-    over_acceptance,
-    pareto_front,
-    rejection_probability,
-)
-from ._rejections import (
-    acceleration,
-    expected_rejections,
-    rejection_profile,
-    scaled_rule,
-    simulate_rejections,
-    unbiased_rejections,
-)
+from ._batch import batch_expected_rejections, batch_improvement
+from ._markov import MarkovPair, PositionPair
+from ._pareto import DecoderLosses, decoder_losses, optimal_rejection_distribution, pareto_front
+from ._rejections import acceleration, expected_rejections, simulate_rejections, unbiased_rejections
 from ._sampling import RejectionEstimate
 
 __all__ = [
-    "CONTINUATIONS",
     "DecoderLosses",
     "MarkovPair",
     "PositionPair",
     "RejectionEstimate",
-    "SequencePair",
     "acceleration",
     "batch_expected_rejections",
     "batch_improvement",
-    "batch_rejection_limit",
-    "batch_rejection_probability",
-    "batch_rejection_profile",
-    "bernoulli_batch_improvement",
     "decoder_losses",
     "expected_rejections",
     "optimal_rejection_distribution",
-    "output_loss",
-    "over_acceptance",
     "pareto_front",
-    "rejection_probability",
-    "rejection_profile",
-    "residual_chain",
-    "round_start_measure",
-    "scaled_rule",
-    "simulate_batch_rejections",
     "simulate_rejections",
     "unbiased_rejections",
-    "uniform_batch_improvement",
 ]

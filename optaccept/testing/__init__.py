@@ -15,6 +15,10 @@ verifier of :mod:`optaccept.verifiers` into such an ``fn``.
 imported on use only, so ``import optaccept.testing`` does not need it.
 """
 
-from ._assert import ACCEPTANCE_SHARE, assert_acceptance, assert_lossless, verifier_fn
+from ._assert import assert_acceptance, assert_lossless, verifier_fn
 
-__all__ = ["assert_lossless", "assert_acceptance", "verifier_fn", "ACCEPTANCE_SHARE"]
+__all__ = [
+    "assert_lossless",
+    "assert_acceptance",
+    "verifier_fn",
+]

@@ -24,8 +24,8 @@ import numpy as np
 
 from .._errors import InputError
 from .._lib.validation import as_distribution_pair, check_choice, check_rng, check_size
-from ..audit import FALSE_ALARM, AuditReport, audit_verifier
-from ..audit._core import DECLARED
+from ..audit import AuditReport, audit_verifier
+from ..audit._core import DECLARED, FALSE_ALARM
 from ..verifiers import Verifier, batched_acceptance
 
 __all__ = ["assert_lossless", "assert_acceptance", "verifier_fn", "ACCEPTANCE_SHARE"]

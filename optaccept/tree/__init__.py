@@ -29,19 +29,17 @@ Fraction(11, 9)
   :func:`sample_tree`; per-tree values: :func:`tree_value`.
 """
 
-from ._api import VERIFIERS, accepted_tokens
-from ._best import BEST_STRATEGIES, best_tree
+from ._api import accepted_tokens
+from ._best import best_tree
 from ._bounds import upper_bound
-from ._budget import STRATEGIES, BudgetCurve, budget_curve
-from ._draft import DRAFT_LAWS, DraftTree, enumerate_trees, sample_tree
+from ._budget import BudgetCurve, budget_curve
 from ._draft_law import TreeDraftLaw
-from ._models import Model, SequenceModel, as_model, model_pair, synthetic_pair, with_temperature
+from ._models import SequenceModel, model_pair, synthetic_pair, with_temperature
 from ._profile import AcceptanceProfile, acceptance_profile
-from ._result import LPCertificate, TreeResult
-from ._sampling import rao_blackwell, sample_accepted_tokens, tree_value
-from ._shape import CHILDREN, Shape, as_shape
-from ._shaped_tree import ShapedTree, enumerate_shaped, sample_shaped
-from ._simulate import simulate, simulate_step
+from ._result import TreeResult
+from ._sampling import sample_accepted_tokens
+from ._shape import Shape
+from ._simulate import simulate
 from ._sweep import sweep
 
 __all__ = [
@@ -53,30 +51,12 @@ __all__ = [
     "best_tree",
     "acceptance_profile",
     "AcceptanceProfile",
-    "BEST_STRATEGIES",
-    "STRATEGIES",
     "Shape",
-    "ShapedTree",
-    "as_shape",
-    "sample_shaped",
-    "enumerate_shaped",
-    "CHILDREN",
     "sample_accepted_tokens",
     "sweep",
     "simulate",
-    "simulate_step",
-    "tree_value",
-    "rao_blackwell",
     "TreeResult",
-    "LPCertificate",
-    "VERIFIERS",
-    "DRAFT_LAWS",
-    "DraftTree",
-    "enumerate_trees",
-    "sample_tree",
     "SequenceModel",
-    "Model",
-    "as_model",
     "model_pair",
     "with_temperature",
     "synthetic_pair",

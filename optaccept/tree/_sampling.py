@@ -27,7 +27,7 @@ from .._errors import InputError, MethodError
 from .._lib.limits import show_progress
 from .._lib.statistics import clustered_mean
 from .._lib.statistics import std_err as sample_std_err
-from .._lib.validation import check_rng
+from .._lib.validation import check_rng, seed_of
 from ._checks import PER_TREE, check_shaped, check_verifier, resolve_models
 from ._draft import DraftTree, sample_tree
 from ._draft_law import TreeDraftLaw, as_tree_law
@@ -70,14 +70,6 @@ def tree_value(tree: DraftTree | ShapedTree, target: Any, draft: Any, verifier: 
     P = target if isinstance(target, _Cached) else as_model(target, "target").cached()
     Q = draft if isinstance(draft, _Cached) else as_model(draft, "draft").cached()
     return PER_TREE[verifier](tree, P, Q)
-
-
-def _seed_of(rng: Any) -> int:
-    """A seed for the sweep's workers, from a Generator (one draw) or an integer seed."""
-    if isinstance(rng, np.random.Generator):
-        return int(rng.integers(2**63 - 1))
-    check_rng(rng)  # the library's rule: refused with its message unless a seed
-    return int(rng)
 
 
 def sample_accepted_tokens(
@@ -157,7 +149,7 @@ def sample_accepted_tokens(
             )
         check(v)
     P, Q = resolve_models(target, draft, None, temperature)
-    seed = _seed_of(rng)
+    seed = seed_of(rng)
     config = {
         "length": length,
         "k": k,

@@ -168,7 +168,9 @@ def sweep(
     if not named:
         raise InputError("sources: at least one source is required")
     if loader is None and any(isinstance(src, (str, os.PathLike)) for _, src in named):
-        raise InputError("loader: a path source needs loader=optaccept.real.load_source (optaccept.tree reads no files)")
+        raise InputError(
+            "loader: a path source needs loader=optaccept.real.load_source (optaccept.tree reads no files)"
+        )
     laws = (TreeDraftLaw(),) if drafts is None else tuple(drafts)
     for i, law in enumerate(laws):
         if not isinstance(law, TreeDraftLaw) or law.shape is not None:

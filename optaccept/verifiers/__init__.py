@@ -14,28 +14,24 @@ notion="output" | "rule")`` and ``sample(p, q, k, rng, size) -> (y, accepted)``.
 """
 
 from ._all import ALL
-from ._base import NOTIONS, Draws, Verifier
-from ._batched import VERIFIERS as BATCHED_VERIFIERS
+from ._base import Verifier
 from ._batched import batched_acceptance
 from ._canonical import CanonicalDecomposition, canonical_decomposition
 from ._gap import GapTable, gap_table
 from ._greedy import HuGreedy
 from ._khisti import KhistiIS
-from ._kseq import KSeq, kseq_rho
+from ._kseq import KSeq
 from ._optimal import Optimal
 from ._realised import RealisedAcceptance, realised_acceptance
-from ._rrs import RRS, RRSWithoutReplacement, rrs_residuals
+from ._rrs import RRS, RRSWithoutReplacement
 from ._sd import NSS, SD, NaiveTree
 from ._spechub import SpecHubVerifier
-from ._target_only import TargetOnly, target_only_acceptance, target_only_respond
+from ._target_only import TargetOnly
 
 __all__ = [
     "ALL",
     "batched_acceptance",
-    "BATCHED_VERIFIERS",
     "Verifier",
-    "Draws",
-    "NOTIONS",
     "SD",
     "NSS",
     "NaiveTree",
@@ -47,10 +43,6 @@ __all__ = [
     "HuGreedy",
     "Optimal",
     "TargetOnly",
-    "target_only_acceptance",
-    "target_only_respond",
-    "kseq_rho",
-    "rrs_residuals",
     "gap_table",
     "GapTable",
     "canonical_decomposition",

@@ -261,7 +261,7 @@ def gap_table(
     Examples
     --------
     >>> import optaccept as oa
-    >>> t = oa.gap_table([.5, .3, .2], [.2, .3, .5], ks=(2,), progress=False)
+    >>> t = oa.verifiers.gap_table([.5, .3, .2], [.2, .3, .5], ks=(2,), progress=False)
     >>> round(t.alpha["rrs"][2], 6), t.why("sd", 2)
     (0.76, 'not defined for this k')
     """

@@ -282,9 +282,9 @@ have [y0 y0x0 by0] : exists2 y0, y0 \in N x0 & 0 < b y0.
   case: (boolP [exists y in N x0, 0 < b y]) => [/existsP [y /andP [yx by0]]|].
     by exists y.
   move/existsPn => hb.
-  have := hH [set x0]; rewrite big_set1 /nbhd big_set1.
-  rewrite (eq_bigr (fun _ => 0)) ?big1_eq ?(ltr_geF ax0p) // => y yx.
-  by apply/le_anti; rewrite b0 andbT leNgt; move: (hb y); rewrite yx.
+  have h := hH [set x0]; rewrite big_set1 /nbhd big_set1 big1 in h; last first.
+    by move=> y yx; apply/le_anti; rewrite b0 andbT leNgt; move: (hb y); rewrite yx.
+  by move: (lt_le_trans ax0p h); rewrite ltxx.
 have by0' : b y0 != 0 by rewrite gt_eqF.
 pose slack A := \sum_(y in nbhd A) b y - \sum_(x in A) a x.
 pose C (A : {set X}) := (x0 \notin A) && (y0 \in nbhd A).
@@ -305,11 +305,11 @@ have hpush t : 0 <= t -> t <= a x0 -> t <= b y0 ->
         hall (apush a x0 t) (bpush b y0 t)
       & forall f, transport (apush a x0 t) (bpush b y0 t) f -> exists f, transport a b f].
   move=> t0 ta tb ts.
-  have ts' A : x0 \notin A -> y0 \in nbhd A -> t <= slack A.
+  have ts' (A : {set X}) : x0 \notin A -> y0 \in nbhd A -> t <= slack A.
     by move=> h1 h2; apply: ts; rewrite /C h1 h2.
-  split; first exact: apush_ge0; first exact: bpush_ge0.
-    exact: (hall_push a0 b0 hH y0x0 ts').
-  by move=> f hf; eexists; apply: (transport_push y0x0 hf).
+  split=> [x|y||f hf]; first exact: apush_ge0; first exact: bpush_ge0.
+    by apply: hall_push.
+  by eexists; apply: transport_push hf.
 case: (boolP [exists A, C A && (slack A < m)]) => [/existsP [A0 /andP [CA0 sA0]]|].
   (* some set becomes tight: push its slack, then split *)
   case: (arg_minP slack CA0) => B /andP [x0B y0B] Bmin.
@@ -326,9 +326,8 @@ case: (boolP [exists A, C A && (slack A < m)]) => [/existsP [A0 /andP [CA0 sA0]]
     have : \sum_(x in B) apush a x0 t x = 0.
       by rewrite big1 // => x xB; move: (hz x); rewrite xB /= negbK => /eqP.
     rewrite tight => s0.
-    have : bpush b y0 t y0 <= 0.
-      rewrite -s0 -(big_set1 y0 (bpush b y0 t)); apply: sum_subset => //.
-      by rewrite sub1set.
+    have := @sum_subset _ _ (bpush b y0 t) [set y0] (nbhd B) hb.
+    rewrite sub1set y0B big_set1 s0 => /(_ isT).
     by rewrite /bpush eqxx subr_le0 leNgt tb.
   have [f hf0] : exists f, transport (apush a x0 t) (bpush b y0 t) f.
     apply: (@gale_split n _ _ B x0 x1) => //.
@@ -345,13 +344,17 @@ have [ha hb hh hf] := hpush m m0 ma mb ms.
 have [sa sb] := push_sub m.
 case: (lerP (a x0) (b y0)) => h.
   have em : m = a x0 by rewrite /m minEle h.
-  apply: hf; apply: IH => //; rewrite -ltnS; apply: leq_trans hm.
-  rewrite /measure -addSn leq_add ?subset_leq_card //; apply: proper_card.
-  by apply/properP; split => //; exists x0; rewrite !inE ?ax0 // /apush eqxx -em subrr eqxx.
+  have [f hf0] : exists f, transport (apush a x0 m) (bpush b y0 m) f.
+    apply: IH => //; rewrite -ltnS; apply: leq_trans hm.
+    rewrite /measure -addSn leq_add ?subset_leq_card //; apply: proper_card.
+    by apply/properP; split => //; exists x0; rewrite !inE ?ax0 // /apush eqxx -em subrr eqxx.
+  exact: hf hf0.
 have em : m = b y0 by rewrite /m minEle leNgt h.
-apply: hf; apply: IH => //; rewrite -ltnS; apply: leq_trans hm.
+have [f hf0] : exists f, transport (apush a x0 m) (bpush b y0 m) f.
+  apply: IH => //; rewrite -ltnS; apply: leq_trans hm.
 rewrite /measure -addnS leq_add ?subset_leq_card //; apply: proper_card.
-by apply/properP; split => //; exists y0; rewrite !inE ?by0' // /bpush eqxx -em subrr eqxx.
+  by apply/properP; split => //; exists y0; rewrite !inE ?by0' // /bpush eqxx -em subrr eqxx.
+exact: hf hf0.
 Qed.
 
 (* Gale's supply-demand theorem: under Hall's condition, a transport exists *)
@@ -359,3 +362,5 @@ Theorem gale a b : (forall x, 0 <= a x) -> (forall y, 0 <= b y) -> hall a b ->
   exists f, transport a b f.
 Proof. exact: (@gale_rec (measure a b)). Qed.
 End Gale.
+
+Print Assumptions gale.

@@ -127,8 +127,8 @@ def test_transforms_are_uniform_under_h0():
     keys = {"id": np.arange(P0.size), "p": -P0, "q": -Q0, "p/q": P0 / Q0}
     Y = np.repeat(np.arange(P0.size), 50)
     P = np.tile(P0, (Y.size, 1))
-    for order in audit.ORDERS:
-        u = audit.pit_values(P, np.tile(Q0, (Y.size, 1)), Y, order, rng)
+    for order in audit._core.ORDERS:
+        u = audit._core.pit_values(P, np.tile(Q0, (Y.size, 1)), Y, order, rng)
         idx = np.argsort(keys[order], kind="stable")
         lo = np.empty(P0.size)
         lo[idx] = np.concatenate([[0.0], np.cumsum(P0[idx])[:-1]])
@@ -192,7 +192,7 @@ def _log(tmp_path, name, bad=False):
 
 
 def test_command_line_exit_status_and_errors(tmp_path, capsys):
-    from optaccept.cli import main
+    from optaccept.cli._main import main
 
     assert main(["audit", str(_log(tmp_path, "ok.npz")), "--declared", "target_only"]) == 0
     assert "lossless" in capsys.readouterr().out

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from optaccept.cli import main
+from optaccept.cli._main import main
 
 
 def _laws(rng, T, n):

@@ -16,7 +16,7 @@ from optaccept import audit
 def test_sglang_kernel_test_trees():
     # the two trees of SGLang's tree_speculative_sampling_target_only test, read by hand:
     # row 0: root → 1 → 2, root → 3 → 4 → 5; row 1: root → 4 → 5, 4's sibling 1 → 2 → 3
-    assert audit.paths_from_sglang([1, 2, -1, 4, 5, -1], [-1, 3, -1, -1, -1, -1]) == [
+    assert audit._formats.paths_from_sglang([1, 2, -1, 4, 5, -1], [-1, 3, -1, -1, -1, -1]) == [
         (),
         (0,),
         (0, 0),
@@ -24,7 +24,7 @@ def test_sglang_kernel_test_trees():
         (1, 0),
         (1, 0, 0),
     ]
-    assert audit.paths_from_sglang([4, 2, 3, -1, 5, -1], [-1, -1, -1, -1, 1, -1]) == [
+    assert audit._formats.paths_from_sglang([4, 2, 3, -1, 5, -1], [-1, -1, -1, -1, 1, -1]) == [
         (),
         (1,),
         (1, 0),
@@ -52,16 +52,16 @@ def test_round_trips(seed):
     paths = _random_tree(rng, int(rng.integers(1, 15)))
     order = rng.permutation(len(paths))
     shuffled = [paths[i] for i in order]
-    nt, ns = audit.paths_to_sglang(paths)
-    assert audit.paths_from_sglang(nt, ns) == [()] + paths
-    s = audit.paths_to_vllm(shuffled)
-    assert audit.paths_from_vllm(s) == sorted(paths, key=lambda t: (len(t), t))
-    assert audit.paths_to_vllm(audit.paths_from_vllm(s)) == s
+    nt, ns = audit._formats.paths_to_sglang(paths)
+    assert audit._formats.paths_from_sglang(nt, ns) == [()] + paths
+    s = audit._formats.paths_to_vllm(shuffled)
+    assert audit._formats.paths_from_vllm(s) == sorted(paths, key=lambda t: (len(t), t))
+    assert audit._formats.paths_to_vllm(audit._formats.paths_from_vllm(s)) == s
 
 
 def test_vllm_string_is_sorted_breadth_first_and_used_by_audit_tree():
-    assert audit.paths_from_vllm("[(1,), (0, 0), (0,)]") == [(0,), (1,), (0, 0)]
-    assert audit.paths_to_vllm([[0], [0, 0], [1]]) == "[(0,), (1,), (0, 0)]"
+    assert audit._formats.paths_from_vllm("[(1,), (0, 0), (0,)]") == [(0,), (1,), (0, 0)]
+    assert audit._formats.paths_to_vllm([[0], [0, 0], [1]]) == "[(0,), (1,), (0, 0)]"
     for bad, match in (
         ("[(0, 1)]", "no parent"),
         ("[(0,), (0,)]", "twice"),
@@ -69,26 +69,26 @@ def test_vllm_string_is_sorted_breadth_first_and_used_by_audit_tree():
         ("[(-1,)]", ">= 0"),
     ):
         with pytest.raises(oa.InputError, match=match):
-            audit.paths_from_vllm(bad)
+            audit._formats.paths_from_vllm(bad)
 
 
 def test_sglang_refusals():
     with pytest.raises(oa.InputError, match="not reached"):
-        audit.paths_from_sglang([1, -1, -1], [-1, -1, -1])
+        audit._formats.paths_from_sglang([1, -1, -1], [-1, -1, -1])
     with pytest.raises(oa.InputError, match="twice"):
-        audit.paths_from_sglang([1, 1, -1], [-1, -1, -1])
+        audit._formats.paths_from_sglang([1, 1, -1], [-1, -1, -1])
     with pytest.raises(oa.InputError, match="without gaps"):
-        audit.paths_to_sglang([[0], [2]])
+        audit._formats.paths_to_sglang([[0], [2]])
 
 
 def test_flattened_chain_batches():
-    X = audit.split_flat_drafts([5, 6, 7, 8, 9, 1], [3, 3, 6])
+    X = audit._formats.split_flat_drafts([5, 6, 7, 8, 9, 1], [3, 3, 6])
     assert [x.tolist() for x in X] == [[5, 6, 7], [], [8, 9, 1]]
     out = np.array([[5, 6, 2, -1], [4, -1, -1, -1], [8, 9, 1, 3]])
     m, Y = audit.chain_outputs(out, [3, 0, 3])
     assert m.tolist() == [2, 0, 3] and Y.tolist() == [2, 4, 3]
     with pytest.raises(oa.InputError, match="cu_num_draft_tokens"):
-        audit.split_flat_drafts([1, 2], [3, 2])
+        audit._formats.split_flat_drafts([1, 2], [3, 2])
     with pytest.raises(oa.InputError, match="padding"):
         audit.chain_outputs([[1, -1, 2]])
     with pytest.raises(oa.InputError, match="num_draft_tokens"):
@@ -106,8 +106,8 @@ def test_every_small_tree_round_trips():
                 continue
             if any(p[-1] > 0 and p[:-1] + (p[-1] - 1,) not in s for p in combo):
                 continue
-            nt, ns = audit.paths_to_sglang(list(combo))
-            assert audit.paths_from_sglang(nt, ns) == [()] + list(combo)
+            nt, ns = audit._formats.paths_to_sglang(list(combo))
+            assert audit._formats.paths_from_sglang(nt, ns) == [()] + list(combo)
             count += 1
     # ordered trees with 1–4 nodes below the root: Catalan 1 + 2 + 5 + 14, less the two of 4 nodes
     # that need depth 4 or 4 children

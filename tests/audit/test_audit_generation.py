@@ -34,14 +34,14 @@ def test_serial_values_uniform_under_independence_and_not_otherwise():
     rng = np.random.default_rng(0)
     U = rng.random((20_000, 6))
     for off in (0, 1):
-        W = audit.serial_values(U, 4, 1, off)
+        W = audit._generation.serial_values(U, 4, 1, off)
         assert W.size == 20_000 * (3 if off == 0 else 2)
         assert np.all((W >= 0) & (W <= 1))
         # DKW at 1e-6: a uniform sample stays within the band
         assert audit._core._ks_uniform(W) < np.sqrt(np.log(2 / 1e-6) / (2 * W.size))
     U[:, 1::2] = U[:, 0::2]  # every pair (U_0, U_1), (U_2, U_3), … fully dependent
     # within bin b the second value lies in [b/4, (b + 1)/4]: distance (1/4)(1 − 1/4) = 0.1875
-    assert audit._core._ks_uniform(audit.serial_values(U, 4, 1, 0)) == pytest.approx(0.1875, abs=0.01)
+    assert audit._core._ks_uniform(audit._generation.serial_values(U, 4, 1, 0)) == pytest.approx(0.1875, abs=0.01)
 
 
 def test_correct_plain_loop_passes_and_reused_stream_is_flagged(pair):

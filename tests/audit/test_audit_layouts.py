@@ -48,11 +48,15 @@ def _random_tree(rng, size):
 
 def test_eagle_hand_derived_examples():
     # choices [0], [1], [0,0], [0,1], [1,0] are nodes 1..5; leaves 3, 4, 5
-    assert audit.paths_to_eagle([[0], [1], [0, 0], [0, 1], [1, 0]]).tolist() == [[0, 1, 3], [0, 1, 4], [0, 2, 5]]
+    assert audit._formats.paths_to_eagle([[0], [1], [0, 0], [0, 1], [1, 0]]).tolist() == [
+        [0, 1, 3],
+        [0, 1, 4],
+        [0, 2, 5],
+    ]
     # a shorter leaf is padded with −1 and sorted last
-    assert audit.paths_to_eagle([[1], [0, 0], [0]]).tolist() == [[0, 1, 3], [0, 2, -1]]
-    assert audit.paths_from_eagle([[0, 1, 3], [0, 2, -1]]) == [(), (0,), (1,), (0, 0)]
-    assert audit.paths_to_eagle([[0]]).tolist() == [[0, 1]]
+    assert audit._formats.paths_to_eagle([[1], [0, 0], [0]]).tolist() == [[0, 1, 3], [0, 2, -1]]
+    assert audit._formats.paths_from_eagle([[0, 1, 3], [0, 2, -1]]) == [(), (0,), (1,), (0, 0)]
+    assert audit._formats.paths_to_eagle([[0]]).tolist() == [[0, 1]]
 
 
 @pytest.mark.parametrize("seed", range(25))
@@ -60,14 +64,14 @@ def test_eagle_against_its_construction_and_round_trips(seed):
     rng = np.random.default_rng(seed)
     paths = _random_tree(rng, int(rng.integers(1, 40)))
     shuffled = [list(paths[i]) for i in rng.permutation(len(paths))]
-    R = audit.paths_to_eagle(shuffled)
+    R = audit._formats.paths_to_eagle(shuffled)
     assert R.tolist() == _eagle_reference(shuffled)
     shape = tree.Shape.from_choices(shuffled)
-    back = audit.paths_from_eagle(R)
+    back = audit._formats.paths_from_eagle(R)
     assert back[1:] == list(shape.paths)
     assert tree.Shape.from_choices(back[1:]) == shape
     assert audit.shape_from_layout({"retrieve_indices": R}) == shape
-    nt, ns = audit.paths_to_sglang(shape.to_choices())
+    nt, ns = audit._formats.paths_to_sglang(shape.to_choices())
     assert audit.shape_from_layout({"retrieve_next_token": nt, "retrieve_next_sibling": ns}) == shape
     assert audit.shape_from_layout(shape.to_vllm()) == shape
 
@@ -83,9 +87,9 @@ def test_every_small_tree_matches_eagle():
             except oa.InputError:
                 continue
             count += 1
-            R = audit.paths_to_eagle(sub)
+            R = audit._formats.paths_to_eagle(sub)
             assert R.tolist() == _eagle_reference(sub)
-            assert audit.paths_from_eagle(R)[1:] == list(shape.paths)
+            assert audit._formats.paths_from_eagle(R)[1:] == list(shape.paths)
     assert count == 20  # the ordered trees of 1–4 nodes, less the 4-chain (depth 4) and the 4-star
 
 
@@ -101,10 +105,10 @@ def test_eagle_refusals():
         ([[0]], "shape"),
     ):
         if match is None:
-            audit.paths_from_eagle(bad)
+            audit._formats.paths_from_eagle(bad)
             continue
         with pytest.raises(oa.InputError, match=match):
-            audit.paths_from_eagle(bad)
+            audit._formats.paths_from_eagle(bad)
     with pytest.raises(oa.InputError, match="retrieve_indices"):
         audit.shape_from_layout({"retrieve_indices": [[0, 2, 1]]})
     with pytest.raises(oa.InputError, match="mapping"):
@@ -129,7 +133,7 @@ def test_sglang_kernel_test_outputs(predicts, accept_index, accept_num, nodes, t
     assert v.tolist() == nodes and Y.tolist() == tokens
     # the accepted node's path has as many indices as accepted drafted tokens
     for b in range(2):
-        paths = audit.paths_from_sglang(_NEXT_TOKEN[b], _NEXT_SIBLING[b])
+        paths = audit._formats.paths_from_sglang(_NEXT_TOKEN[b], _NEXT_SIBLING[b])
         assert len(paths[v[b]]) == accept_num[b]
     with pytest.raises(oa.InputError, match="accept_token_num"):
         audit.sglang_outputs(predicts, accept_index, _RETRIEVE_INDEX, [1, 2])
@@ -224,11 +228,11 @@ def _rrs_tree(tokens, parents, P, Q, rng):
 
 def test_audit_tree_takes_eagle_and_sglang_layouts():
     choices = [[0], [1], [0, 0], [0, 1]]
-    nt, ns = audit.paths_to_sglang(choices)
+    nt, ns = audit._formats.paths_to_sglang(choices)
     layouts = [
-        {"retrieve_indices": audit.paths_to_eagle(choices)},
+        {"retrieve_indices": audit._formats.paths_to_eagle(choices)},
         {"retrieve_next_token": nt, "retrieve_next_sibling": ns},
-        audit.paths_to_vllm(choices),
+        audit._formats.paths_to_vllm(choices),
     ]
     base = audit.audit_tree(
         _rrs_tree, *PAIR, tree.TreeDraftLaw(choices, "swor"), steps=800, rng=np.random.default_rng(3), declared="token"

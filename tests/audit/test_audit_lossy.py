@@ -60,7 +60,7 @@ def test_static_ensemble_exact_values_and_on_the_front(w):
     assert rep.bias_low <= float(bias) <= rep.bias_high
     assert rep.bias_high - rep.bias_low < 0.013
     # on the front: the best acceptance at its bias is its own
-    assert audit.front_acceptance(PF, QF, float(bias)) == pytest.approx(float(accept), abs=1e-12)
+    assert audit._lossy.front_acceptance(PF, QF, float(bias)) == pytest.approx(float(accept), abs=1e-12)
     assert abs(rep.gap) < 5 * rep.std_err + (rep.bias_high - rep.bias_low)
     assert "bias TV(output, p)" in str(rep) and "estimate ± s.e." in str(rep)
 
@@ -107,7 +107,7 @@ def test_front_against_its_closed_form(seed):
     pairs.append((p0 / p0.sum(), rng.dirichlet(np.ones(n))))  # a zero of p
     for p, q in pairs:
         for b in (0.0, 1e-9, 0.05, 0.3, 1.0, rng.random()):
-            assert audit.front_acceptance(p, q, b) == pytest.approx(_front_closed_form(p, q, b), abs=1e-12)
+            assert audit._lossy.front_acceptance(p, q, b) == pytest.approx(_front_closed_form(p, q, b), abs=1e-12)
 
 
 def test_refusals_before_any_call():
@@ -128,7 +128,7 @@ def test_refusals_before_any_call():
     with pytest.raises(oa.InputError, match="fn"):
         audit.audit_lossy(lambda *a: a[2][:, 0], PF, QF, samples=10, rng=0)
     with pytest.raises(oa.InputError, match="bias"):
-        audit.front_acceptance(PF, QF, -0.1)
+        audit._lossy.front_acceptance(PF, QF, -0.1)
 
 
 def test_hugging_face_ensemble_mode():

@@ -9,7 +9,7 @@ import pytest
 
 import optaccept as oa
 from optaccept import audit
-from optaccept.verifiers import target_only_acceptance
+from optaccept.verifiers._target_only import target_only_acceptance
 
 
 def _log(T, n, m, k, rng, rule, scale=2.0):

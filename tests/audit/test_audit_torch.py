@@ -1,4 +1,4 @@
-"""The audit of torch implementations (audit.torch_adapter) and the gap split into its
+"""The audit of torch implementations (audit._core.torch_adapter) and the gap split into its
 verifier and draft-law parts."""
 
 from __future__ import annotations
@@ -43,11 +43,11 @@ def _torch_rrs(P, Q, X, gen, *, truncate=None):
 def test_torch_implementation_audited_through_the_adapter():
     rng = np.random.default_rng(3)
     p, q = rng.dirichlet(np.ones(8)), rng.dirichlet(np.ones(8))
-    fn = audit.torch_adapter(_torch_rrs, dtype=torch.float64)
+    fn = audit._core.torch_adapter(_torch_rrs, dtype=torch.float64)
     rep = audit.audit_verifier(fn, p, q, k=3, samples=100_000, rng=np.random.default_rng(0), declared="rrs")
     assert rep.lossless and abs(rep.expected_z) < 5
     # the same code with the ratio against a truncated q (the drafts came from the full q)
-    bad = audit.torch_adapter(lambda P, Q, X, g: _torch_rrs(P, Q, X, g, truncate=3), dtype=torch.float64)
+    bad = audit._core.torch_adapter(lambda P, Q, X, g: _torch_rrs(P, Q, X, g, truncate=3), dtype=torch.float64)
     rep_bad = audit.audit_verifier(bad, p, q, k=3, samples=100_000, rng=np.random.default_rng(0))
     assert not rep_bad.lossless
     # reproducible: the torch generator is seeded from the audit's numpy generator
@@ -59,7 +59,7 @@ def test_torch_implementation_audited_through_the_adapter():
 def test_gap_split_into_verifier_and_draft_law_parts():
     rng = np.random.default_rng(4)
     p, q = rng.dirichlet(np.ones(10) * 0.5), rng.dirichlet(np.ones(10) * 0.5)
-    fn = audit.torch_adapter(_torch_rrs, dtype=torch.float64)
+    fn = audit._core.torch_adapter(_torch_rrs, dtype=torch.float64)
     rep = audit.audit_verifier(fn, p, q, k=3, drafts="iid", samples=50_000, rng=np.random.default_rng(1))
     want = {
         "iid": oa.optimal_acceptance(p, oa.IID(q, 3)).value,
@@ -82,7 +82,7 @@ def test_audit_log_streams_memory_maps_and_compares_laws(tmp_path):
     np.save(tmp_path / "Q.npy", Q)
     Pm, Qm = np.load(tmp_path / "P.npy", mmap_mode="r"), np.load(tmp_path / "Q.npy", mmap_mode="r")
     X = np.stack([rng.choice(n, size=2, p=Q[t] / Q[t].sum()) for t in range(T)])
-    fn = audit.torch_adapter(_torch_rrs, dtype=torch.float64)
+    fn = audit._core.torch_adapter(_torch_rrs, dtype=torch.float64)
     Y = np.concatenate(
         [
             fn(P[i : i + 500].astype(np.float64), Q[i : i + 500].astype(np.float64), X[i : i + 500], rng)

@@ -33,7 +33,7 @@ def test_chain_step_values_average_to_the_enumerated_value(verifier, seed):
     P = np.array([[table_p[c[:i]] for i in range(g + 1)] for c in chains])
     Q = np.array([[table_q[c[:i]] for i in range(g)] for c in chains])
     weight = np.array([math.prod(table_q[c[:i]][c[i]] for i in range(g)) for c in chains])
-    vals = audit.step_values({"P": P, "Q": Q, "X": np.array(chains)}, verifier).exact
+    vals = audit._logs.step_values({"P": P, "Q": Q, "X": np.array(chains)}, verifier).exact
     ref = tree.accepted_tokens(
         lambda u: table_p[tuple(u)], lambda u: table_q[tuple(u)], length=g, verifier=verifier
     ).value
@@ -45,13 +45,13 @@ def test_padded_chains_and_zero_ratios():
     P = np.tile(p, (2, 3, 1))
     Q = np.tile(q, (2, 2, 1))
     X = np.array([[0, 2], [1, -1]])  # token 2 has p = 0: nothing after it; a chain of one
-    vals = audit.step_values({"P": P, "Q": Q, "X": X}).exact
+    vals = audit._logs.step_values({"P": P, "Q": Q, "X": X}).exact
     np.testing.assert_allclose(vals, [1.0, 1.0])
 
 
 def test_tree_log_matches_exact_topk_value():
     target, draft = tree.synthetic_pair(6, seed=3)
-    shape = tree.as_shape((3, 2))
+    shape = tree._shape.as_shape((3, 2))
     ref = tree.accepted_tokens(target, draft, shape=shape, children="topk", verifier="target_only")
     t = ref.details["tree"]
     paths = list(shape.paths)
@@ -59,7 +59,7 @@ def test_tree_log_matches_exact_topk_value():
     parents = np.array([-1] + [index[u[:-1]] for u in paths])
     tokens = np.array([[-1] + [t.tokens.get(u, -1) for u in paths]])
     P = np.array([[target(t.prefix(u)) if u in t.tokens or u == () else np.full(6, 1 / 6) for u in [(), *paths]]])
-    vals = audit.step_values({"tokens": tokens, "parents": parents, "P": P}).exact
+    vals = audit._logs.step_values({"tokens": tokens, "parents": parents, "P": P}).exact
     assert vals[0] == pytest.approx(float(ref.value), rel=1e-12)
 
 
@@ -83,8 +83,8 @@ def test_clustered_errors_match_their_definition():
 def pools():
     """Two small decoded pools on the built-in pair: the same prompts, a good and a worse draft."""
     kw = dict(tokens=12, gamma=3, n=16)
-    base = audit.synthetic_chain_log(240, noise=1.0, rng=0, rows=False, **kw)
-    worse = audit.synthetic_chain_log(240, noise=1.6, rng=1, rows=False, **kw)
+    base = audit._logs.synthetic_chain_log(240, noise=1.0, rng=0, rows=False, **kw)
+    worse = audit._logs.synthetic_chain_log(240, noise=1.6, rng=1, rows=False, **kw)
     return base, worse
 
 
@@ -149,7 +149,7 @@ def test_sample_size_formula(pools):
 
 
 def test_npz_round_trip_and_refusals(tmp_path):
-    log = audit.synthetic_chain_log(4, tokens=6, gamma=2, n=8, rng=0)
+    log = audit._logs.synthetic_chain_log(4, tokens=6, gamma=2, n=8, rng=0)
     path = tmp_path / "log.npz"
     np.savez(path, **log)
     g = audit.regression_gate(path, log)
@@ -181,6 +181,6 @@ def test_one_token_log_values_are_each_rows_exact_acceptance(verifier, cls, k):
     P[:5] /= P[:5].sum(axis=1, keepdims=True)
     Q[5:8] = P[5:8]  # p = q
     X = rng.integers(0, n, size=(T, k))
-    vals = audit.step_values({"P": P, "Q": Q, "X": X, "request": np.arange(T) // 4}, verifier).exact
+    vals = audit._logs.step_values({"P": P, "Q": Q, "X": X, "request": np.arange(T) // 4}, verifier).exact
     ref = [getattr(verifiers, cls)().acceptance(P[t], Q[t], k) for t in range(T)]
     np.testing.assert_allclose(vals, ref, rtol=0, atol=1e-12)

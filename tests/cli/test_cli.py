@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import optaccept as oa
-from optaccept.cli import main
+from optaccept.cli._main import main
 
 P = [0.40, 0.25, 0.15, 0.12, 0.08]
 Q = [0.30, 0.10, 0.35, 0.05, 0.20]
@@ -224,7 +224,7 @@ def test_broken_pipe_ends_quietly(tmp_path) -> None:
 def test_every_option_has_help_with_its_default() -> None:
     import argparse
 
-    from optaccept.cli import build_parser
+    from optaccept.cli._main import build_parser
 
     def walk(parser, path):
         for action in parser._actions:
@@ -274,7 +274,7 @@ def test_spechub_without_k_and_the_renormalised_warning(capsys) -> None:
 def test_the_bad_input_walk_covers_every_subcommand() -> None:
     import argparse
 
-    from optaccept.cli import build_parser
+    from optaccept.cli._main import build_parser
 
     def commands(parser, prefix=()):
         for action in parser._actions:

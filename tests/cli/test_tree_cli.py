@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from optaccept import tree
-from optaccept.cli import main
+from optaccept.cli._main import main
 
 
 def _run(capsys, *argv):
@@ -135,12 +135,12 @@ def test_engine_parameters_in_the_output(capsys):
         assert tree.Shape.from_engine(name, got["engines"][name]) == shape
     sg = got["engines"]["sglang"]
     assert sg["speculative_num_draft_tokens"] == 7 and got["engines"]["sglang_static"] is (
-        shape.is_chain or shape.depth == 1 or shape == tree.as_shape((2, 2))
+        shape.is_chain or shape.depth == 1 or shape == tree._shape.as_shape((2, 2))
     )
     rc, out, _ = _run(capsys, "--shape", "2,2", "--vocab", "15", "--contexts", "2", "--json")
     got = json.loads(out)
     assert got["engines"]["sglang_static"] is True
-    assert tree.Shape.from_engine("sglang", got["engines"]["sglang"]) == tree.as_shape((2, 2))
+    assert tree.Shape.from_engine("sglang", got["engines"]["sglang"]) == tree._shape.as_shape((2, 2))
     rc, out, _ = _run(capsys, "--budget", "6", "--vocab", "15", "--contexts", "2")
     assert rc == 0 and "--speculative-num-draft-tokens 7" in out and "max_draft_len=" in out
 

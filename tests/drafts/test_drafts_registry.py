@@ -33,7 +33,7 @@ def _tuple_probs(law):
 @pytest.mark.parametrize("name", list(drafts.LAWS))
 def test_flags_are_booleans_named_in_capabilities(name):
     cls = drafts.LAWS[name]
-    for flag in drafts.CAPABILITIES:
+    for flag in drafts._registry.CAPABILITIES:
         assert isinstance(getattr(cls, flag), bool)
 
 
@@ -100,7 +100,7 @@ def test_batched(name):
 
 def test_law_names_filters_the_registry():
     assert drafts.law_names() == tuple(drafts.LAWS)
-    for flag in drafts.CAPABILITIES:
+    for flag in drafts._registry.CAPABILITIES:
         yes, no = drafts.law_names(**{flag: True}), drafts.law_names(**{flag: False})
         assert sorted(yes + no) == sorted(drafts.LAWS)
         assert all(getattr(drafts.LAWS[n], flag) for n in yes)
@@ -113,7 +113,7 @@ def test_features_ask_the_registry():
     from optaccept import tree, verifiers
     from optaccept.optimal import _batched
 
-    assert tree.DRAFT_LAWS == drafts.law_names(sequential=True)
+    assert tree._draft.DRAFT_LAWS == drafts.law_names(sequential=True)
     assert _batched.DRAFT_LAWS == drafts.law_names(batched=True)
     # a verifier built from (q, k) takes only laws that take k
     for name in drafts.LAWS:

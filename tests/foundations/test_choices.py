@@ -67,7 +67,7 @@ def _entry_points():
     yield "drafts", lambda: verifiers.TargetOnly("spechub"), ("iid", "swor", "greedy")
     yield "law", lambda: verifiers.Optimal("magic"), ("iid", "swor", "greedy", "spechub")
     yield "law", lambda: law_from_name("magic", Q, 2, arg="law"), ("iid", "spechub")
-    yield "drafts", lambda: tree.enumerate_trees(lambda u: Q, 1, 2, "greedy"), ("iid", "swor")
+    yield "drafts", lambda: tree._draft.enumerate_trees(lambda u: Q, 1, 2, "greedy"), ("iid", "swor")
 
 
 @pytest.mark.parametrize("name, call, listed", list(_entry_points()))

@@ -112,7 +112,7 @@ def test_every_solver_takes_float32_model_rows_in_any_dtype(real_like, dtype) ->
         a_greedy = float(oa.optimal_acceptance(p, oa.Greedy(q, 2)).value)
         acc = verifiers.SD().acceptance(p, q, 1)
         acc_rrs = verifiers.RRS().acceptance(p, q, 2)
-        sequence.batch_rejection_probability(p, q, 2)
+        sequence._batch.batch_rejection_probability(p, q, 2)
         sequence.decoder_losses(p, q, [0.0, 0.1])
         pair = sequence.PositionPair(t.astype(dtype), d.astype(dtype))
         sequence.expected_rejections(pair)
@@ -135,11 +135,11 @@ def test_length_mismatch_is_reported_before_the_sum() -> None:
     with pytest.raises(oa.InputError, match=r"p and q: lengths differ \(4 vs 5\)"):
         verifiers.RRS().acceptance(P[:4], Q, 2)
     with pytest.raises(oa.InputError, match="lengths differ"):
-        oa.gap_table(P, Q[:3], ks=(2,))
+        oa.verifiers.gap_table(P, Q[:3], ks=(2,))
     with pytest.raises(oa.InputError, match="lengths differ"):
-        sequence.batch_rejection_probability(P[:4], Q, 2)
+        sequence._batch.batch_rejection_probability(P[:4], Q, 2)
     with pytest.raises(oa.InputError, match="length 4 does not match"):
-        oa.canonical_decomposition(P[:4], oa.IID(Q, 2))
+        oa.verifiers.canonical_decomposition(P[:4], oa.IID(Q, 2))
 
 
 def test_lists_fractions_and_torch_tensors_are_accepted() -> None:
@@ -260,7 +260,7 @@ def test_every_entry_point_has_the_same_bound() -> None:
         lambda p: oa.optimal_acceptance(p, oa.IID(q, 2)),
         lambda p: oa.IID(p, 2),
         lambda p: verifiers.SD().acceptance(p, q, 1),
-        lambda p: oa.gap_table(p, q, ks=(2,), verifiers=[verifiers.SD(), verifiers.RRS()]),
+        lambda p: oa.verifiers.gap_table(p, q, ks=(2,), verifiers=[verifiers.SD(), verifiers.RRS()]),
         lambda p: sequence.decoder_losses(p, q, [0.0]),
         lambda p: sequence.PositionPair(p[None, :], q[None, :]),
         lambda p: as_distribution_rows(p[None, :], "p"),

@@ -191,7 +191,7 @@ BUILDERS = {
         rng=np.random.default_rng(1),
     ),
     "DecoderLosses": lambda: sequence.decoder_losses(P, Q, [0.0, 0.01, 0.05]),
-    "ConeSize": lambda: polyhedra.cone_size(4, 3, reduced=True),
+    "ConeSize": lambda: polyhedra._cone.cone_size(4, 3, reduced=True),
     "FarkasCone": lambda: polyhedra.farkas_cone(3, 2),
     "ConeRays": lambda: polyhedra.extreme_rays(polyhedra.farkas_cone(3, 2, reduced=True), cache=False),
     "KDraftReport": _k_draft_report,
@@ -406,8 +406,8 @@ def test_ok_fails_where_a_check_fails():
 
 
 def test_ok_of_the_polyhedral_results_fails_where_their_check_fails():
-    size = polyhedra.cone_size(3, 2, reduced=False)
-    assert size.ok and not polyhedra.cone_size(5, 3, reduced=False).ok  # 19 s estimated: refused (_size's table)
+    size = polyhedra._cone.cone_size(3, 2, reduced=False)
+    assert size.ok and not polyhedra._cone.cone_size(5, 3, reduced=False).ok  # 19 s estimated: refused (_size's table)
     cone = polyhedra.farkas_cone(3, 2)
     assert cone.ok and len(cone.edges) == 3 * (3**2 - 2**2)  # n·(n^k - (n-1)^k) rows, counted by hand
     assert not dataclasses.replace(cone, edges=cone.edges[:-1]).ok

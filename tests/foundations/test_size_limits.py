@@ -17,7 +17,7 @@ import pytest
 import optaccept as oa
 from optaccept._errors import InputError, MethodError
 from optaccept._lib.limits import show_progress
-from optaccept.cli import main
+from optaccept.cli._main import main
 
 if os.environ.get("CI"):
     import cdd.gmp  # noqa: F401
@@ -147,7 +147,7 @@ def test_extreme_rays_and_farkas_cone_refuse(monkeypatch):
 @pytest.mark.parametrize("reduced", [False, True])
 @pytest.mark.parametrize("n,k", [(2, 2), (2, 5), (3, 2), (3, 4), (4, 3), (5, 2), (4, 6), (6, 3)])
 def test_cone_size_formulas_count_the_built_cone(n, k, reduced):
-    size = polyhedra.cone_size(n, k, reduced=reduced)
+    size = polyhedra._cone.cone_size(n, k, reduced=reduced)
     cone = polyhedra.farkas_cone(n, k, reduced=reduced)
     assert size.cells == len(cone.cells) and size.dim == cone.dim
     assert size.constraints == len(cone.edges) == len(cone.constraint_rows())
@@ -159,7 +159,7 @@ def test_cone_size_formulas_count_the_built_cone(n, k, reduced):
 )
 def test_ray_count_is_exact_where_the_condition_holds(n, k, reduced):
     cr = polyhedra.extreme_rays(polyhedra.farkas_cone(n, k, reduced=reduced))
-    assert len(cr.rays) == polyhedra.cone_size(n, k, reduced=reduced).rays
+    assert len(cr.rays) == polyhedra._cone.cone_size(n, k, reduced=reduced).rays
 
 
 def test_ray_count_matches_every_committed_certificate():
@@ -170,10 +170,12 @@ def test_ray_count_matches_every_committed_certificate():
     checked = 0
     for path in sorted(folder.glob("k_draft_*.json")) + [folder / "two_draft_condition.json"]:
         for case in json.loads(path.read_text())["cases"]:
-            size = polyhedra.cone_size(case["n"], case["k"], reduced=case["cone"] == "set")
+            size = polyhedra._cone.cone_size(case["n"], case["k"], reduced=case["cone"] == "set")
             assert (case["n_rays"], case["constraints"], case["dimension"]) == (size.rays, size.constraints, size.dim)
             if "full_cone" in case:
-                assert case["full_cone"]["n_rays"] == polyhedra.cone_size(case["n"], case["k"], reduced=False).rays
+                assert (
+                    case["full_cone"]["n_rays"] == polyhedra._cone.cone_size(case["n"], case["k"], reduced=False).rays
+                )
             checked += 1
     assert checked >= 40
 
@@ -370,7 +372,7 @@ def test_astronomical_sizes_refused_without_big_numbers(monkeypatch):
     with pytest.raises(MethodError, match="2\\^1000000 - 2 extreme rays"):
         polyhedra.check_k_draft_condition(10**6, 3)
     with pytest.raises(MethodError, match="k <= 1000"):
-        polyhedra.cone_size(3, 10**9, reduced=False)
+        polyhedra._cone.cone_size(3, 10**9, reduced=False)
 
 
 def test_prefix_checks_show_progress(capsys):

@@ -28,9 +28,9 @@ def test_lazy_entry_points() -> None:
 
     p = np.array([0.5, 0.3, 0.2])
     q = np.array([0.2, 0.3, 0.5])
-    table = optaccept.gap_table(p, q, ks=(2,))
+    table = optaccept.verifiers.gap_table(p, q, ks=(2,))
     assert table is not None
-    assert callable(optaccept.canonical_decomposition)
+    assert callable(optaccept.verifiers.canonical_decomposition)
     assert optaccept.verifiers.ALL
 
 

@@ -91,17 +91,18 @@ def test_chain_values_average_to_the_enumerated_exact_values(kind):
 
 
 def test_block_values_rao_blackwellise_the_value_given_the_chain():
-    """For each chain prefix, averaging ``tree.tree_value(..., "block")`` over the last token
+    """For each chain prefix, averaging ``tree._sampling.tree_value(..., "block")`` over the last token
     x_γ ~ q gives block_values' entry (the last weight averaged in closed form)."""
     P, Q = tree.synthetic_pair(4, seed=3)
     rng = np.random.default_rng(0)
     for _ in range(5):
-        c = tree.sample_tree(Q, 3, 1, "iid", rng).chains[0]
+        c = tree._draft.sample_tree(Q, 3, 1, "iid", rng).chains[0]
         got = engines.block_values(c, P, Q)
         for g in range(1, 4):
             q = np.asarray(Q(c[: g - 1]))
             want = sum(
-                q[x] * float(tree.tree_value(tree.DraftTree((c[: g - 1] + (x,),), g, "iid"), P, Q, "block"))
+                q[x]
+                * float(tree._sampling.tree_value(tree._draft.DraftTree((c[: g - 1] + (x,),), g, "iid"), P, Q, "block"))
                 for x in range(4)
             )
             assert got[g - 1] == pytest.approx(want, abs=1e-12)
@@ -356,7 +357,7 @@ def test_reports_on_the_synthetic_pair_are_reproducible(tmp_path):
 def test_part_runs_in_quick_mode(tmp_path):
     from optaccept import jobs
 
-    assert jobs.PARTS["engines"] == "engines"
+    assert jobs._main.PARTS["engines"] == "engines"
     paths = engines.run(tmp_path, quick=True)
     names = {p.name for p in paths}
     assert {"engines_proxy.md", "engines_proxy.csv", "engines_proxy.tex"} <= names

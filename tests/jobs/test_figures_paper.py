@@ -20,7 +20,7 @@ import pytest  # noqa: E402
 from optaccept import plots  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-MAX_WIDTH_PT = plots.TEXT_WIDTH * 72 + 5  # bbox_inches="tight" may add a few points of padding
+MAX_WIDTH_PT = plots._style.TEXT_WIDTH * 72 + 5  # bbox_inches="tight" may add a few points of padding
 
 
 def _pairs():
@@ -61,12 +61,12 @@ def _cases():
         "plot_gap_heatmap": lambda: plots.plot_gap_heatmap(gaps, ses, title="gaps"),
         "plot_gap_bars": lambda: plots.plot_gap_bars(gaps, title="gaps"),
         "plot_simulation": lambda: _simulation(),
-        "plot_batch_rejections": lambda: plots.plot_batch_rejections(_chain(), [1, 2, 4]),
-        "plot_batch_improvement": lambda: plots.plot_batch_improvement([1, 2, 3, 4]),
+        "plot_batch_rejections": lambda: plots._sequence.plot_batch_rejections(_chain(), [1, 2, 4]),
+        "plot_batch_improvement": lambda: plots._sequence.plot_batch_improvement([1, 2, 3, 4]),
         "plot_pareto_front": lambda: plots.plot_pareto_front(p, q),
-        "plot_decoder_losses": lambda: plots.plot_decoder_losses(p, q, np.linspace(0, 0.1, 5)),
+        "plot_decoder_losses": lambda: plots._sequence.plot_decoder_losses(p, q, np.linspace(0, 0.1, 5)),
         "plot_gaps": lambda: plots.plot_gaps(_gap_table()),
-        "plot_position_gaps": lambda: plots.plot_position_gaps(_gap_table(), 2),
+        "plot_position_gaps": lambda: plots._llm.plot_position_gaps(_gap_table(), 2),
         "plot_accepted_tokens": lambda: plots.plot_accepted_tokens(_tree_table(), 1),
         "plot_budget_curve": lambda: plots.plot_budget_curve(_budget_curve()),
         "plot_speed_of_light": lambda: plots.plot_speed_of_light(
@@ -87,7 +87,7 @@ def _simulation():
 
     chain = _chain()
     est = simulate_rejections(chain, runs=200, rng=np.random.default_rng(0))
-    return plots.plot_simulation(est, expected_rejections(chain))
+    return plots._sequence.plot_simulation(est, expected_rejections(chain))
 
 
 def _check_pdf(path: Path):
@@ -146,12 +146,12 @@ def _check_legends(fig, renderer):
 def _check_figure(fig):
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    assert fig.get_figwidth() <= plots.TEXT_WIDTH + 1e-9
+    assert fig.get_figwidth() <= plots._style.TEXT_WIDTH + 1e-9
     for text in fig.findobj(matplotlib.text.Text):
         if not text.get_visible() or not text.get_text().strip():
             continue
-        assert text.get_fontsize() >= plots.MIN_FONT_PT - 1e-9, (text.get_text(), text.get_fontsize())
-        assert _smallest_glyph(text) >= plots.MIN_FONT_PT - 1e-9, ("glyph below 7 pt", text.get_text())
+        assert text.get_fontsize() >= plots._style.MIN_FONT_PT - 1e-9, (text.get_text(), text.get_fontsize())
+        assert _smallest_glyph(text) >= plots._style.MIN_FONT_PT - 1e-9, ("glyph below 7 pt", text.get_text())
     _check_legends(fig, renderer)
     # everything drawn (labels, titles, legends, annotations) lies inside the figure
     bb = fig.get_tightbbox(renderer)  # inches
@@ -182,7 +182,7 @@ def test_shared_y_panels_are_not_clipped():
     stay in view (set_ylim(bottom=0) in the first panel used to freeze the range)."""
     table = _tree_table()
     with plots.paper_style():
-        fig, axes = plt.subplots(1, 2, figsize=(plots.TEXT_WIDTH, 2.6), sharey=True, layout="constrained")
+        fig, axes = plt.subplots(1, 2, figsize=(plots._style.TEXT_WIDTH, 2.6), sharey=True, layout="constrained")
         for ax, L in zip(axes, (1, 2)):
             plots.plot_accepted_tokens(table, L, ax=ax, legend=False)
     _check_figure(fig)
@@ -204,12 +204,12 @@ def test_palette_is_colour_blind_safe_and_used():
     """The colour cycle is Okabe and Ito's palette (then grey, yellow, wine): what "C0", "C1", …
     mean in every figure drawn in the paper style."""
     okabe_ito = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"}
-    assert okabe_ito <= set(plots.PALETTE)
+    assert okabe_ito <= set(plots._style.PALETTE)
     ax = plots.plot_alpha_vs_k(*_pairs(), ks=(1, 2, 3))
     colours = [
         matplotlib.colors.to_hex(line.get_color()).upper() for line in ax.get_lines() if line.get_label()[:1] != "_"
     ]
-    assert colours and all(c in plots.PALETTE for c in colours), colours
+    assert colours and all(c in plots._style.PALETTE for c in colours), colours
     markers = {line.get_marker() for line in ax.get_lines() if line.get_label()[:1] != "_"}
     styles = {line.get_linestyle() for line in ax.get_lines() if line.get_label()[:1] != "_"}
     assert len(markers) == len(colours) and len(styles) == len(colours)  # not by colour alone

@@ -15,33 +15,33 @@ def _digests(folder: Path) -> dict[str, str]:
     return {
         str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and jobs.LOG_DIR not in p.relative_to(folder).parts
+        if p.is_file() and jobs._main.LOG_DIR not in p.relative_to(folder).parts
     }
 
 
 def test_unknown_part_is_refused(tmp_path, capsys):
-    assert jobs.run_all(tmp_path, only=["nope"]) == 2
+    assert jobs._main.run_all(tmp_path, only=["nope"]) == 2
     assert "unknown part" in capsys.readouterr().err
 
 
 def test_parts_are_importable_modules_with_run():
     import importlib
 
-    for name, mod in jobs.PARTS.items():
+    for name, mod in jobs._main.PARTS.items():
         m = importlib.import_module(f"optaccept.jobs.{mod}")  # every part loads without its extra
         assert callable(m.run), name
 
 
 def test_core_rerun_byte_identical(tmp_path, capsys):
     a, b = tmp_path / "a", tmp_path / "b"
-    assert jobs.run_all(a, quick=True, only=["core"]) == 0
+    assert jobs._main.run_all(a, quick=True, only=["core"]) == 0
     out = capsys.readouterr().out
     assert "Summary" in out and "Total" in out and "alpha_vs_k.png" in out
-    assert jobs.run_all(b, quick=True, only=["core"]) == 0
+    assert jobs._main.run_all(b, quick=True, only=["core"]) == 0
     da, db = _digests(a), _digests(b)
     assert da == db
     assert {"alpha_vs_k.png", "alpha_vs_k.pdf", "alpha_example.md", "alpha_example.csv", "alpha_example.tex"} <= set(da)
-    log = (a / jobs.LOG_DIR / "main-job.log").read_text(encoding="utf-8")
+    log = (a / jobs._main.LOG_DIR / "main-job.log").read_text(encoding="utf-8")
     assert "== core ==" in log and "total" in log and " ms" in log  # timings live in the log only
     assert " ms" not in (a / "alpha_example.md").read_text(encoding="utf-8")
     tex = (a / "alpha_example.tex").read_text(encoding="utf-8")
@@ -60,8 +60,8 @@ def test_polyhedra_certificates_have_no_timings(tmp_path):
 def test_quick_main_job_twice_is_byte_identical(tmp_path):
     """The whole quick job, twice: every file outside figures/local/ is identical."""
     a, b = tmp_path / "a", tmp_path / "b"
-    assert jobs.run_all(a, quick=True) == 0
-    assert jobs.run_all(b, quick=True) == 0
+    assert jobs._main.run_all(a, quick=True) == 0
+    assert jobs._main.run_all(b, quick=True) == 0
     assert _digests(a) == _digests(b)
 
 
@@ -71,7 +71,7 @@ def test_quick_run_defaults_to_an_ignored_folder(tmp_path, monkeypatch):
     import subprocess
 
     monkeypatch.chdir(tmp_path)
-    assert jobs.run_all(quick=True, only=["core"]) == 0
+    assert jobs._main.run_all(quick=True, only=["core"]) == 0
     written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
     assert written and all(w.startswith("figures/local/quick/") for w in written), written
     root = Path(__file__).resolve().parents[2]
@@ -100,7 +100,7 @@ def test_outputs_do_not_depend_on_the_thread_count(tmp_path):
         "import sys; from pathlib import Path; from optaccept import jobs; "
         "from optaccept.jobs import trees; from optaccept.tree import budget_curve; "
         "out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path('out'); "
-        "assert jobs.run_all(out, quick=True, only=['core', 'verifiers']) == 0; "
+        "assert jobs._main.run_all(out, quick=True, only=['core', 'verifiers']) == 0; "
         "trees.budget_report(budget_curve(trees.stored_budget_models(), trees.BUDGETS, progress=False), "
         "out / 'trees_budget', 'stored laws')"
     )

@@ -13,9 +13,10 @@ transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
 from optaccept import InputError  # noqa: E402
-from optaccept.llm import ModelPair, Warp, builtin_prompts, extract  # noqa: E402
+from optaccept.llm import ModelPair, builtin_prompts, extract  # noqa: E402
 from optaccept.llm import _extract as extract_module  # noqa: E402
 from optaccept.llm._extract import extract_sweep  # noqa: E402
+from optaccept.llm._models import Warp  # noqa: E402
 from optaccept.llm._prompts import load_prompts  # noqa: E402
 from optaccept.real import Distributions  # noqa: E402
 
@@ -220,7 +221,7 @@ def test_prompts(tmp_path):
 
 
 def test_extended_prompts():
-    from optaccept.llm import extended_prompts
+    from optaccept.llm._prompts import extended_prompts
 
     ext, base = extended_prompts(), builtin_prompts()
     assert ext[: len(base)] == base  # the built-in set first, unchanged

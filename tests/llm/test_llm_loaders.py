@@ -15,7 +15,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from optaccept import InputError  # noqa: E402
-from optaccept.cli import main  # noqa: E402
+from optaccept.cli._main import main  # noqa: E402
 from optaccept.llm import ModelPair, extract  # noqa: E402
 from optaccept.real import Distributions  # noqa: E402
 

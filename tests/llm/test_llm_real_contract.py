@@ -15,7 +15,7 @@ pytest.importorskip("transformers")
 
 import optaccept as oa  # noqa: E402
 from optaccept import llm, verifiers  # noqa: E402
-from optaccept.cli import main  # noqa: E402
+from optaccept.cli._main import main  # noqa: E402
 from optaccept.real import Distributions  # noqa: E402
 
 # about a minute on two CPU cores: SmolLM2 forward passes at vocabulary 49,152
@@ -51,7 +51,7 @@ def test_real_rows_in_float64_pass_every_solver(real, tmp_path, capsys) -> None:
             notion = "rule" if v.name == "khisti_is" else "output"
             a = v.acceptance(T[0], D[0], k, notion=notion)
             assert 0 <= a <= 1 + 1e-9
-        oa.gap_table(T[0], D[0], ks=(2,))
+        oa.verifiers.gap_table(T[0], D[0], ks=(2,))
         # batched path
         b_iid = oa.batched_optimal_acceptance(T, D, 2, drafts="iid")
         b_swor = oa.batched_optimal_acceptance(T, D, 2, drafts="swor")

@@ -68,10 +68,10 @@ def _check_rows(pair, trees, prompt_ids, atol):
 
 
 def test_layer_skip_shares_weights_and_differs(tiny):
-    full = llm.layer_skip(tiny, range(4))
+    full = llm._layerskip.layer_skip(tiny, range(4))
     ids = [1, 5, 9, 3, 7]
     np.testing.assert_array_equal(_direct(full, ids), _direct(tiny, ids))  # all layers: the model itself
-    draft = llm.layer_skip(tiny, [0, 3])
+    draft = llm._layerskip.layer_skip(tiny, [0, 3])
     assert draft.model.embed_tokens is tiny.model.embed_tokens and draft.lm_head is tiny.lm_head
     assert draft.model.layers[1].mlp is tiny.model.layers[3].mlp
     assert draft.model.layers[1].self_attn.layer_idx == 1 and tiny.model.layers[3].self_attn.layer_idx == 3
@@ -89,14 +89,14 @@ def test_layer_skip_shares_weights_and_differs(tiny):
     np.testing.assert_allclose(_direct(draft, ids), ref, atol=1e-6)
     assert 0.5 * np.abs(ref - _direct(tiny, ids)).sum() > 1e-3
     with pytest.raises(InputError, match="layers"):
-        llm.layer_skip(tiny, [2, 1])
+        llm._layerskip.layer_skip(tiny, [2, 1])
     with pytest.raises(InputError, match="layers"):
-        llm.layer_skip(tiny, [])
+        llm._layerskip.layer_skip(tiny, [])
 
 
 @pytest.mark.parametrize("drafts", ["iid", "swor"])
 def test_tree_extraction_matches_chains_tiny(tiny, drafts, tmp_path):
-    pair = llm.ModelPair(tiny, _Tok(), llm.layer_skip(tiny, [0, 2]), draft_warp=llm.Warp(1.3))
+    pair = llm.ModelPair(tiny, _Tok(), llm._layerskip.layer_skip(tiny, [0, 2]), draft_warp=llm._models.Warp(1.3))
     prompts = ["123", "4567", "89"]
     trees = llm.extract_trees(
         pair, prompts, k=3, length=3, drafts=drafts, trees_per_prompt=2, device="cpu", chat=False, progress=False
@@ -125,7 +125,7 @@ def test_tree_extraction_matches_chains_tiny(tiny, drafts, tmp_path):
 
 
 def test_checkpoint_resumes(tiny, tmp_path):
-    pair = llm.ModelPair(tiny, _Tok(), llm.layer_skip(tiny, [1, 2, 3]))
+    pair = llm.ModelPair(tiny, _Tok(), llm._layerskip.layer_skip(tiny, [1, 2, 3]))
     kw = dict(k=2, length=2, device="cpu", chat=False, progress=False, seed=3)
     prompts = ["12", "345", "6"]
     full = llm.extract_trees(pair, prompts, checkpoint=tmp_path / "ck", **kw)
@@ -140,7 +140,7 @@ def test_checkpoint_resumes(tiny, tmp_path):
 
 
 def test_sequence_models_and_replay(tiny):
-    pair = llm.ModelPair(tiny, _Tok(), llm.layer_skip(tiny, [0, 1]))
+    pair = llm.ModelPair(tiny, _Tok(), llm._layerskip.layer_skip(tiny, [0, 1]))
     trees = llm.extract_trees(pair, ["314"], k=2, length=2, device="cpu", chat=False, progress=False)
     stored_t, stored_d = trees.models(0)
     live_t, live_d = llm.sequence_models(pair, [1, 6, 4, 7], device="cpu")
@@ -155,15 +155,15 @@ def test_sequence_models_and_replay(tiny):
     # the tree package reads both kinds, and the stored tree gives the same per-tree values
     t = trees.draft_tree(0)
     for v in ("token", "traversal" if trees.drafts == "swor" else "token"):
-        a = tree.tree_value(t, stored_t, stored_d, v)
-        b = tree.tree_value(t, live_t, live_d, v)
+        a = tree._sampling.tree_value(t, stored_t, stored_d, v)
+        b = tree._sampling.tree_value(t, live_t, live_d, v)
         assert abs(a - b) < 1e-5
     # compact vocabulary: same values
     ct, cd = trees.models(0, compact=True)
     assert (
         abs(
-            tree.tree_value(trees.draft_tree(0, compact=True), ct, cd, "token")
-            - tree.tree_value(t, stored_t, stored_d, "token")
+            tree._sampling.tree_value(trees.draft_tree(0, compact=True), ct, cd, "token")
+            - tree._sampling.tree_value(t, stored_t, stored_d, "token")
         )
         < 1e-12
     )
@@ -191,7 +191,7 @@ def test_smollm2_layerskip_trees(smollm2_pair):
 
     _check_rows(pair, trees, _encode(pair.tokenizer, prompts, None), 1e-5)
     # the draft really differs from the target, yet is a usable draft
-    quality = llm.draft_quality(trees.as_distributions())
+    quality = llm._layerskip.draft_quality(trees.as_distributions())
     assert 0.05 < quality["mean_tv"] < 0.95, quality
 
 
@@ -232,7 +232,7 @@ def test_table_on_shipped_trees_and_batch_sd():
     # clustered s.e. is the s.e. of the 36 prompt means (each prompt counted once)
     f = files["iid"]
     prompts = np.unique(f.prompt_index)
-    res = tree.rao_blackwell(f.items(k=2, length=2), verifiers=("token",))["token"]
+    res = tree._sampling.rao_blackwell(f.items(k=2, length=2), verifiers=("token",))["token"]
     x = np.asarray(res.details["values"])
     means = np.array([x[f.prompt_index == g].mean() for g in prompts])
     row = table.get("token", "iid", 2, 2)
@@ -291,7 +291,7 @@ def test_batch_sd_is_token_verification_at_one_token():
         p = [F(int(x), int(a.sum())) for x in a]
         q = [F(int(x), int(b.sum())) for x in b]
         r = tree.accepted_tokens(lambda u, p=p: p, lambda u, q=q: q, length=1, k=M, drafts="iid", verifier="token")
-        want = 1 - sequence.batch_rejection_probability(np.array(p, float), np.array(q, float), M)
+        want = 1 - sequence._batch.batch_rejection_probability(np.array(p, float), np.array(q, float), M)
         assert abs(float(r.value) - want) < 1e-12
         # and α* bounds it (length 1: the optimal verifier is α* of the core)
         assert float(r.value) <= optimal_acceptance(np.array(p, float), IID(np.array(q, float), M)).value + 1e-12
@@ -372,7 +372,7 @@ def test_extended_shipped_trees(drafts):
     trees = real.DraftTrees.load(real.trees_path(drafts, "extended"))  # checksum verified
     m = trees.meta
     assert trees.drafts == drafts and trees.vocab_size == 49152 and (trees.k, trees.length) == (4, 4)
-    assert m["prompt_ids"] == [p.id for p in llm.extended_prompts()]
+    assert m["prompt_ids"] == [p.id for p in llm._prompts.extended_prompts()]
     assert trees.n_trees == 12 * 296 and m["trees_per_prompt"] == 12
     assert trees._rows.nnz < 200 * trees.n_nodes  # ~70 entries per node, not 49,152
     rng = np.random.default_rng(0)

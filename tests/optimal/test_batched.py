@@ -428,14 +428,6 @@ def test_truncated_rows_at_vocabulary_scale():
 # ----------------------------------------------------------------- homes and namespaces
 
 
-def test_llm_names_are_deprecated_reexports():
-    from optaccept import llm
-    from optaccept.verifiers import batched_acceptance
-
-    with pytest.warns(DeprecationWarning, match="optaccept.batched_optimal_acceptance"):
-        assert llm.batched_optimal_acceptance is batched_optimal_acceptance
-    with pytest.warns(DeprecationWarning, match="optaccept.verifiers.batched_acceptance"):
-        assert llm.batched_verifier_acceptance is batched_acceptance
 
 
 @needs_torch

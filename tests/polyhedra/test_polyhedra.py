@@ -150,10 +150,10 @@ def test_verify_rays_rejects_a_non_extreme_ray():
     cr = polyhedra.extreme_rays(cone)
     bad = tuple(a + b for a, b in zip(cr.rays[0], cr.rays[1]))
     with pytest.raises(SolverError, match="not extreme"):
-        polyhedra.verify_rays(ConeRays(cone, (bad,), cr.lineality, 0.0))
+        polyhedra._cone.verify_rays(ConeRays(cone, (bad,), cr.lineality, 0.0))
     outside = tuple(-x for x in cr.rays[0])
     with pytest.raises(SolverError, match="violates"):
-        polyhedra.verify_rays(ConeRays(cone, (outside,), cr.lineality, 0.0), extremality=False)
+        polyhedra._cone.verify_rays(ConeRays(cone, (outside,), cr.lineality, 0.0), extremality=False)
 
 
 # --------------------------------------------------------------------------------------

@@ -1,5 +1,4 @@
-"""optaccept.real: the numpy-only home of real-model data, and the old names that keep
-working from optaccept.llm and optaccept.tree for one release (with a DeprecationWarning)."""
+"""optaccept.real: the numpy-only home of real-model data."""
 
 from __future__ import annotations
 
@@ -10,29 +9,6 @@ import numpy as np
 import pytest
 
 from optaccept import InputError, llm, real, tree
-
-MOVED_FROM_LLM = (
-    "Distributions",
-    "DraftTrees",
-    "StoredModel",
-    "trees_path",
-    "sample_path",
-    "realised_optimal",
-    "RealisedTable",
-)
-MOVED_FROM_TREE = ("tree_table", "TreeTable")
-
-
-@pytest.mark.parametrize("name", MOVED_FROM_LLM)
-def test_old_llm_names_are_the_moved_objects(name):
-    with pytest.warns(DeprecationWarning, match=f"optaccept.llm.{name} moved to optaccept.real.{name};"):
-        assert getattr(llm, name) is getattr(real, name)
-
-
-@pytest.mark.parametrize("name", MOVED_FROM_TREE)
-def test_old_tree_names_are_the_moved_objects(name):
-    with pytest.warns(DeprecationWarning, match=f"optaccept.tree.{name} moved to optaccept.real.{name};"):
-        assert getattr(tree, name) is getattr(real, name)
 
 
 def test_unknown_names_still_raise():

@@ -32,7 +32,7 @@ def _dense_models(f, i):
 def _cut(f, i, k, L):
     keep = f.vocabulary(i)
     new = {int(t): j for j, t in enumerate(keep)}
-    return tree.DraftTree(tuple(tuple(new[t] for t in c[:L]) for c in f.chains(i)[:k]), L, f.drafts)
+    return tree._draft.DraftTree(tuple(tuple(new[t] for t in c[:L]) for c in f.chains(i)[:k]), L, f.drafts)
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,7 @@ def test_sampled_values_match_rao_blackwell(shipped, drafts):
     for k, L in cells:
         verifiers = _real._cell_verifiers(drafts, k)
         items = [(_cut(f, i, k, L), *_dense_models(f, i)) for i in range(f.n_trees)]
-        ref = tree.rao_blackwell(items, verifiers=verifiers, groups=f.prompt_index, progress=False)
+        ref = tree._sampling.rao_blackwell(items, verifiers=verifiers, groups=f.prompt_index, progress=False)
         assert set(got[(k, L)]) == set(verifiers)
         for v in verifiers:
             np.testing.assert_allclose(got[(k, L)][v], ref[v].details["values"], rtol=RTOL, atol=0)
@@ -108,7 +108,7 @@ def test_table_cells_match_the_per_tree_path(shipped):
     table = real.tree_table(files, ks=(1, 3), lengths=(3,), progress=False)
     f = files["swor"]
     items = [(_cut(f, i, 3, 3), *_dense_models(f, i)) for i in range(f.n_trees)]
-    ref = tree.rao_blackwell(items, verifiers=("token", "traversal"), groups=f.prompt_index, progress=False)
+    ref = tree._sampling.rao_blackwell(items, verifiers=("token", "traversal"), groups=f.prompt_index, progress=False)
     for v in ("token", "traversal"):
         row = table.get(v, "swor", 3, 3)
         assert row["value"] == pytest.approx(ref[v].value, rel=RTOL)
@@ -216,7 +216,7 @@ def test_trees_the_batched_traversal_leaves_take_the_per_tree_path():
     f = _small([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.5, 0.5, 0.0]], "swor")
     got = _real._sampled_values(f, [(2, 1)], _Bar())[(2, 1)]
     P, Q, new = _real._tree_laws(f, 0)
-    tree_ = tree.DraftTree(((new[0],), (new[1],)), 1, "swor")
+    tree_ = tree._draft.DraftTree(((new[0],), (new[1],)), 1, "swor")
     assert got["traversal"][0] == traversal_value(tree_, P, Q)
     assert got["token"][0] == token_value(tree_, P, Q)
 

@@ -16,11 +16,13 @@ from optaccept.sequence import (
     PositionPair,
     batch_expected_rejections,
     batch_improvement,
+    expected_rejections,
+)
+from optaccept.sequence._batch import (
     batch_rejection_limit,
     batch_rejection_probability,
     batch_rejection_profile,
     bernoulli_batch_improvement,
-    expected_rejections,
     residual_chain,
     round_start_measure,
     simulate_batch_rejections,

@@ -9,14 +9,8 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from optaccept._errors import InputError
-from optaccept.sequence import (
-    decoder_losses,
-    optimal_rejection_distribution,
-    output_loss,
-    over_acceptance,
-    pareto_front,
-    rejection_probability,
-)
+from optaccept.sequence import decoder_losses, optimal_rejection_distribution, pareto_front
+from optaccept.sequence._pareto import output_loss, over_acceptance, rejection_probability
 
 
 def _pq(seed, n):

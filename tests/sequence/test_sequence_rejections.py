@@ -15,11 +15,10 @@ from optaccept.sequence import (
     PositionPair,
     acceleration,
     expected_rejections,
-    rejection_profile,
-    scaled_rule,
     simulate_rejections,
     unbiased_rejections,
 )
+from optaccept.sequence._rejections import rejection_profile, scaled_rule
 
 SEED_CHAIN = {"states": 7, "horizon": 50}
 

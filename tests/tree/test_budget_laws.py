@@ -18,7 +18,7 @@ SHIPPED = ROOT / "optaccept" / "data" / T.BUDGET_LAWS
 
 
 class _FakeLM:
-    """A stand-in for ``llm.LMSequenceModel``: synthetic laws cut to their 50 largest
+    """A stand-in for ``llm._lm_sequence.LMSequenceModel``: synthetic laws cut to their 50 largest
     entries (as top-50 warps do), with ties."""
 
     def __init__(self, model, ties: bool = False) -> None:

@@ -56,10 +56,10 @@ def test_chain_rates_equal_enumeration(verifier):
     tp = {u: rng.dirichlet(np.ones(n)) for L in range(g + 1) for u in itertools.product(range(n), repeat=L)}
     tq = {u: rng.dirichlet(np.ones(n)) for L in range(g) for u in itertools.product(range(n), repeat=L)}
     P, Q = (lambda u: tp[tuple(u)]), (lambda u: tq[tuple(u)])
-    shp = tree.as_shape((1,) * g)
+    shp = tree._shape.as_shape((1,) * g)
     total = np.zeros(g)
     for chain in itertools.product(range(n), repeat=g):
-        t = tree.ShapedTree(shp, "iid", {(0,) * (i + 1): chain[i] for i in range(g)})
+        t = tree._shaped_tree.ShapedTree(shp, "iid", {(0,) * (i + 1): chain[i] for i in range(g)})
         total += math.prod(tq[chain[:i]][chain[i]] for i in range(g)) * _tree_rates(t, P, Q, verifier, g)
     cum = [0.0] + [
         float(tree.accepted_tokens(P, Q, tree.TreeDraftLaw(length=d), verifier=verifier).value) for d in range(1, g + 1)
@@ -78,10 +78,10 @@ def test_block_rates_match_its_value_and_a_simulation():
     emp = np.array([(np.asarray(acc) >= d).mean() for d in (1, 2, 3)])
     np.testing.assert_allclose(prof.rates, emp, atol=4 * 0.5 / math.sqrt(3000) + 0.01)
     # per chain, Σ_d P(τ ≥ d) is block verification's exact value
-    shp = tree.as_shape((1, 1, 1))
-    t = tree.sample_shaped(draft, shp, "iid", np.random.default_rng(3))
+    shp = tree._shape.as_shape((1, 1, 1))
+    t = tree._shaped_tree.sample_shaped(draft, shp, "iid", np.random.default_rng(3))
     assert _tree_rates(t, target, draft, "block", 3).sum() == pytest.approx(
-        float(tree.tree_value(t, target, draft, "block")), rel=1e-12
+        float(tree._sampling.tree_value(t, target, draft, "block")), rel=1e-12
     )
 
 

@@ -390,14 +390,14 @@ def test_rao_blackwell_over_given_trees():
     proportion, reproduce the exact value."""
     rng = np.random.default_rng(9)
     P, Q = table(2, 2, rng, zeros=0.0), table(2, 2, rng, zeros=0.0)
-    trees = tree.enumerate_trees(Q.__getitem__, 2, 1, "iid")
+    trees = tree._draft.enumerate_trees(Q.__getitem__, 2, 1, "iid")
     sample = [(t, P.__getitem__, Q.__getitem__) for t, _ in trees]
-    out = tree.rao_blackwell(sample, verifiers=("token", "block"))
+    out = tree._sampling.rao_blackwell(sample, verifiers=("token", "block"))
     for v in ("token", "block"):
-        want = np.mean([float(tree.tree_value(t, P.__getitem__, Q.__getitem__, v)) for t, _ in trees])
+        want = np.mean([float(tree._sampling.tree_value(t, P.__getitem__, Q.__getitem__, v)) for t, _ in trees])
         assert out[v].value == pytest.approx(want, abs=1e-12) and out[v].trees == 4
     with pytest.raises(InputError, match="items"):
-        tree.rao_blackwell([("x", None, None)])
+        tree._sampling.rao_blackwell([("x", None, None)])
 
 
 class _Batched:
@@ -460,7 +460,7 @@ def test_traversal_sequence_level_rate_example():
 
     P = {(): [F(1, 4), F(3, 4)], (0,): [F(2, 3), F(1, 3)]}
     Q = {(): [F(1, 2), F(1, 2)], (0,): [F(1, 2), F(1, 2)]}
-    t = tree.DraftTree(((0, 0),), 2, "iid")
+    t = tree._draft.DraftTree(((0, 0),), 2, "iid")
     st = _TraversalState(t, P.__getitem__, Q.__getitem__)
     assert st.a[(0,)] == F(1, 2) and st.a[(0, 0)] == F(2, 3)
     assert st.candidate() == (0, 0)

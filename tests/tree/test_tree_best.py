@@ -75,7 +75,7 @@ def test_all_shapes_are_catalan_many_and_valid():
         shapes = all_shapes(n)
         assert len(shapes) == len(set(shapes)) == catalan(n)
         for s in shapes:
-            assert tree.as_shape(list(s)).size == n
+            assert tree._shape.as_shape(list(s)).size == n
 
 
 # ---------------------------------------------------------------- Sequoia's programme
@@ -99,7 +99,7 @@ def test_sequoia_programme_against_every_shape():
         for n in range(1, 9):
             best = max(positional_value(rates, s) for s in shapes[n])
             got = sequoia_shape(rates, n)
-            assert len(got) == n and tree.as_shape(got).size == n
+            assert len(got) == n and tree._shape.as_shape(got).size == n
             assert positional_value(rates, got) == pytest.approx(best, rel=1e-12, abs=1e-15), (rates, n)
 
 
@@ -290,7 +290,7 @@ def test_round_trips_and_vllm_parser():
     rng = np.random.default_rng(3)
     shapes = [s for n in range(1, 7) for s in all_shapes(n)]
     for i in rng.choice(len(shapes), 60, replace=False):
-        s = tree.as_shape(list(shapes[i]))
+        s = tree._shape.as_shape(list(shapes[i]))
         v = s.to_vllm()
         assert tree.Shape.from_vllm(v) == s
         assert tree.Shape.from_choices(s.to_choices()) == s
@@ -300,7 +300,7 @@ def test_round_trips_and_vllm_parser():
         assert str(sorted(parsed, key=lambda t: (len(t), t))) == v
         assert all(isinstance(t, tuple) for t in parsed)
         assert json.loads(json.dumps(s.to_choices())) == [list(t) for t in s.paths]
-    chain = tree.as_shape((1, 1, 1))
+    chain = tree._shape.as_shape((1, 1, 1))
     assert chain.to_vllm() == str([(i + 1) * (0,) for i in range(3)])  # vLLM's default chain
     assert chain.to_choices() == [[0], [0, 0], [0, 0, 0]]
     # a shape given in any order reads back in vLLM's order
@@ -395,7 +395,7 @@ def _random_draft(vocab, seed):
 def test_to_engine_round_trips_and_trtllm_reads_the_choices():
     for n in range(1, 7):
         for paths in all_shapes(n):
-            s = tree.as_shape(list(paths))
+            s = tree._shape.as_shape(list(paths))
             v = s.to_engine("vllm")
             assert v == {"speculative_token_tree": s.to_vllm(), "num_speculative_tokens": n}
             assert tree.Shape.from_engine("vllm", v) == s
@@ -420,7 +420,7 @@ def test_sglang_parameters_draft_the_shape_in_every_context():
     static = 0
     for n in range(1, 8):
         for paths in all_shapes(n):
-            s = tree.as_shape(list(paths))
+            s = tree._shape.as_shape(list(paths))
             try:
                 params = s.to_engine("sglang")
             except MethodError as e:
@@ -472,7 +472,7 @@ def test_from_sglang_agrees_with_its_selection():
 
 
 def test_engine_name_and_malformed_parameters():
-    s = tree.as_shape((2, 1))
+    s = tree._shape.as_shape((2, 1))
     with pytest.raises(InputError, match=r"^name: "):
         s.to_engine("tgi")
     with pytest.raises(InputError, match=r"^name: "):
@@ -492,7 +492,7 @@ def test_jupyter_display_shows_the_vllm_string_and_the_values():
     assert "<table>" in html and f"<code>{s.to_vllm()}</code>" in html  # no character to escape in it
     assert f"{s.meta['tokens_per_second']:.6g}" in html and f"{s.meta['value']:.6g}" in html
     assert "sequoia" in html and f"<td style='text-align:left'>{s.size}</td>" in html
-    plain = tree.as_shape((2,))._repr_html_()
+    plain = tree._shape.as_shape((2,))._repr_html_()
     assert "strategy" not in plain and "[(0,), (1,)]" in plain
     text = str(s).splitlines()
     assert text[0] == f"tree.Shape: {s.size} nodes, depth {s.depth}"

@@ -138,7 +138,7 @@ def test_exactly_lossless(verifier, k, drafts, seed):
     P, Q = frac_table(n, L, rng), frac_table(n, L, rng)
     out = defaultdict(F)
     fn = {"token": token_law, "block": block_law, "traversal": traversal_law}[verifier]
-    for t, pr in tree.enumerate_trees(Q.__getitem__, L, k, drafts):
+    for t, pr in tree._draft.enumerate_trees(Q.__getitem__, L, k, drafts):
         fn(t, P, Q, out, pr)
     assert sum(out.values()) == 1
     assert text_law_is_target(P, out, n, L) == []
@@ -159,13 +159,13 @@ def test_traversal_needs_post_order():
     n, L = 3, 2
     P, Q = frac_table(n, L, rng), frac_table(n, L, rng)
     out = defaultdict(F)
-    for t, pr in tree.enumerate_trees(Q.__getitem__, L, 2, "swor"):
+    for t, pr in tree._draft.enumerate_trees(Q.__getitem__, L, 2, "swor"):
         traversal_law(t, P, Q, out, pr, deepest=True)
     assert sum(out.values()) == 1
     assert len(text_law_is_target(P, out, n, L)) > 0
 
 
-class _WithReplacement(tree.DraftTree):
+class _WithReplacement(tree._draft.DraftTree):
     """A merged iid tree whose traversal keeps the rejected token in M_s (the naive port)."""
 
     distinct_siblings = False
@@ -182,7 +182,7 @@ def test_traversal_on_merged_iid_trees_needs_the_token_removed():
         n, L = 3, 2
         P, Q = frac_table(n, L, rng, den=6), frac_table(n, L, rng, den=6)
         out = defaultdict(F)
-        for t, pr in tree.enumerate_trees(Q.__getitem__, L, 2, "iid"):
+        for t, pr in tree._draft.enumerate_trees(Q.__getitem__, L, 2, "iid"):
             traversal_law(_WithReplacement(t.chains, L, "iid"), P, Q, out, pr)
         bad += len(text_law_is_target(P, out, n, L)) > 0
     assert bad > 0
@@ -208,7 +208,7 @@ def test_traversal_merged_iid_hand_counterexample():
     Q = {(): q, **{(x,): q for x in range(n)}}
     for tree_cls, want in ((None, [F(0), F(1, 3), F(2, 3)]), (_WithReplacement, [F(0), F(2, 9), F(7, 9)])):
         out = defaultdict(F)
-        for t, pr in tree.enumerate_trees(Q.__getitem__, L, 2, "iid"):
+        for t, pr in tree._draft.enumerate_trees(Q.__getitem__, L, 2, "iid"):
             traversal_law(t if tree_cls is None else tree_cls(t.chains, L, "iid"), P, Q, out, pr)
         assert _first_token_law(out, n) == want
 
@@ -221,7 +221,7 @@ def test_traversal_merged_iid_lossless_beyond_k3(n, L, k, seed):
     rng = np.random.default_rng(seed)
     P, Q = frac_table(n, L, rng, den=7), frac_table(n, L, rng, den=7)
     out = defaultdict(F)
-    for t, pr in tree.enumerate_trees(Q.__getitem__, L, k, "iid"):
+    for t, pr in tree._draft.enumerate_trees(Q.__getitem__, L, k, "iid"):
         traversal_law(t, P, Q, out, pr)
     assert sum(out.values()) == 1
     assert text_law_is_target(P, out, n, L) == []

@@ -42,7 +42,7 @@ def test_rao_blackwell_clusters_by_prompt():
     f = real.DraftTrees.load(real.trees_path("iid"))
     items = f.items(k=2, length=2)
     assert len(items) == f.n_trees and np.array_equal(items.groups, f.prompt_index)
-    res = tree.rao_blackwell(items, verifiers=("token",))["token"]
+    res = tree._sampling.rao_blackwell(items, verifiers=("token",))["token"]
     x = np.asarray(res.details["values"])
     g = np.asarray(f.prompt_index)
     # the clustered standard error, written out: sqrt(G/(G-1) Σ_g S_g²) / N
@@ -53,16 +53,16 @@ def test_rao_blackwell_clusters_by_prompt():
     assert res.std_err == pytest.approx(want, rel=1e-12)
     assert res.details["clusters"] == G
     # the independent-trees formula differs, and is what a caller gets without groups
-    naive = tree.rao_blackwell(list(f.items(k=2, length=2)), verifiers=("token",))["token"]
+    naive = tree._sampling.rao_blackwell(list(f.items(k=2, length=2)), verifiers=("token",))["token"]
     assert naive.std_err == pytest.approx(x.std(ddof=1) / math.sqrt(N), rel=1e-12)
     assert naive.details["clusters"] == N
     # explicit groups win; a single group has no clustered error
-    one = tree.rao_blackwell(list(f.items(k=2, length=2)), verifiers=("token",), groups=g)["token"]
+    one = tree._sampling.rao_blackwell(list(f.items(k=2, length=2)), verifiers=("token",), groups=g)["token"]
     assert one.std_err == pytest.approx(want, rel=1e-12)
-    same = tree.rao_blackwell(list(f.items(k=2, length=2)), verifiers=("token",), groups=np.zeros(N))["token"]
+    same = tree._sampling.rao_blackwell(list(f.items(k=2, length=2)), verifiers=("token",), groups=np.zeros(N))["token"]
     assert math.isnan(same.std_err) and same.value == pytest.approx(res.value)
     with pytest.raises(InputError, match="groups:"):
-        tree.rao_blackwell(list(f.items(k=2, length=2)), verifiers=("token",), groups=[0, 1])
+        tree._sampling.rao_blackwell(list(f.items(k=2, length=2)), verifiers=("token",), groups=[0, 1])
 
 
 def test_clustered_error_is_larger_when_trees_of_a_prompt_agree():
@@ -74,10 +74,10 @@ def test_clustered_error_is_larger_when_trees_of_a_prompt_agree():
     for g, a in enumerate(p_vals):
         law = [a, 1 - a]
         for _ in range(12):
-            t = tree.sample_tree(lambda u: [1.0, 0.0], 1, 1, "iid", rng)  # always token 0
+            t = tree._draft.sample_tree(lambda u: [1.0, 0.0], 1, 1, "iid", rng)  # always token 0
             items.append((t, lambda u, law=law: law, lambda u: [1.0, 0.0]))
             groups.append(g)
-    res = tree.rao_blackwell(items, verifiers=("target_only",), groups=groups)["target_only"]
+    res = tree._sampling.rao_blackwell(items, verifiers=("target_only",), groups=groups)["target_only"]
     x = res.details["values"]
     means = np.array([x[np.asarray(groups) == g].mean() for g in range(20)])
     assert res.std_err == pytest.approx(means.std(ddof=1) / math.sqrt(20), rel=1e-12)
@@ -149,7 +149,7 @@ def test_target_only_sum_holds_on_first_occurrence_subtree():
                         reached.add(t.prefix(c))
                         stack.append(c)
             want = sum(math.prod(p(w[:i])[w[i]] for i in range(len(w))) for w in reached)
-            assert tree.tree_value(t, p, q, "target_only") == want
+            assert tree._sampling.tree_value(t, p, q, "target_only") == want
 
 
 # ---------------------------------------------------------------- size guards

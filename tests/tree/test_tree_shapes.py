@@ -278,5 +278,5 @@ def test_iid_equal_siblings_stay_separate():
     # token: the first copy of 0 is accepted with min(1, (1/2)/1) = 1/2, then its child
     # (p = q below) with probability 1; after a rejection the residual (0, 1) gives the
     # second copy probability 0: 1/2·(1 + 1) in all
-    assert tree.tree_value(t, P, Q, "token") == 1
-    assert tree.tree_value(t, P, Q, "target_only") == F(1, 2) * (1 + F(1, 2))
+    assert tree._sampling.tree_value(t, P, Q, "token") == 1
+    assert tree._sampling.tree_value(t, P, Q, "target_only") == F(1, 2) * (1 + F(1, 2))

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from optaccept import tree
-from optaccept.tree import DraftTree
+from optaccept.tree._draft import DraftTree
 
 
 def _wor_orders(law, m):
@@ -106,7 +106,7 @@ def _check(P, Q, branching, n):
         text = _rrs_wor_text_law(kids, P, Q)
         mean = sum(pr * (len(z) - 1) for z, pr in text.items())
         # the library's exact per-tree value (Fractions in, Fraction out)
-        assert tree.tree_value(t, P, Q, "token") == mean
+        assert tree._sampling.tree_value(t, P, Q, "token") == mean
         expected += w * mean
         for z, pr in text.items():
             law[z] += w * pr
@@ -136,7 +136,7 @@ def test_reported_two_by_two_tree():
     t = DraftTree(((0, 0), (0, 1), (1, 0), (1, 1)), 2, "swor")
     assert t.candidates(()) == [0, 1]
     rng = np.random.default_rng(0)
-    first = Counter(tree.simulate_step(t, P, Q, "token", rng)[0][:1] for _ in range(4000))
+    first = Counter(tree._simulate.simulate_step(t, P, Q, "token", rng)[0][:1] for _ in range(4000))
     assert abs(first[(0,)] / 4000 - 0.2) < 5 * np.sqrt(0.16 / 4000)
 
 

@@ -12,7 +12,8 @@ import pytest
 
 import optaccept as oa
 from optaccept import verifiers
-from optaccept.verifiers import TargetOnly, target_only_acceptance
+from optaccept.verifiers import TargetOnly
+from optaccept.verifiers._target_only import target_only_acceptance
 
 
 def _rule_law(p, tuples, probs):

@@ -12,7 +12,7 @@ import pytest
 import optaccept as oa
 from optaccept import verifiers as V
 from optaccept._lib.limits import show_progress as progress_default
-from optaccept.cli import main
+from optaccept.cli._main import main
 from optaccept.verifiers._gap import NOT_DEFINED
 
 
@@ -31,7 +31,7 @@ def test_vocabulary_scale_with_default_arguments():
     one-line reason, well within 2 GB (traced numpy/Python allocations)."""
     p, q = _vocabulary_pair(131_072)
     tracemalloc.start()
-    tab = oa.gap_table(p, q, ks=(2, 3, 4, 8))
+    tab = oa.verifiers.gap_table(p, q, ks=(2, 3, 4, 8))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 2**30
@@ -55,7 +55,9 @@ def test_vocabulary_scale_with_default_arguments():
 def test_reasons_in_every_format():
     rng = np.random.default_rng(0)
     p, q = rng.dirichlet(np.ones(200)), rng.dirichlet(np.ones(200))
-    tab = oa.gap_table(p, q, ks=(2, 5), verifiers=[V.RRSWithoutReplacement(), V.SD(), V.RRS()], progress=False)
+    tab = oa.verifiers.gap_table(
+        p, q, ks=(2, 5), verifiers=[V.RRSWithoutReplacement(), V.SD(), V.RRS()], progress=False
+    )
     why = tab.why("rrs_wor", 5)
     assert why is not None and "rrs_wor exact acceptance at k = 5" in why
     d = tab.to_dict()
@@ -71,12 +73,12 @@ def test_reasons_in_every_format():
 
 def test_progress_bar_counts_cells(capsys):
     p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]
-    oa.gap_table(p, q, ks=(2, 3), progress=True)
+    oa.verifiers.gap_table(p, q, ks=(2, 3), progress=True)
     err = capsys.readouterr().err
     assert "gap table" in err and "20/20" in err and "cell" in err
-    oa.gap_table(p, q, ks=(2, 3))  # default: off when stderr is not a terminal
+    oa.verifiers.gap_table(p, q, ks=(2, 3))  # default: off when stderr is not a terminal
     assert capsys.readouterr().err == ""
-    oa.gap_table(p, q, ks=(2, 3), progress=False)
+    oa.verifiers.gap_table(p, q, ks=(2, 3), progress=False)
     assert capsys.readouterr().err == ""
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from optaccept import verifiers as V
-from optaccept.verifiers import kseq_rho
+from optaccept.verifiers._kseq import kseq_rho
 
 
 def _h(pe, qe, k, rho):
