@@ -43,7 +43,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--delta", type=float, default=0.05)
     a = ap.parse_args()
-    t, d = tree.synthetic_pair(8, seed=3)
+    t, d = tree.synthetic_pair(8, rng=3)
     target, draft = functools.lru_cache(maxsize=None)(t), functools.lru_cache(maxsize=None)(d)
     configs = [
         ("plain sampler, correct", plain_loop(target, 8), None, a.seeds),
@@ -67,7 +67,7 @@ def main() -> None:
                 gen,
                 target,
                 prompts=[(1,), (2, 3)],
-                runs=a.runs,
+                samples=a.runs,
                 new_tokens=8,
                 rng=s,
                 false_alarm=a.delta,

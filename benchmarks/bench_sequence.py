@@ -40,7 +40,7 @@ def main() -> None:
     seed = sq.MarkovPair.random(states=7, horizon=50, rng=np.random.default_rng(10))
     t_dp, _ = best_time_and_result(lambda: sq.expected_rejections(seed))
     t_mc, est = best_time_and_result(
-        lambda: sq.simulate_rejections(seed, runs=5000, rng=np.random.default_rng(1)), repeat=1
+        lambda: sq.simulate_rejections(seed, samples=5000, rng=np.random.default_rng(1)), repeat=1
     )
     print(
         f"Theorem 1, seed chain S=7, T=50: DP {t_dp * 1e3:.3f} ms, Monte Carlo 5000 runs "
@@ -50,7 +50,7 @@ def main() -> None:
         t_s, _ = best_time_and_result(lambda M=M: sq.batch_expected_rejections(seed, M))
         t_m, _ = best_time_and_result(lambda M=M: sq.batch_expected_rejections(seed, M, continuation="matching"))
         t_mc, est = best_time_and_result(
-            lambda M=M: sq.simulate_batch_rejections(seed, M, runs=2000, rng=np.random.default_rng(M)), repeat=1
+            lambda M=M: sq.simulate_batch_rejections(seed, M, samples=2000, rng=np.random.default_rng(M)), repeat=1
         )
         print(
             f"Theorem 3, seed chain, M={M}: exact single {t_s * 1e3:.2f} ms, exact matching "
@@ -69,7 +69,7 @@ def main() -> None:
     t_tv, _ = best_time_and_result(lambda: sq.expected_rejections(pair))
     t_b4, _ = best_time_and_result(lambda: sq.batch_expected_rejections(pair, 4), repeat=1)
     t_mc, _ = best_time_and_result(
-        lambda: sq.simulate_rejections(pair, runs=2000, rng=np.random.default_rng(3)), repeat=1
+        lambda: sq.simulate_rejections(pair, samples=2000, rng=np.random.default_rng(3)), repeat=1
     )
     t_dec, _ = best_time_and_result(lambda: sq.decoder_losses(p, q, np.linspace(0, 0.05, 11)), repeat=1)
     print(

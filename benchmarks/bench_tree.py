@@ -72,7 +72,7 @@ def lp_limits(limit: float, max_vocab: int, rows: list[tuple[int, int]]) -> None
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for L, k in rows:
         n0 = PREVIOUS[(L, k)]
-        target, draft = tree.synthetic_pair(n0, seed=n0)
+        target, draft = tree.synthetic_pair(n0, rng=n0)
         (v0, c0), t0 = _timed(lambda: _stated_lp(target, draft, L, k))
         r1, t1 = _timed(
             lambda: tree.accepted_tokens(
@@ -95,7 +95,7 @@ def lp_limits(limit: float, max_vocab: int, rows: list[tuple[int, int]]) -> None
             if predicted > limit:
                 nxt = f"n={n}: predicted {predicted:.0f} s"
                 break
-            target, draft = tree.synthetic_pair(n, seed=n)
+            target, draft = tree.synthetic_pair(n, rng=n)
             r, t = _timed(
                 lambda: tree.accepted_tokens(
                     target, draft, tree.TreeDraftLaw(length=L, k=k, children="iid"), "optimal", max_trees=10**8
@@ -124,18 +124,18 @@ def sampling_speed(vocab: int, trees: int) -> None:
         " | MC runs/s (token) | RB std | MC std | efficiency RB/MC (token) |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    target, draft = tree.synthetic_pair(vocab, seed=0, scale=2.0, noise=1.0)
+    target, draft = tree.synthetic_pair(vocab, rng=0, scale=2.0, noise=1.0)
     tree.sample_accepted_tokens(
-        target, draft, drafts=tree.TreeDraftLaw(length=2, k=2, children="swor"), trees=2, rng=0, progress=False
+        target, draft, drafts=tree.TreeDraftLaw(length=2, k=2, children="swor"), samples=2, rng=0, progress=False
     )  # warm-up
-    tree.simulate(target, draft, drafts=tree.TreeDraftLaw(length=1), steps=2, rng=np.random.default_rng(0))
+    tree.simulate(target, draft, drafts=tree.TreeDraftLaw(length=1), samples=2, rng=np.random.default_rng(0))
     for L, k, drafts in [(4, 1, "iid"), (4, 4, "iid"), (4, 4, "swor")]:
         t0 = time.perf_counter()
         out = tree.sample_accepted_tokens(
             target,
             draft,
             drafts=tree.TreeDraftLaw(length=L, k=k, children=drafts),
-            trees=trees,
+            samples=trees,
             rng=np.random.default_rng(1),
             progress=False,
         )
@@ -166,7 +166,7 @@ def sampling_speed(vocab: int, trees: int) -> None:
             draft,
             drafts=tree.TreeDraftLaw(length=L, k=k, children=drafts),
             verifier="token",
-            steps=trees,
+            samples=trees,
             rng=np.random.default_rng(2),
         )
         t_mc = time.perf_counter() - t0

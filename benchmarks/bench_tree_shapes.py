@@ -60,7 +60,7 @@ def lp_limits(limit: float) -> None:
     for shape, children in families:
         best, last, nxt = None, None, "not reached (vocabulary 60)"
         for n in range(2, 61):
-            target, draft = tree.synthetic_pair(n, seed=n)
+            target, draft = tree.synthetic_pair(n, rng=n)
             t0 = time.perf_counter()
             try:
                 r = tree.accepted_tokens(
@@ -98,7 +98,7 @@ def main() -> None:
     ap.add_argument("--lp-limit", type=float, default=None, help="also the LP table, with this limit in seconds")
     args = ap.parse_args()
     print(f"machine: {platform.machine()}, {platform.processor() or 'cpu'}; vocabulary {N}")
-    target, draft = tree.synthetic_pair(N, seed=0, scale=3.0)
+    target, draft = tree.synthetic_pair(N, rng=0, scale=3.0)
     eagle_like = sequoia_shape(0.6 ** np.arange(1, 20), 64)  # a 64-node shape of decreasing width
     print("\n## Top-k trees, exact (target-only), one tree")
     print("| shape | nodes | seconds per tree | model calls alone (s) | ratio |")
@@ -116,7 +116,7 @@ def main() -> None:
     trees = 40
     t0 = time.perf_counter()
     tree.sample_accepted_tokens(
-        target, draft, drafts=tree.TreeDraftLaw(length=2, k=4, children="swor"), trees=trees, rng=1, progress=False
+        target, draft, drafts=tree.TreeDraftLaw(length=2, k=4, children="swor"), samples=trees, rng=1, progress=False
     )
     base = trees / (time.perf_counter() - t0)
     for children in ("swor", "iid"):
@@ -126,7 +126,7 @@ def main() -> None:
             draft,
             drafts=tree.TreeDraftLaw((4, 2), children),
             verifiers=("token", "traversal", "target_only"),
-            trees=trees,
+            samples=trees,
             rng=1,
             progress=False,
         )

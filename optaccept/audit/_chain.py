@@ -74,7 +74,7 @@ class ChainAuditReport(Report):
         Exact (or estimated) value of the declared rule.
     optimum : float
         Expected accepted tokens of the best verifier of one chain (or an upper bound).
-    gamma : int
+    length : int
         Drafted tokens per call (the largest, for a log).
     steps : int
         Number of calls audited.
@@ -100,7 +100,7 @@ class ChainAuditReport(Report):
     std_err: float
     expected: float | None
     optimum: float
-    gamma: int
+    length: int
     steps: int
     false_alarm: float
     ks_distance: dict[str, float]
@@ -173,7 +173,7 @@ class ChainAuditReport(Report):
             ),
             (
                 "accepted tokens / call",
-                f"{self.accepted:.4f} ± {self.std_err:.4f} (measured; γ = {self.gamma}, {self.steps:,} calls)",
+                f"{self.accepted:.4f} ± {self.std_err:.4f} (measured; γ = {self.length}, {self.steps:,} calls)",
             ),
             (
                 "declared rule",
@@ -225,17 +225,17 @@ def audit_chain(
     fn: Callable[..., Any],
     target: Any,
     draft: Any,
-    gamma: int,
+    length: int,
     *,
-    steps: int = 20_000,
+    samples: int = 20_000,
     rng: np.random.Generator | None = None,
     declared: str | None = None,
     false_alarm: float = FALSE_ALARM,
     batch: int = 2_000,
     samples_for_expected: int | None = None,
 ) -> ChainAuditReport:
-    """Audit a chain verifier ``fn(P, Q, X, rng) -> (m, Y)`` (module docstring) on ``steps``
-    calls, chains of ``gamma`` tokens drafted from ``draft``.  ``fn`` may instead return the
+    """Audit a chain verifier ``fn(P, Q, X, rng) -> (m, Y)`` (module docstring) on ``samples``
+    calls, chains of ``length`` tokens drafted from ``draft``.  ``fn`` may instead return the
     engines' padded output [B, γ + 1] (−1 after the emitted tokens, vLLM's
     ``rejection_sample``) or FlashInfer's triple (output_token_ids, accepted, emitted): read by
     :func:`optaccept.audit.chain_outputs` / :func:`optaccept.audit.flashinfer_chain_outputs`.
@@ -251,9 +251,9 @@ def audit_chain(
         The chain verifier under audit.
     target, draft : model
         Sequence models, ``prefix -> next-token law``.
-    gamma : int
+    length : int
         Drafted tokens per call, at least 1.
-    steps : int
+    samples : int
         Calls of the verifier, at least 1.
     rng : numpy.random.Generator or int
         All randomness: drafts, continuations, ``fn``'s own and the transforms'.
@@ -276,30 +276,30 @@ def audit_chain(
     Raises
     ------
     InputError
-        If ``gamma`` or ``steps`` is below 1, ``declared`` is unknown, or ``fn`` returns
+        If ``length`` or ``samples`` is below 1, ``declared`` is unknown, or ``fn`` returns
         values out of range.
     MethodError
         If the exact values need more chains than the enumeration allows (before any call).
     """
 
     rng = check_rng(rng)
-    gamma = check_size(gamma, "gamma")
-    steps = check_size(steps, "steps")
-    if gamma < 1 or steps < 1:
-        raise InputError("gamma, steps: must be at least 1")
+    length = check_size(length, "length")
+    samples = check_size(samples, "steps")
+    if length < 1 or samples < 1:
+        raise InputError("length, samples: must be at least 1")
     check_choice("declared", declared, DECLARED_CHAIN, allow_none=True)
     # the exact values first: a refusal (MethodError: too many chains to enumerate) comes
     # before any call of fn
     kw: dict[str, Any] = {}
     if samples_for_expected is not None:
         kw = dict(samples=samples_for_expected, rng=np.random.default_rng(0))
-    optimum_res = accepted_tokens(target, draft, TreeDraftLaw(length=gamma), verifier="block", **kw)
+    optimum_res = accepted_tokens(target, draft, TreeDraftLaw(length=length), verifier="block", **kw)
     optimum = float(optimum_res.value)
     expected = None
     how = "exact"
     if declared is not None:
         rule = "target_only" if declared == "exact_match" else declared
-        res = accepted_tokens(target, draft, TreeDraftLaw(length=gamma), verifier=rule, **kw)
+        res = accepted_tokens(target, draft, TreeDraftLaw(length=length), verifier=rule, **kw)
         expected = float(res.value)
         if samples_for_expected is not None:
             how = f"estimate ± {res.std_err or 0.0:.4f} from {samples_for_expected:,} sampled chains"
@@ -310,36 +310,36 @@ def audit_chain(
     n = Pm(()).size
     us: dict[str, list[np.ndarray]] = {o: [] for o in ORDERS}
     ms = []
-    for lo in range(0, steps, batch):
-        B = min(batch, steps - lo)
-        X = np.empty((B, gamma), dtype=np.int64)
-        P = np.empty((B, gamma + 1, n))
-        Q = np.empty((B, gamma, n))
+    for lo in range(0, samples, batch):
+        B = min(batch, samples - lo)
+        X = np.empty((B, length), dtype=np.int64)
+        P = np.empty((B, length + 1, n))
+        Q = np.empty((B, length, n))
         for b in range(B):
             u: tuple[int, ...] = ()
-            for i in range(gamma):
+            for i in range(length):
                 q = np.asarray(Qm(u), dtype=np.float64)
                 Q[b, i] = q
                 P[b, i] = np.asarray(Pm(u), dtype=np.float64)
                 u = u + (draw(q, rng),)
                 X[b, i] = u[-1]
-            P[b, gamma] = np.asarray(Pm(u), dtype=np.float64)
+            P[b, length] = np.asarray(Pm(u), dtype=np.float64)
         out = fn(P.copy(), Q.copy(), X.copy(), rng)
-        m, Y = _chain_result(out, B, gamma)
-        if m.shape != (B,) or Y.shape != (B,) or m.min() < 0 or m.max() > gamma or Y.min() < 0 or Y.max() >= n:
-            raise InputError(f"fn: must return m in [0, {gamma}] and Y in [0, {n}), {B} of each")
+        m, Y = _chain_result(out, B, length)
+        if m.shape != (B,) or Y.shape != (B,) or m.min() < 0 or m.max() > length or Y.min() < 0 or Y.max() >= n:
+            raise InputError(f"fn: must return m in [0, {length}] and Y in [0, {n}), {B} of each")
         # the texts: X[:m], Y, then the target's continuation to gamma + 1 tokens
-        rowsP = np.empty((B * (gamma + 1), n))
-        rowsQ = np.empty((B * (gamma + 1), n))
-        toks = np.empty(B * (gamma + 1), dtype=np.int64)
+        rowsP = np.empty((B * (length + 1), n))
+        rowsQ = np.empty((B * (length + 1), n))
+        toks = np.empty(B * (length + 1), dtype=np.int64)
         for b in range(B):
             text = tuple(int(x) for x in X[b, : m[b]]) + (int(Y[b]),)
-            while len(text) < gamma + 1:
+            while len(text) < length + 1:
                 text = text + (draw(np.asarray(Pm(text), dtype=np.float64), rng),)
-            for i in range(gamma + 1):
-                r = b * (gamma + 1) + i
+            for i in range(length + 1):
+                r = b * (length + 1) + i
                 rowsP[r] = Pm(text[:i])
-                rowsQ[r] = Qm(text[:i]) if i < gamma else rowsP[r]
+                rowsQ[r] = Qm(text[:i]) if i < length else rowsP[r]
                 toks[r] = text[i]
         for o in ORDERS:
             us[o].append(pit_values(rowsP, rowsQ, toks, o, rng))
@@ -348,7 +348,7 @@ def audit_chain(
     N = sum(v.size for v in us["id"])
     eps = ks_threshold(N, false_alarm, len(ORDERS))
     dist = {o: ks_uniform(np.concatenate(v)) for o, v in us.items()}
-    law = np.bincount(m_all.astype(np.int64), minlength=gamma + 1) / m_all.size
+    law = np.bincount(m_all.astype(np.int64), minlength=length + 1) / m_all.size
     accepted, accepted_se = mean_std_err(m_all)
     return ChainAuditReport(
         lossless=within(dist, eps),
@@ -356,7 +356,7 @@ def audit_chain(
         std_err=accepted_se,
         expected=expected,
         optimum=optimum,
-        gamma=gamma,
+        length=length,
         steps=int(m_all.size),
         false_alarm=false_alarm,
         ks_distance=dist,
@@ -482,7 +482,7 @@ def audit_chain_log(
         std_err=accepted_se,
         expected=float(sd_exp.mean()),
         optimum=float(block_opt.mean()),
-        gamma=int(gammas.max()),
+        length=int(gammas.max()),
         steps=C,
         false_alarm=false_alarm,
         ks_distance=dist,

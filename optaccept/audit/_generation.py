@@ -123,7 +123,7 @@ class GenerationAuditReport(Report):
         Block verification's estimated tokens per call and its standard error.
     declared : str or None
         The rule the loop claims.
-    gamma : int or None
+    length : int or None
         Drafted tokens per call.
     details : dict
         Further facts of the run.
@@ -147,7 +147,7 @@ class GenerationAuditReport(Report):
     optimum: float | None = None
     optimum_se: float | None = None
     declared: str | None = None
-    gamma: int | None = None
+    length: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
     #: the value is a sample mean
@@ -211,7 +211,7 @@ class GenerationAuditReport(Report):
             rows.append(
                 (
                     "tokens / call",
-                    f"{self.tokens_per_call:.4f} ± {self.std_err:.4f} (measured, γ = {self.gamma}, "
+                    f"{self.tokens_per_call:.4f} ± {self.std_err:.4f} (measured, γ = {self.length}, "
                     f"{self.calls:,} calls)",
                 )
             )
@@ -285,14 +285,14 @@ def _as_tokens(x: Any, what: str) -> tuple[int, ...]:
     except (ValueError, TypeError):  # ragged, e.g. (tokens, accepted_per_call) without drafting=
         raise InputError(
             f"{what}: must return a 1-D sequence of integer token ids (a pair (tokens, accepted_per_call) "
-            "needs drafting=audit.ChainDrafting(draft, gamma))"
+            "needs drafting=audit.ChainDrafting(draft, length))"
         ) from None
     if arr.ndim == 2 and arr.shape[0] == 1:
         arr = arr[0]
     if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
         raise InputError(
             f"{what}: must be a 1-D sequence of integer token ids, got {arr.dtype} of shape {arr.shape} "
-            "(a pair (tokens, accepted_per_call) needs drafting=audit.ChainDrafting(draft, gamma))"
+            "(a pair (tokens, accepted_per_call) needs drafting=audit.ChainDrafting(draft, length))"
         )
     return tuple(int(t) for t in arr)
 
@@ -332,7 +332,7 @@ def audit_generation(
     target: Any,
     *,
     prompts: Sequence[Sequence[int]],
-    runs: int,
+    samples: int,
     new_tokens: int = 8,
     rng: Any = 0,
     drafting: ChainDrafting | None = None,
@@ -355,8 +355,8 @@ def audit_generation(
         included), as :func:`optaccept.tree.synthetic_pair` returns; the law the loop claims
         to sample.  :func:`torch_lm` wraps one as a Hugging Face-style module.
     prompts : sequence of token-id sequences
-        The prompts; each is run ``runs`` times.
-    runs : int
+        The prompts; each is run ``samples`` times.
+    samples : int
         Runs per prompt.
     new_tokens : int
         Tokens read per text (a shorter text is padded with fresh uniforms).
@@ -379,22 +379,22 @@ def audit_generation(
     GenerationAuditReport
     """
     if drafting is not None and not isinstance(drafting, ChainDrafting):
-        raise InputError(f"drafting: an audit.ChainDrafting(draft, gamma, declared), got {drafting!r}")
+        raise InputError(f"drafting: an audit.ChainDrafting(draft, length, declared), got {drafting!r}")
     if options is not None and not isinstance(options, GenerationOptions):
         raise InputError(f"options: an audit.GenerationOptions(bins, max_lag, seed_torch), got {options!r}")
     if drafting is None:
         draft, gamma, declared = None, None, None
     else:  # (the fields themselves: a draft model is not copied)
-        draft, gamma, declared = drafting.draft, drafting.gamma, drafting.declared
+        draft, gamma, declared = drafting.draft, drafting.length, drafting.declared
     options = GenerationOptions() if options is None else options
     bins, max_lag, seed_torch = options.bins, options.max_lag, options.seed_torch
 
     rng = check_rng(rng)
-    runs = check_size(runs, "runs")
+    samples = check_size(samples, "runs")
     new_tokens = check_size(new_tokens, "new_tokens")
     bins = check_size(bins, "bins")
     max_lag = check_size(max_lag, "max_lag")
-    if runs < 1 or new_tokens < 1 or bins < 2:
+    if samples < 1 or new_tokens < 1 or bins < 2:
         raise InputError("runs, new_tokens: must be at least 1, bins at least 2")
     if not 0 < false_alarm < 1:
         raise InputError(f"false_alarm: must lie in (0, 1), got {false_alarm!r}")
@@ -406,12 +406,12 @@ def audit_generation(
     with_counts = draft is not None
     if with_counts:
         if gamma is None:
-            raise InputError("gamma: the chain length is needed with draft")
-        gamma = check_size(gamma, "gamma")
+            raise InputError("drafting: the chain length is needed with draft")
+        gamma = check_size(gamma, "drafting.length")
         if gamma < 1:
-            raise InputError("gamma: must be at least 1")
+            raise InputError("drafting.length: must be at least 1")
     elif gamma is not None or declared is not None:
-        raise InputError("draft: gamma and declared need the draft model (draft=...)")
+        raise InputError("drafting: length and declared need the draft model")
     check_choice("declared", declared, DECLARED_GENERATION, allow_none=True)
     P = as_model(target, "target").cached()
     Q = as_model(draft, "draft").cached() if with_counts else None
@@ -423,7 +423,7 @@ def audit_generation(
     torch = sys.modules.get("torch") if seed_torch else None
     from tqdm.auto import tqdm
 
-    texts = runs * len(prompts_t)
+    texts = samples * len(prompts_t)
     U = {o: np.empty((texts, new_tokens)) for o in orders}
     padded = 0
     per_text_tokens = np.zeros(texts)
@@ -440,7 +440,7 @@ def audit_generation(
         leave=False,
     )
     j = 0
-    for _ in range(runs):
+    for _ in range(samples):
         for pr in prompts_t:
             child = np.random.default_rng(rng.integers(2**63))
             if torch is not None:
@@ -511,7 +511,7 @@ def audit_generation(
         ks_distance=dist,
         ks_threshold=thr,
         declared=declared,
-        gamma=gamma,
+        length=gamma,
         details={"orders": orders, "bins": bins, "vocabulary": n},
     )
     if with_counts:

@@ -12,7 +12,7 @@ __all__ = ["ChainDrafting", "GenerationOptions"]
 
 @dataclass(frozen=True)
 class ChainDrafting:
-    """How a loop that reports its accepted counts drafts: chains of ``gamma`` tokens from
+    """How a loop that reports its accepted counts drafts: chains of ``length`` tokens from
     ``draft``, verified by the rule it ``declared`` (the ``drafting`` of
     :func:`optaccept.audit.audit_generation`).
 
@@ -20,14 +20,14 @@ class ChainDrafting:
     ----------
     draft : sequence model
         ``prefix -> next-token probabilities``, the prefix being the whole text.
-    gamma : int
+    length : int
         Tokens drafted per verifier call, at least 1.
     declared : {"sd", "token", "block", "exact_match", "target_only"}, optional
         The rule the loop claims; its expected tokens per call are then estimated.
     """
 
     draft: Any
-    gamma: int
+    length: int
     declared: str | None = None
 
 

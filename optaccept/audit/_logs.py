@@ -298,7 +298,7 @@ def synthetic_chain_log(
     rng = check_rng(rng)
     Ps, Qs, Xs, ms, req, ex = [], [], [], [], [], []
     for r in range(requests):
-        target, draft = synthetic_pair(n, seed=seed + r, noise=noise)
+        target, draft = synthetic_pair(n, rng=seed + r, noise=noise)
         memo_p: dict[tuple[int, ...], np.ndarray] = {}
         memo_q: dict[tuple[int, ...], np.ndarray] = {}
 

@@ -43,14 +43,14 @@ def audit_tree(
     draft: Any,
     drafts: TreeDraftLaw,
     *,
-    steps: int = 20_000,
+    samples: int = 20_000,
     rng: np.random.Generator | None = None,
     declared: str | None = None,
     false_alarm: float = FALSE_ALARM,
     batch: int = 1_000,
     samples_for_expected: int | None = None,
 ) -> ChainAuditReport:
-    """Audit a tree verifier ``fn`` (module docstring) on ``steps`` trees drawn from ``draft``
+    """Audit a tree verifier ``fn`` (module docstring) on ``samples`` trees drawn from ``draft``
     by the tree's draft law ``drafts``: a :class:`~optaccept.tree.TreeDraftLaw` of a shape
     whose children are filled "topk", "swor" or "iid".  The shape is given as in
     :func:`optaccept.tree.accepted_tokens` (a branching tuple or index paths, the EAGLE/Medusa
@@ -64,7 +64,7 @@ def audit_tree(
     target-only's law when siblings are distinct, so "topk" or "swor" children only).  The
     exact values are computed before ``fn`` is called, so a refusal costs nothing.
 
-    Returns a :class:`ChainAuditReport` (``gamma`` is the shape's depth; ``optimum`` the LP
+    Returns a :class:`ChainAuditReport` (``length`` is the shape's depth; ``optimum`` the LP
     value, or the §4b *upper bound* when the LP is too large, printed as a bound:
     ``details["optimum_method"]``).
 
@@ -76,7 +76,7 @@ def audit_tree(
         Sequence models, ``prefix -> next-token law``.
     drafts : TreeDraftLaw
         The tree's shape and how each node's children are drafted ("topk", "swor", "iid").
-    steps : int
+    samples : int
         Calls of the verifier, at least 1.
     rng : numpy.random.Generator or int
         All randomness: drafts, continuations, ``fn``'s own and the transforms'.
@@ -104,7 +104,7 @@ def audit_tree(
     """
 
     rng = check_rng(rng)
-    steps = check_size(steps, "steps")
+    samples = check_size(samples, "steps")
 
     if not isinstance(drafts, TreeDraftLaw) or drafts.shape is None:
         raise InputError(
@@ -152,8 +152,8 @@ def audit_tree(
     n = Pm(()).size
     us: dict[str, list[np.ndarray]] = {o: [] for o in ORDERS}
     accepted = []
-    for lo in range(0, steps, batch):
-        B = min(batch, steps - lo)
+    for lo in range(0, samples, batch):
+        B = min(batch, samples - lo)
         toks = np.full((B, N + 1), -1, dtype=np.int64)
         P = np.zeros((B, N + 1, n))
         Q = np.zeros((B, N + 1, n))
@@ -207,7 +207,7 @@ def audit_tree(
         std_err=accepted_se,
         expected=expected,
         optimum=optimum,
-        gamma=L,
+        length=L,
         steps=int(acc.size),
         false_alarm=false_alarm,
         ks_distance=dist,

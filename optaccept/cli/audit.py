@@ -161,7 +161,7 @@ def _assisted_handler(args: argparse.Namespace) -> int:
         prompts[: args.prompts],
         max_new_tokens=args.tokens,
         top_k=args.top_k,
-        seed=args.seed,
+        rng=args.seed,
         progress=not args.json,
     )
     rep = audit_chain_log(log.P, log.Q, log.X, log.m, log.Y)

@@ -90,7 +90,7 @@ def _extract(args: argparse.Namespace) -> int:
         prompts,
         max_new_tokens=args.max_new_tokens,
         device=args.device,
-        seed=args.seed,
+        rng=args.seed,
         batch_size=args.batch_size,
         checkpoint=args.checkpoint,
         progress=not args.quiet,
@@ -123,10 +123,10 @@ def _gap_table(args: argparse.Namespace) -> int:
             data = data.subset(slice(0, args.max_positions))
         datas.append(data)
 
-    from ..llm._gap import PositionGapTable, gap_table
+    from ..llm._gap import PositionGapTable, position_gap_table
 
     tables = [
-        gap_table(data, ks=args.k, device=args.device, slow_verifiers=not args.fast, progress=not args.quiet)
+        position_gap_table(data, ks=args.k, device=args.device, slow_verifiers=not args.fast, progress=not args.quiet)
         for data in datas
     ]
     table = PositionGapTable.concat(tables)

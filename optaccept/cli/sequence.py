@@ -72,7 +72,7 @@ def _rejections(args: argparse.Namespace) -> int:
         line = f"k = {k}: E[N_rej] = {exact:.6f}, acceleration = {chain.horizon / exact:.4f}"
         if args.runs > 0:
             est = simulate_batch_rejections(
-                chain, k, runs=args.runs, rng=np.random.default_rng(args.seed + k), continuation=args.continuation
+                chain, k, samples=args.runs, rng=np.random.default_rng(args.seed + k), continuation=args.continuation
             )
             line += f", Monte Carlo {est.mean:.4f} ± {est.std_err:.4f}"
         print(line)

@@ -181,7 +181,7 @@ def _tree(args: argparse.Namespace) -> int:
         shape = _shape(args.shape) if args.shape is not None else None
     cost = _cost(args.cost, args.budget) if args.cost is not None else None
     pairs = [
-        tree.synthetic_pair(args.vocab, seed=args.seed + i, scale=args.scale, noise=args.noise)
+        tree.synthetic_pair(args.vocab, rng=args.seed + i, scale=args.scale, noise=args.noise)
         for i in range(args.contexts)
     ]
     source = {

@@ -139,7 +139,7 @@ def _fresh_chains(figures_dir: Path) -> list[Path]:
                 builtin_prompts(),
                 drafts=TreeDraftLaw(length=FRESH_LENGTH, k=1, children="iid"),
                 trees_per_prompt=FRESH_TREES,
-                seed=0,
+                rng=0,
             )
     except ImportError as exc:  # the llm extra (torch, transformers) is not installed
         print(f"   skipped the fresh chains of {FRESH_LENGTH} tokens: {exc}")

@@ -215,9 +215,9 @@ def _realised(shipped, stem: pathlib.Path, *, quick: bool, law: str = "iid") -> 
         ks=(2, 4) if iid else (2, 3),
         positions=positions,
         rng=np.random.default_rng(0),
-        size=20_000,
+        samples=20_000,
         progress=True,
-        law=law,
+        drafts=law,
     )
     head, body = table._wide()
     drafts = "i.i.d. drafts" if iid else "drafts without replacement"
@@ -258,7 +258,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     matplotlib.use("Agg")
 
     from ..llm._extract import extract_sweep
-    from ..llm._gap import PositionGapTable, gap_table
+    from ..llm._gap import PositionGapTable, position_gap_table
     from ..llm._models import ModelPair
 
     figures_dir = pathlib.Path(figures_dir)
@@ -268,7 +268,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     if quick:
         shipped = shipped.subset(slice(0, 100))
     t0 = time.perf_counter()
-    table = gap_table(shipped, ks=KS, device="cpu", progress=True)
+    table = position_gap_table(shipped, ks=KS, device="cpu", progress=True)
     print(f"llm: gap table of {len(shipped)} shipped positions in {time.perf_counter() - t0:.1f} s")
     what = (
         f"{describe_pair(shipped.meta)}; {len(shipped)} positions of the shipped file (`optaccept.real.sample_path()`)"
@@ -298,7 +298,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         t_extract = time.perf_counter() - t0
         n_pos = len(next(iter(sweep.values())))
         t0 = time.perf_counter()
-        tables = [gap_table(d, ks=KS, device="auto", progress=True) for d in sweep.values()]
+        tables = [position_gap_table(d, ks=KS, device="auto", progress=True) for d in sweep.values()]
         t_gap = time.perf_counter() - t0
     fresh = PositionGapTable.concat(tables)
     meta = next(iter(sweep.values())).meta

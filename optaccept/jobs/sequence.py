@@ -68,14 +68,14 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
     chain_words = f"Markov pair, 7 states, $T = 50$, seed {SEED}"
     runs = 1000 if quick else 5000
     exact = expected_rejections(chain)
-    sim = simulate_rejections(chain, runs=runs, rng=np.random.default_rng(SEED + 1))
+    sim = simulate_rejections(chain, samples=runs, rng=np.random.default_rng(SEED + 1))
     bar.update()
     Ms = [1, 2, 4, 8, 16] if quick else [1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 64, 128, 256]
     simulated = {}
     for M in (4, 5):
         for cont in ("single", "matching"):
             simulated[(cont, M)] = simulate_batch_rejections(
-                chain, M, runs=runs // 2, rng=np.random.default_rng(SEED + M), continuation=cont
+                chain, M, samples=runs // 2, rng=np.random.default_rng(SEED + M), continuation=cont
             )
     bar.update()
 

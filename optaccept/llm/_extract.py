@@ -25,6 +25,7 @@ import torch
 from .._errors import InputError
 from .._lib.rows import resolve_device
 from .._lib.sampling import torch_categorical
+from .._lib.validation import seed_of
 from ..real._storage import Distributions
 from ._models import ModelPair, Warp, forward, package_versions
 from ._prompts import Prompt, as_prompts
@@ -261,7 +262,7 @@ def extract(
     *,
     max_new_tokens: int = 32,
     device: Any = "auto",
-    seed: int = 0,
+    rng: Any = 0,
     batch_size: int = 8,
     chat: bool | None = None,
     checkpoint: str | os.PathLike | None = None,
@@ -279,7 +280,7 @@ def extract(
         Generated tokens per prompt (fewer when the target ends the text).
     device : str or torch.device
         ``"auto"``: cuda when available, else cpu.
-    seed : int
+    rng : int or numpy.random.Generator
         Prompt i is sampled with a ``torch.Generator`` seeded from (seed, i),
         so results do not depend on batching or on resuming.
     batch_size : int
@@ -298,6 +299,7 @@ def extract(
     Distributions
         Rows in prompt order, then step order; ``meta`` holds the provenance.
     """
+    seed = seed_of(rng)
     _check_args(max_new_tokens, batch_size, seed)
     prompts, dev = _start(pair, prompts, device)
     meta = _meta(

@@ -29,7 +29,7 @@ from ..real._storage import Distributions, check_data_and_ks
 from ..verifiers._batched import batched_acceptance as batched_verifier_acceptance
 from ..verifiers._batched import kseq_both as _kseq_both
 
-__all__ = ["PositionGapTable", "gap_table", "QUANTITIES"]
+__all__ = ["PositionGapTable", "position_gap_table", "QUANTITIES"]
 
 #: name -> (kind, description).  "α*" rows are optima of a draft law, "α" rows
 #: the exact acceptance of a verifier ("output ∈ drafts" unless said otherwise).
@@ -323,7 +323,7 @@ def _verifiers_module() -> Any:
     return verifiers
 
 
-def gap_table(
+def position_gap_table(
     data: Distributions,
     ks: Sequence[int] = (2, 3, 4, 8),
     *,

@@ -38,7 +38,7 @@ import torch
 
 from .._errors import InputError
 from .._lib.sampling import draws
-from .._lib.validation import check_choice
+from .._lib.validation import check_choice, seed_of
 from ..real._stored import DraftTrees
 from ..tree import TreeDraftLaw
 from ..tree._draft import DRAFT_LAWS
@@ -142,7 +142,7 @@ def extract_trees(
     drafts: TreeDraftLaw | None = None,
     trees_per_prompt: int = 1,
     device: Any = "auto",
-    seed: int = 0,
+    rng: int = 0,
     chat: bool | None = None,
     checkpoint: str | os.PathLike | None = None,
     progress: bool = True,
@@ -164,7 +164,7 @@ def extract_trees(
         Independent trees after each prompt (run in the same forward passes).
     device : str or torch.device
         ``"auto"``: cuda when available, else cpu.
-    seed : int
+    rng : int or numpy.random.Generator
         Prompt i's trees use a ``numpy.random.Generator`` seeded from (seed, i),
         so results do not depend on resuming.
     chat : bool, optional
@@ -187,7 +187,7 @@ def extract_trees(
         raise InputError(f"drafts: chains, tree.TreeDraftLaw(length=, k=, children=), got {drafts!r}")
     k, length, drafts = law.k, law.length, law.children
     trees_per_prompt = _check_int("trees_per_prompt", trees_per_prompt, 1)
-    seed = _check_int("seed", seed, 0)
+    seed = seed_of(rng)
     check_choice("drafts", drafts, DRAFT_LAWS)
     prompts, dev = _start(pair, prompts, device)
     meta = _meta(

@@ -23,9 +23,9 @@ def optimal_verifier_batched(
     p: Any,
     q: Any,
     tokens: Any,
-    generator: Any = None,
+    rng: Any = None,
     *,
-    law: str = "iid",
+    drafts: str = "iid",
     threads: int | None = None,
     normalize: bool = False,
 ):
@@ -37,9 +37,9 @@ def optimal_verifier_batched(
         Target and draft distributions, one position per row.
     tokens : torch.Tensor of int, shape (rows, k)
         The drafted tokens: one draft tuple per row (drawn from the row's law: ``IID(q_row, k)``).
-    generator : torch.Generator, optional
+    rng : torch.Generator, optional
         Source of randomness (its device must match the tensors).
-    law : {"iid", "swor"}
+    drafts : {"iid", "swor"}
         The draft law of the rows: i.i.d. drafts (the line device, any vocabulary) or
         drafts without replacement (the flow plan over the row's draft sets: rows whose
         draft has few tokens with q > 0, e.g. top-m drafts).
@@ -57,11 +57,11 @@ def optimal_verifier_batched(
     torch.Tensor of int64, shape (rows,)
         One output token per row, on the device of ``p``.  Each row builds its own
         verifier (the construction is per position); the uniforms come from
-        ``generator``.
+        ``rng``.
     """
     import torch
 
-    check_choice("law", law, law_names(sequential=True))
+    check_choice("drafts", drafts, law_names(sequential=True))
     if not (isinstance(p, torch.Tensor) and isinstance(q, torch.Tensor) and isinstance(tokens, torch.Tensor)):
         raise InputError("p, q, tokens: must be torch tensors")
     if p.ndim != 2 or q.shape != p.shape or tokens.ndim != 2 or tokens.shape[0] != p.shape[0]:
@@ -72,11 +72,11 @@ def optimal_verifier_batched(
     rows, k = tokens.shape
     dn = tokens.detach().to("cpu", torch.int64).numpy()
     # three uniforms per draft and two per row, from the caller's generator
-    uni = torch.rand((rows, 3 * k + 2), generator=generator, dtype=torch.float64, device=p.device).cpu().numpy()
+    uni = torch.rand((rows, 3 * k + 2), generator=rng, dtype=torch.float64, device=p.device).cpu().numpy()
     if threads is None:  # short rows: the threads' overhead exceeds their gain (benchmarks/RESULTS.md)
         threads = min(rows, os.cpu_count() or 1) if p.shape[1] >= _THREADS_MIN_N else 1
 
-    if law == "iid" and k >= 1 and p.dtype == torch.float64 and q.dtype == torch.float64:
+    if drafts == "iid" and k >= 1 and p.dtype == torch.float64 and q.dtype == torch.float64:
         # float64 i.i.d. rows: each row checked and normalised in its own thread while it is in
         # the caches (finite, non-negative, a positive sum within 1e-9 of 1 unless ``normalize``;
         # the same sum and division as a row's own validation); any row that fails sends the
@@ -105,21 +105,21 @@ def optimal_verifier_batched(
         # an i.i.d. row normalised in its own thread (the arithmetic of the row's own
         # validation); a bad row takes the row by row path, whose error names the argument
         pv, qv = (
-            (_normalised_row(pn[r], True), _normalised_row(qn[r], True)) if law == "iid" and k >= 1 else (None, None)
+            (_normalised_row(pn[r], True), _normalised_row(qn[r], True)) if drafts == "iid" and k >= 1 else (None, None)
         )
         if pv is not None and qv is not None:
             x = dn[r]
             if x.min() < 0 or x.max() >= qv.size or (qv[x] <= 0).any():
                 raise InputError(f"tokens: row {r} holds a token outside the vocabulary or with q = 0")
             return respond_one(pv, qv, k, x, uni[r])
-        if law == "iid":  # one tuple per row: the layout without keeping a verifier
+        if drafts == "iid":  # one tuple per row: the layout without keeping a verifier
             drafts_law = IID(qn[r], k, normalize=True)
             pr, _ = _clean_p(pn[r], drafts_law, True)
             x = dn[r]
             if x.min() < 0 or x.max() >= drafts_law.n or (drafts_law.q[x] <= 0).any():
                 raise InputError(f"tokens: row {r} holds a token outside the vocabulary or with q = 0")
             return respond_one(pr, drafts_law.q, k, x, uni[r])
-        ov = optimal_verifier(pn[r], law_from_name(law, qn[r], k, normalize=True), normalize=True)
+        ov = optimal_verifier(pn[r], law_from_name(drafts, qn[r], k, normalize=True), normalize=True)
         return ov._respond_uniform(dn[r], uni[r])
 
     return torch.as_tensor(_map_rows(one, rows, threads), device=p.device)

@@ -104,7 +104,7 @@ VERIFIER_LABELS = {
     "optimal": "optimal verifier",
 }
 
-#: Legend labels of the columns of ``optaccept.llm.gap_table`` (paper notation).
+#: Legend labels of the columns of ``optaccept.llm.position_gap_table`` (paper notation).
 QUANTITY_LABELS = {
     "alpha_iid": r"$\alpha$*, i.i.d. drafts",
     "alpha_swor": r"$\alpha$*, without replacement",

@@ -266,9 +266,9 @@ def realised_optimal(
     positions: int | Sequence[int] = 24,
     rng: np.random.Generator | int | None = 0,
     *,
-    size: int = 20_000,
+    samples: int = 20_000,
     progress: bool = True,
-    law: str = "iid",
+    drafts: str = "iid",
 ) -> RealisedTable:
     """Run the optimal verifier on a random subset of positions and tabulate its acceptance.
 
@@ -284,11 +284,11 @@ def realised_optimal(
     rng : numpy.random.Generator, int or None
         Chooses the positions and drives the verifier (default: seed 0, so the default
         table is reproducible; None: fresh entropy).
-    size : int
+    samples : int
         Monte Carlo samples (draft tuple, output) per position and k.
     progress : bool
         Show a tqdm progress bar.
-    law : {"iid", "swor"}
+    drafts : {"iid", "swor"}
         i.i.d. drafts, or drafts without replacement (the verifier lists the C(m, k) draft
         sets of the m tokens with q > 0: fine for the shipped top-50 rows at k ≤ 3).
 
@@ -302,10 +302,10 @@ def realised_optimal(
 
     ks = check_data_and_ks(data, ks)
     rng = check_rng(rng)
-    size = check_size(size)
-    if size < 1:
+    samples = check_size(samples)
+    if samples < 1:
         raise InputError("size: must be at least 1")
-    check_choice("law", law, _LAW_NAMES)
+    check_choice("law", drafts, _LAW_NAMES)
     if isinstance(positions, (int, np.integer)) and not isinstance(positions, bool):
         if not 1 <= positions <= len(data):
             raise InputError(f"positions: must be between 1 and {len(data)}, got {positions}")
@@ -317,16 +317,16 @@ def realised_optimal(
     acc: dict[tuple[int, str], list[float]] = {}
     ses: dict[int, list[float]] = {}
     practical = {"rrs": verifiers.RRS(), "kseq": verifiers.KSeq(), "rrs_wor": verifiers.RRSWithoutReplacement()}
-    cols = [c for c in _columns(law) if c in practical]
+    cols = [c for c in _columns(drafts) if c in practical]
     for i in tqdm(idx.tolist(), desc="optimal verifier, run", disable=not progress):
         p, q = data.rows(i, i + 1)
         pc, qc = data.compact_rows(i, i + 1)
         for k in ks:
-            r = verifiers.realised_acceptance(p[0], q[0], k, rng, size, law=law)
-            vals = [(f"alpha_{law}", r.value), ("rule", r.acceptance), ("realised", r.mean)]
+            r = verifiers.realised_acceptance(p[0], q[0], k, rng, samples, drafts=drafts)
+            vals = [(f"alpha_{drafts}", r.value), ("rule", r.acceptance), ("realised", r.mean)]
             vals += [(c, practical[c].acceptance(pc[0], qc[0], k, notion="output")) for c in cols]
             for c, v in vals:
                 acc.setdefault((k, c), []).append(float(v))
             ses.setdefault(k, []).append(r.std_err)
     values = {key: np.asarray(v) for key, v in acc.items()}
-    return RealisedTable(idx, size, values, {k: np.asarray(v) for k, v in ses.items()}, dict(data.meta), law)
+    return RealisedTable(idx, samples, values, {k: np.asarray(v) for k, v in ses.items()}, dict(data.meta), drafts)

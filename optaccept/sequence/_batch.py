@@ -447,7 +447,7 @@ def batch_rejection_limit(chain: SequencePair, *, continuation: str = "single") 
 def simulate_batch_rejections(
     chain: SequencePair,
     k: int,
-    runs: int = 1000,
+    samples: int = 1000,
     rng: Any = None,
     *,
     continuation: str = "single",
@@ -467,7 +467,7 @@ def simulate_batch_rejections(
         The target and draft sequence models.
     k : int
         Number of draft sequences, at least 1.
-    runs : int
+    samples : int
         Number of independent sequences, at least 1.
     rng : numpy.random.Generator or int or None
         Source of randomness (an int is a seed; None: fresh entropy).
@@ -484,28 +484,28 @@ def simulate_batch_rejections(
     Raises
     ------
     InputError
-        If ``chain`` is not a sequence pair, k or ``runs`` is not a positive integer,
+        If ``chain`` is not a sequence pair, k or ``samples`` is not a positive integer,
         ``continuation`` is unknown, or ``rng`` is neither a Generator, a seed nor None.
     """
     chain = _check_pair(chain)
     k = _check_m(k)
-    runs = _check_runs(runs)
+    samples = _check_runs(samples)
     continuation = _check_continuation(continuation)
     gen = check_rng(rng)
-    counts = np.zeros(runs, dtype=np.int64)
-    tokens = np.empty((runs, chain.horizon), dtype=np.int64)
+    counts = np.zeros(samples, dtype=np.int64)
+    tokens = np.empty((samples, chain.horizon), dtype=np.int64)
     init = chain._initial_contexts()
-    ctx = RowSampler(init[None, :]).sample(np.zeros(runs, dtype=np.int64), gen.random(runs))
-    alive = np.ones((runs, k), dtype=bool)
-    rows = np.arange(runs)
+    ctx = RowSampler(init[None, :]).sample(np.zeros(samples, dtype=np.int64), gen.random(samples))
+    alive = np.ones((samples, k), dtype=bool)
+    rows = np.arange(samples)
     for t in tqdm(range(chain.horizon), disable=not progress, desc=f"simulate batch SD k={k}"):
         p, q = chain._laws(t)
         res, _ = _residuals(p, q, k)  # (C, k+1, n)
-        draft_tokens = RowSampler(q).sample(np.repeat(ctx, k), gen.random(runs * k)).reshape(runs, k)
-        rejected = np.zeros(runs, dtype=np.int64)  # rejections so far at this position
-        out = np.full(runs, -1, dtype=np.int64)
-        slot = np.full(runs, -1, dtype=np.int64)
-        u = gen.random((runs, k))
+        draft_tokens = RowSampler(q).sample(np.repeat(ctx, k), gen.random(samples * k)).reshape(samples, k)
+        rejected = np.zeros(samples, dtype=np.int64)  # rejections so far at this position
+        out = np.full(samples, -1, dtype=np.int64)
+        slot = np.full(samples, -1, dtype=np.int64)
+        u = gen.random((samples, k))
         for m in range(k):
             act = alive[:, m] & (out < 0)
             if not act.any():

@@ -228,7 +228,7 @@ def acceleration(chain: SequencePair) -> float:
 
 def simulate_rejections(
     chain: SequencePair,
-    runs: int = 1000,
+    samples: int = 1000,
     rng: Any = None,
     *,
     acceptance: AcceptanceRule | None = None,
@@ -243,7 +243,7 @@ def simulate_rejections(
     Parameters
     ----------
     chain : MarkovPair or PositionPair
-    runs : int
+    samples : int
         Number of independent sequences.
     rng : numpy.random.Generator or int or None
     acceptance : callable, optional
@@ -258,12 +258,12 @@ def simulate_rejections(
         ``.std_err``.
     """
     chain = _check_pair(chain)
-    runs = _check_runs(runs)
+    samples = _check_runs(samples)
     gen = check_rng(rng)
-    counts = np.zeros(runs, dtype=np.int64)
-    tokens = np.empty((runs, chain.horizon), dtype=np.int64)
+    counts = np.zeros(samples, dtype=np.int64)
+    tokens = np.empty((samples, chain.horizon), dtype=np.int64)
     init = chain._initial_contexts()
-    ctx = RowSampler(init[None, :]).sample(np.zeros(runs, dtype=np.int64), gen.random(runs))
+    ctx = RowSampler(init[None, :]).sample(np.zeros(samples, dtype=np.int64), gen.random(samples))
     rule = _sd_rule if acceptance is None else acceptance
     for t in tqdm(range(chain.horizon), disable=not progress, desc="simulate SD"):
         p, q = chain._laws(t)
@@ -272,8 +272,8 @@ def simulate_rejections(
             law, _ = residual_rows(p, q)
         else:
             b, law = _rule_rows(rule, p, q)
-        y = RowSampler(q).sample(ctx, gen.random(runs))
-        accept = gen.random(runs) < b[ctx, y]
+        y = RowSampler(q).sample(ctx, gen.random(samples))
+        accept = gen.random(samples) < b[ctx, y]
         rej = ~accept
         if rej.any():
             y[rej] = RowSampler(law).sample(ctx[rej], gen.random(int(rej.sum())))

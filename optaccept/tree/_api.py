@@ -139,7 +139,7 @@ def accepted_tokens(
     P, Q = resolve_models(target, draft, prompt, temperature)
     if samples is not None:
         return sample_accepted_tokens(
-            P, Q, drafts=law, verifiers=(verifier,), trees=samples, rng=rng, progress=progress
+            P, Q, drafts=law, verifiers=(verifier,), samples=samples, rng=rng, progress=progress
         )[verifier]
     return exact_accepted_tokens(P, Q, length, k, drafts, verifier, max_trees=max_trees, progress=progress)
 

@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .._errors import InputError
-from .._lib.validation import as_distribution, as_exact_distribution, is_exact_input
+from .._lib.validation import as_distribution, as_exact_distribution, is_exact_input, seed_of
 
 __all__ = ["SequenceModel", "Model", "as_model", "model_pair", "with_temperature"]
 
@@ -311,7 +311,7 @@ class _Synthetic:
         return base / base.sum()
 
 
-def synthetic_pair(n: int, *, seed: int = 0, scale: float = 2.0, noise: float = 1.0) -> tuple[Callable, Callable]:
+def synthetic_pair(n: int, *, rng: Any = 0, scale: float = 2.0, noise: float = 1.0) -> tuple[Callable, Callable]:
     """A random (target, draft) pair of sequence models over ``n`` tokens, for tests and
     benchmarks: target logits ~ scale·N(0, 1) i.i.d. per prefix, draft logits = target's
     + noise·N(0, 1).  Deterministic in (seed, prefix); picklable (works with joblib).
@@ -320,7 +320,7 @@ def synthetic_pair(n: int, *, seed: int = 0, scale: float = 2.0, noise: float = 
     ----------
     n : int
         Vocabulary size, at least 1.
-    seed : int
+    rng : int or numpy.random.Generator
         Seed of the pair.
     scale : float
         Standard deviation of the target's logits.
@@ -339,4 +339,5 @@ def synthetic_pair(n: int, *, seed: int = 0, scale: float = 2.0, noise: float = 
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise InputError(f"n: must be an integer >= 1, got {n!r}")
+    seed = seed_of(rng)
     return _Synthetic(int(n), seed, scale, noise, 0), _Synthetic(int(n), seed, scale, noise, 1)

@@ -27,7 +27,7 @@ from .._errors import InputError, MethodError
 from .._lib.limits import show_progress
 from .._lib.statistics import clustered_mean
 from .._lib.statistics import std_err as sample_std_err
-from .._lib.validation import check_rng, seed_of
+from .._lib.validation import seed_of
 from ._checks import PER_TREE, check_shaped, check_verifier, resolve_models
 from ._draft import DraftTree, sample_tree
 from ._draft_law import TreeDraftLaw, as_tree_law
@@ -78,7 +78,7 @@ def sample_accepted_tokens(
     *,
     drafts: TreeDraftLaw | None = None,
     verifiers: tuple[str, ...] | None = None,
-    trees: int = 1000,
+    samples: int = 1000,
     rng: Any,
     chunk: int = 100,
     checkpoint: str | os.PathLike | None = None,
@@ -98,7 +98,7 @@ def sample_accepted_tokens(
     verifiers : tuple of str, optional
         Among ``"token"``, ``"block"`` (one chain), ``"traversal"`` (siblings without
         replacement, or one chain), ``"target_only"``.  Default: all that apply.
-    trees : int
+    samples : int
         Number of sampled draft trees.
     rng : numpy.random.Generator or int
         Randomness; an integer seed makes a checkpointed run resumable.
@@ -135,7 +135,7 @@ def sample_accepted_tokens(
             return not (v == "block" and k != 1)
 
         check = lambda v: check_verifier(v, k, drafts)  # noqa: E731
-    for name, v in (("trees", trees), ("chunk", chunk)):
+    for name, v in (("trees", samples), ("chunk", chunk)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 2 - (name == "chunk"):
             raise InputError(f"{name}: must be an integer >= {2 - (name == 'chunk')}, got {v!r}")
     if verifiers is None:
@@ -162,7 +162,7 @@ def sample_accepted_tokens(
         **({"shape": [list(t) for t in shp.paths]} if shp is not None else {}),
     }
     digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
-    n_chunks = -(-int(trees) // int(chunk))
+    n_chunks = -(-int(samples) // int(chunk))
     done: dict[int, np.ndarray] = {}
     folder = Path(checkpoint) if checkpoint is not None else None
     if folder is not None:
@@ -177,13 +177,13 @@ def sample_accepted_tokens(
                 if c < n_chunks:
                     done[c] = z["values"]
 
-    bar = tqdm(total=int(trees), desc="trees", unit="tree", disable=not show_progress(progress))
-    bar.update(sum(min(int(chunk), int(trees) - c * int(chunk)) for c in done))
+    bar = tqdm(total=int(samples), desc="trees", unit="tree", disable=not show_progress(progress))
+    bar.update(sum(min(int(chunk), int(samples) - c * int(chunk)) for c in done))
     for c in range(n_chunks):
         if c in done:
             continue
         gen = np.random.default_rng([seed, c])
-        size = min(int(chunk), int(trees) - c * int(chunk))
+        size = min(int(chunk), int(samples) - c * int(chunk))
         vals = np.empty((size, len(verifiers)))
         for i in range(size):
             Pc, Qc = P.cached(), Q.cached()  # per-tree caches: memory stays O(tree)
@@ -198,7 +198,7 @@ def sample_accepted_tokens(
             os.replace(tmp, folder / f"trees-{c:06d}.npz")
         done[c] = vals
     bar.close()
-    allv = np.concatenate([done[c] for c in range(n_chunks)], axis=0)[: int(trees)]
+    allv = np.concatenate([done[c] for c in range(n_chunks)], axis=0)[: int(samples)]
     return {v: _sampled(allv[:, j], v, drafts, length, k, shape=shp, seed=seed) for j, v in enumerate(verifiers)}
 
 

@@ -64,7 +64,7 @@ def shaped_accepted_tokens(
             )
 
         return sample_accepted_tokens(
-            P, Q, drafts=TreeDraftLaw(shp, children), verifiers=(verifier,), trees=samples, rng=rng, progress=progress
+            P, Q, drafts=TreeDraftLaw(shp, children), verifiers=(verifier,), samples=samples, rng=rng, progress=progress
         )[verifier]
     if verifier == "token_optimal":
         v = token_optimal_shaped(Pc, Qc, shp, children)

@@ -194,11 +194,11 @@ def simulate(
     *,
     drafts: TreeDraftLaw | None = None,
     verifier: str = "token",
-    steps: int = 10_000,
+    samples: int = 10_000,
     rng: np.random.Generator,
     progress: bool | None = None,
 ) -> tuple[np.ndarray, list[tuple[int, ...]]]:
-    """Draft and verify ``steps`` times: the accepted lengths, and the generated texts
+    """Draft and verify ``samples`` times: the accepted lengths, and the generated texts
     (accepted tokens + emitted token, before the target continues).
 
     The tree's law ``drafts`` is k chains of ``length`` tokens or a tree of a shape
@@ -213,7 +213,7 @@ def simulate(
         The tree's draft law (default: one chain of one token).
     verifier : {"token", "block", "traversal", "target_only"}
         The rule run.
-    steps : int
+    samples : int
         Steps simulated, at least 1.
     rng : numpy.random.Generator or int
         Source of randomness.
@@ -230,7 +230,7 @@ def simulate(
     Raises
     ------
     InputError
-        If the tree is given both ways or incompletely, ``steps`` is below 1, or an
+        If the tree is given both ways or incompletely, ``samples`` is below 1, or an
         argument is refused.
     MethodError
         If the rule is not lossless on this tree.
@@ -240,11 +240,11 @@ def simulate(
     Pm, Qm = as_model(target, "target"), as_model(draft, "draft")
     gen = check_rng(rng)
     law = as_tree_law(drafts)
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise InputError(f"steps: must be an integer >= 1, got {steps!r}")
-    lengths = np.empty(steps, dtype=np.int64)
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
+        raise InputError(f"steps: must be an integer >= 1, got {samples!r}")
+    lengths = np.empty(samples, dtype=np.int64)
     texts = []
-    for i in tqdm(range(steps), desc="steps", unit="step", disable=not show_progress(progress)):
+    for i in tqdm(range(samples), desc="steps", unit="step", disable=not show_progress(progress)):
         P, Q = Pm.cached(), Qm.cached()  # per-step caches: memory stays O(tree)
         if law.shape is not None:
             tree = sample_shaped(Q, law.shape, law.children, gen)

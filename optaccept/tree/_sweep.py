@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
+from .._lib.validation import seed_of
 from ._api import accepted_tokens
 from ._checks import PER_TREE, check_verifier
 from ._draft_law import TreeDraftLaw
@@ -90,7 +91,7 @@ def _task(
             draft,
             drafts=_law_of(point),
             verifiers=tuple(todo),
-            trees=samples,
+            samples=samples,
             rng=np.random.default_rng([seed, *_key(point)]),
             temperature=point["temperature"],
             progress=False,
@@ -119,7 +120,7 @@ def sweep(
     drafts: tuple[TreeDraftLaw, ...] | None = None,
     verifiers: tuple[str, ...] = ("token",),
     samples: int | None = None,
-    seed: int = 0,
+    rng: Any = 0,
     n_jobs: int | None = None,
     loader: Callable | None = None,
     max_trees: int = 200_000,
@@ -143,7 +144,7 @@ def sweep(
         set.
     samples : int, optional
         Rao-Blackwellised estimate with this many trees per point (else exact).
-    seed : int
+    rng : int or numpy.random.Generator
         A grid point's sampler is seeded by (seed, hash of the point), and its sampled
         verifiers share the same trees: results do not depend on the backend or the
         order in which points run.
@@ -182,6 +183,7 @@ def sweep(
         {"temperature": float(t), "k": law.k, "length": law.length, "drafts": law.children}
         for t, law in itertools.product(temperatures, laws)
     ]
+    seed = seed_of(rng)
     tasks = [
         joblib.delayed(_task)(name, src, loader, point, tuple(verifiers), samples, seed, max_trees)
         for name, src in named

@@ -132,14 +132,14 @@ class CanonicalDecomposition(Tabular):
         )
 
 
-def canonical_decomposition(p: Any, law: DraftLaw, *, max_sets: int = MAX_ENUMERATION) -> CanonicalDecomposition:
+def canonical_decomposition(p: Any, drafts: DraftLaw, *, max_sets: int = MAX_ENUMERATION) -> CanonicalDecomposition:
     """Optimal importance weights β of Khisti et al.'s canonical decomposition.
 
     Parameters
     ----------
     p : array_like, shape (n,)
         Target distribution (Khisti et al.: q).
-    law : DraftLaw
+    drafts : DraftLaw
         Draft law (IID, WithoutReplacement, Greedy, Independent, SpecHub, Joint).
     max_sets : int
         Largest number of draft sets enumerated.
@@ -157,13 +157,13 @@ def canonical_decomposition(p: Any, law: DraftLaw, *, max_sets: int = MAX_ENUMER
         The LP failed, or its value differs from α* by more than 1e-7.
     """
 
-    if not isinstance(law, DraftLaw):
-        raise InputError(f"law: must be a draft law (IID, WithoutReplacement, ...), got {type(law).__name__}")
-    pf = as_distribution(p, "p", n=law.n)
-    sl = law.set_law(max_sets=max_sets)
+    if not isinstance(drafts, DraftLaw):
+        raise InputError(f"law: must be a draft law (IID, WithoutReplacement, ...), got {type(drafts).__name__}")
+    pf = as_distribution(p, "p", n=drafts.n)
+    sl = drafts.set_law(max_sets=max_sets)
     sets = sl.sets
     D = np.asarray(sl.probs, dtype=np.float64)
-    n = law.n
+    n = drafts.n
     # variables: one β per (set, member), then t_y
     a_idx = np.concatenate([np.full(len(s), a) for a, s in enumerate(sets)]).astype(np.int64)
     y_idx = np.concatenate([np.asarray(s, dtype=np.int64) for s in sets])
@@ -188,7 +188,7 @@ def canonical_decomposition(p: Any, law: DraftLaw, *, max_sets: int = MAX_ENUMER
         beta = _polish(sets, D, pf, beta)
     p_I = D @ beta
     value = float(np.minimum(pf, p_I).sum())
-    alpha_star = float(optimal_acceptance(pf, law).value)
+    alpha_star = float(optimal_acceptance(pf, drafts).value)
     if abs(value - alpha_star) > CHECK_TOL:
         raise SolverError(
             f"canonical decomposition value {value!r} differs from α* = {alpha_star!r} by more than {CHECK_TOL}"

@@ -111,7 +111,7 @@ _LAWS = law_names(sequential=True)
 
 
 def realised_acceptance(
-    p: Any, q: Any, k: int, rng: np.random.Generator, size: int = 20_000, *, law: str = "iid"
+    p: Any, q: Any, k: int, rng: np.random.Generator, samples: int = 20_000, *, drafts: str = "iid"
 ) -> RealisedAcceptance:
     """Run the optimal verifier at one position and measure its acceptance.
 
@@ -123,9 +123,9 @@ def realised_acceptance(
         Number of drafts.
     rng : numpy.random.Generator
         Source of the drafts and of the verifier's randomness.
-    size : int
+    samples : int
         Number of positions sampled (draft tuple, then output).
-    law : {"iid", "swor"}
+    drafts : {"iid", "swor"}
         i.i.d. drafts, or drafts without replacement (whose verifier lists the draft sets:
         a draft with few tokens of positive mass, e.g. a top-m draft).
 
@@ -143,15 +143,15 @@ def realised_acceptance(
     (0.9075, True)
     """
 
-    rng, size = check_rng(rng), check_size(size)
-    if size < 1:
+    rng, samples = check_rng(rng), check_size(samples)
+    if samples < 1:
         raise InputError("size: must be at least 1")
-    ov = optimal_verifier(p, law_from_name(law, q, k, allowed=_LAWS, arg="law"))
-    d, y = ov.sample(rng, size)
+    ov = optimal_verifier(p, law_from_name(drafts, q, k, allowed=_LAWS, arg="law"))
+    d, y = ov.sample(rng, samples)
     hit = (d == y[:, None]).any(axis=1)
     m = float(hit.mean())
-    se = bernoulli_std_err(m, size, floor=None)
+    se = bernoulli_std_err(m, samples, floor=None)
     pf = np.asarray(ov.p, dtype=np.float64)
-    emp = np.bincount(y, minlength=pf.size) / size
+    emp = np.bincount(y, minlength=pf.size) / samples
     tv = 0.5 * float(np.abs(emp - pf).sum())
-    return RealisedAcceptance(int(k), float(ov.value), float(ov.acceptance), m, se, size, tv, law)
+    return RealisedAcceptance(int(k), float(ov.value), float(ov.acceptance), m, se, samples, tv, drafts)

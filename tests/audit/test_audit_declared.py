@@ -105,7 +105,7 @@ def _chain_exact_match(P, Q, X, rng):
 
 
 def test_chain_exact_match_value_by_enumeration():
-    target, draft = tree.synthetic_pair(3, seed=2)
+    target, draft = tree.synthetic_pair(3, rng=2)
     g = 2
     want = 0.0  # Σ over chains q(chain) Σ_i Π_{j≤i} p(x_j | x_<j)
     for chain in itertools.product(range(3), repeat=g):
@@ -116,14 +116,14 @@ def test_chain_exact_match_value_by_enumeration():
             val += run
         want += qprob * val
     for declared in ("exact_match", "target_only"):
-        rep = audit.audit_chain(_chain_exact_match, target, draft, g, steps=4_000, rng=3, declared=declared)
+        rep = audit.audit_chain(_chain_exact_match, target, draft, g, samples=4_000, rng=3, declared=declared)
         assert rep.expected == pytest.approx(want, abs=1e-12)
         assert rep.lossless and abs(rep.accepted - want) < 5 * rep.std_err
         assert "(exact;" in str(rep)
 
 
 def test_chain_refuses_before_running_fn():
-    target, draft = tree.synthetic_pair(64, seed=0)
+    target, draft = tree.synthetic_pair(64, rng=0)
     calls = []
 
     def fn(P, Q, X, rng):
@@ -131,14 +131,14 @@ def test_chain_refuses_before_running_fn():
         return np.zeros(X.shape[0], dtype=int), np.zeros(X.shape[0], dtype=int)
 
     with pytest.raises((oa.MethodError, oa.InputError)):
-        audit.audit_chain(fn, target, draft, 5, steps=50, rng=0, declared="token")
+        audit.audit_chain(fn, target, draft, 5, samples=50, rng=0, declared="token")
     assert not calls
 
 
 def test_sampled_values_are_labelled_estimates_and_bounds_as_bounds():
-    target, draft = tree.synthetic_pair(3, seed=2)
+    target, draft = tree.synthetic_pair(3, rng=2)
     rep = audit.audit_chain(
-        _chain_exact_match, target, draft, 2, steps=500, rng=3, declared="exact_match", samples_for_expected=300
+        _chain_exact_match, target, draft, 2, samples=500, rng=3, declared="exact_match", samples_for_expected=300
     )
     text = str(rep)
     assert "estimate ±" in text and "300 sampled chains" in text
@@ -161,7 +161,7 @@ def test_sampled_values_are_labelled_estimates_and_bounds_as_bounds():
 
 
 def test_tree_exact_match_equals_target_only_and_refuses_iid():
-    target, draft = tree.synthetic_pair(3, seed=4)
+    target, draft = tree.synthetic_pair(3, rng=4)
 
     def fn(tokens, parents, P, Q, rng):  # walk down: accept the child equal to the target's sample
         B = tokens.shape[0]
@@ -179,7 +179,7 @@ def test_tree_exact_match_equals_target_only_and_refuses_iid():
         return v, Y
 
     shape = [(0,), (1,), (0, 0)]
-    rep = audit.audit_tree(fn, target, draft, shape, "topk", steps=3_000, rng=0, declared="exact_match")
+    rep = audit.audit_tree(fn, target, draft, shape, "topk", samples=3_000, rng=0, declared="exact_match")
     ref = tree.accepted_tokens(target, draft, shape=shape, children="topk", verifier="target_only").value
     # by hand: top-2 children of the root, the top child of the first one
     q0, p0 = draft(()), target(())
@@ -189,13 +189,13 @@ def test_tree_exact_match_equals_target_only_and_refuses_iid():
     assert rep.expected == pytest.approx(hand, abs=1e-12) and ref == pytest.approx(hand, abs=1e-12)
     assert rep.lossless and abs(rep.accepted - hand) < 5 * rep.std_err
     as_vllm = audit.audit_tree(
-        fn, target, draft, "[(1,), (0, 0), (0,)]", "topk", steps=200, rng=0, declared="exact_match"
+        fn, target, draft, "[(1,), (0, 0), (0,)]", "topk", samples=200, rng=0, declared="exact_match"
     )
     assert as_vllm.expected == pytest.approx(hand, abs=1e-12)  # vLLM's tree string: the same shape
     calls = []
     with pytest.raises(oa.InputError, match="^declared: 'exact_match'"):
         audit.audit_tree(
-            lambda *a: calls.append(1), target, draft, shape, "iid", steps=10, rng=0, declared="exact_match"
+            lambda *a: calls.append(1), target, draft, shape, "iid", samples=10, rng=0, declared="exact_match"
         )
     assert not calls
 

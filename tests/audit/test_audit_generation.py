@@ -21,7 +21,7 @@ PROMPTS = [(1,), (2, 3)]
 
 def cached_pair(n, seed, noise=1.0):
     """A synthetic pair whose laws are computed once per prefix (the loops read them often)."""
-    t, d = tree.synthetic_pair(n, seed=seed, noise=noise)
+    t, d = tree.synthetic_pair(n, rng=seed, noise=noise)
     return functools.lru_cache(maxsize=None)(t), functools.lru_cache(maxsize=None)(d)
 
 
@@ -46,11 +46,11 @@ def test_serial_values_uniform_under_independence_and_not_otherwise():
 
 def test_correct_plain_loop_passes_and_reused_stream_is_flagged(pair):
     target, _ = pair
-    good = audit.audit_generation(plain_loop(target, 8), target, prompts=PROMPTS, runs=400, new_tokens=8, rng=0)
+    good = audit.audit_generation(plain_loop(target, 8), target, prompts=PROMPTS, samples=400, new_tokens=8, rng=0)
     assert good.lossless
     assert good.transforms == 800 * 8 and good.padded == 0
     bad = audit.audit_generation(
-        plain_loop(target, 8, reuse=True), target, prompts=PROMPTS, runs=400, new_tokens=8, rng=0
+        plain_loop(target, 8, reuse=True), target, prompts=PROMPTS, samples=400, new_tokens=8, rng=0
     )
     assert not bad.lossless
     assert bad.worst.startswith("lag")  # each step's law is right: only the dependence test sees it
@@ -66,7 +66,7 @@ def test_short_texts_are_padded_to_a_fixed_count(pair):
         cut = 1 + toks[0] % 8
         return toks[:cut]
 
-    rep = audit.audit_generation(stops_early, target, prompts=PROMPTS, runs=300, new_tokens=8, rng=1)
+    rep = audit.audit_generation(stops_early, target, prompts=PROMPTS, samples=300, new_tokens=8, rng=1)
     assert rep.lossless and rep.padded > 0 and rep.transforms == 600 * 8
 
 
@@ -79,7 +79,13 @@ def test_sd_loop(pair, bug, gamma, runs):
     target, draft = pair
     gen = sd_loop(target, draft, gamma, 8, bug=bug, top=2)
     rep = audit.audit_generation(
-        gen, target, prompts=PROMPTS, runs=runs, new_tokens=8, rng=2, drafting=audit.ChainDrafting(draft, gamma, "sd")
+        gen,
+        target,
+        prompts=PROMPTS,
+        samples=runs,
+        new_tokens=8,
+        rng=2,
+        drafting=audit.ChainDrafting(draft, gamma, "sd"),
     )
     assert rep.lossless == (bug is None)
     if bug is None:
@@ -94,7 +100,7 @@ def test_sd_loop(pair, bug, gamma, runs):
 def test_chain_estimates_match_enumeration():
     """Expected tokens per call at one fixed prefix: the audit's estimate against
     optaccept.tree's exact enumeration (γ = 2, 3 tokens)."""
-    target, draft = tree.synthetic_pair(3, seed=5)
+    target, draft = tree.synthetic_pair(3, rng=5)
     prompt = (0,)
 
     def one_call(prompt_, rng):  # a loop that makes exactly one call and stops
@@ -102,7 +108,13 @@ def test_chain_estimates_match_enumeration():
         return toks[: counts[0] + 1], counts[:1]
 
     rep = audit.audit_generation(
-        one_call, target, prompts=[prompt], runs=3000, new_tokens=1, rng=4, drafting=audit.ChainDrafting(draft, 2, "sd")
+        one_call,
+        target,
+        prompts=[prompt],
+        samples=3000,
+        new_tokens=1,
+        rng=4,
+        drafting=audit.ChainDrafting(draft, 2, "sd"),
     )
     P = lambda u: target(prompt + tuple(u))  # noqa: E731
     Q = lambda u: draft(prompt + tuple(u))  # noqa: E731
@@ -159,7 +171,7 @@ def test_torch_lm_layout_and_a_hugging_face_style_loop(pair):
             x = torch.cat([x, nxt], dim=1)
         return x[0, len(prompt) :].tolist()
 
-    rep = audit.audit_generation(hf_loop, target, prompts=PROMPTS, runs=100, new_tokens=6, rng=5)
+    rep = audit.audit_generation(hf_loop, target, prompts=PROMPTS, samples=100, new_tokens=6, rng=5)
     assert rep.lossless
 
     def hf_loop_reseeding(prompt, rng):  # re-seeds torch at every step: the text is wrong
@@ -171,7 +183,7 @@ def test_torch_lm_layout_and_a_hugging_face_style_loop(pair):
         return x[0, len(prompt) :].tolist()
 
     assert not audit.audit_generation(
-        hf_loop_reseeding, target, prompts=PROMPTS, runs=100, new_tokens=6, rng=5
+        hf_loop_reseeding, target, prompts=PROMPTS, samples=100, new_tokens=6, rng=5
     ).lossless
 
 
@@ -191,7 +203,13 @@ def test_hugging_face_style_sd_loop_end_to_end(pair, random_seed):
         return out[0, len(prompt) :].tolist(), counts
 
     rep = audit.audit_generation(
-        generate, target, prompts=PROMPTS, runs=150, new_tokens=6, rng=6, drafting=audit.ChainDrafting(draft, 3, "sd")
+        generate,
+        target,
+        prompts=PROMPTS,
+        samples=150,
+        new_tokens=6,
+        rng=6,
+        drafting=audit.ChainDrafting(draft, 3, "sd"),
     )
     assert rep.lossless == (random_seed is None)
     if random_seed is None:
@@ -201,10 +219,10 @@ def test_hugging_face_style_sd_loop_end_to_end(pair, random_seed):
 
 @pytest.mark.parametrize("counts", [[1, 2], [1, 2, 3]])
 def test_counts_without_draft_are_refused_in_one_line(counts):
-    target, _ = tree.synthetic_pair(8, seed=0)
+    target, _ = tree.synthetic_pair(8, rng=0)
 
     def generate(prompt, rng):
         return [1, 2, 3], counts
 
     with pytest.raises(oa.InputError, match="needs drafting="):
-        audit.audit_generation(generate, target, prompts=[(1,)], runs=2, new_tokens=3, rng=0)
+        audit.audit_generation(generate, target, prompts=[(1,)], samples=2, new_tokens=3, rng=0)

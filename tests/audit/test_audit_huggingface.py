@@ -177,9 +177,9 @@ def test_chain_audit_of_hf_sampler(gamma):
     """audit.audit_chain on HF's sampler with context-dependent models (a 5-token synthetic
     pair): lossless, mean accepted tokens = the exact token-level value of optaccept.tree, and
     the gap to the one-chain optimum (block verification) reported."""
-    target, draft = tree.synthetic_pair(5, seed=gamma, scale=1.5)
+    target, draft = tree.synthetic_pair(5, rng=gamma, scale=1.5)
     rep = audit.audit_chain(
-        _hf_chain, target, draft, gamma, steps=4000, rng=np.random.default_rng(gamma), declared="token"
+        _hf_chain, target, draft, gamma, samples=4000, rng=np.random.default_rng(gamma), declared="token"
     )
     assert rep.lossless, rep
     assert abs(rep.expected_z) < 5, rep
@@ -188,14 +188,14 @@ def test_chain_audit_of_hf_sampler(gamma):
 
 
 def test_chain_audit_catches_a_truncated_q():
-    target, draft = tree.synthetic_pair(5, seed=1, scale=1.5)
+    target, draft = tree.synthetic_pair(5, rng=1, scale=1.5)
     flat = np.full(5, 0.2)  # the ratio against a law the drafts did not come from
     rep = audit.audit_chain(
         lambda P, Q, X, rng: _hf_chain(P, Q, X, rng, q_for_ratio=flat),
         target,
         draft,
         3,
-        steps=4000,
+        samples=4000,
         rng=np.random.default_rng(9),
     )
     assert not rep.lossless, rep

@@ -151,7 +151,7 @@ def test_flashinfer_chain_outputs():
         audit.flashinfer_chain_outputs(out, [1, 3, 0], [0, 3, 0])
 
 
-PAIR = tree.synthetic_pair(4, seed=2, scale=1.2)
+PAIR = tree.synthetic_pair(4, rng=2, scale=1.2)
 
 
 def _sd_chain(P, Q, X, rng):
@@ -235,7 +235,12 @@ def test_audit_tree_takes_eagle_and_sglang_layouts():
         audit._formats.paths_to_vllm(choices),
     ]
     base = audit.audit_tree(
-        _rrs_tree, *PAIR, tree.TreeDraftLaw(choices, "swor"), steps=800, rng=np.random.default_rng(3), declared="token"
+        _rrs_tree,
+        *PAIR,
+        tree.TreeDraftLaw(choices, "swor"),
+        samples=800,
+        rng=np.random.default_rng(3),
+        declared="token",
     )
     assert base.lossless
     for lay in layouts:
@@ -243,7 +248,7 @@ def test_audit_tree_takes_eagle_and_sglang_layouts():
             _rrs_tree,
             *PAIR,
             tree.TreeDraftLaw(audit.shape_from_layout(lay), "swor"),
-            steps=800,
+            samples=800,
             rng=np.random.default_rng(3),
             declared="token",
         )

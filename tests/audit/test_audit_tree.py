@@ -63,13 +63,13 @@ def _target_only(tokens, parents, P, Q, rng):
     return v_out, y_out
 
 
-PAIR = tree.synthetic_pair(4, seed=2, scale=1.2)
+PAIR = tree.synthetic_pair(4, rng=2, scale=1.2)
 
 
 @pytest.mark.parametrize("shape", [(2, 1), [(0,), (1,), (0, 0), (0, 1)]], ids=str)
 def test_correct_tree_verifiers_pass_with_their_exact_values(shape):
     rep = audit.audit_tree(
-        _rrs_tree, *PAIR, tree.TreeDraftLaw(shape, "swor"), steps=3000, rng=np.random.default_rng(1), declared="token"
+        _rrs_tree, *PAIR, tree.TreeDraftLaw(shape, "swor"), samples=3000, rng=np.random.default_rng(1), declared="token"
     )
     assert rep.lossless and abs(rep.expected_z) < 5, rep
     assert rep.optimum >= rep.expected - 1e-9 and rep.details["optimum_method"] == "sequence LP"
@@ -77,7 +77,7 @@ def test_correct_tree_verifiers_pass_with_their_exact_values(shape):
         _target_only,
         *PAIR,
         tree.TreeDraftLaw(shape, "topk"),
-        steps=3000,
+        samples=3000,
         rng=np.random.default_rng(2),
         declared="target_only",
     )
@@ -93,12 +93,12 @@ def test_tree_verifier_bugs_are_caught():
         lambda *a: _rrs_tree(*a, accept_ties=True),
         *PAIR,
         tree.TreeDraftLaw((3,), "iid"),
-        steps=4000,
+        samples=4000,
         rng=np.random.default_rng(3),
     )
     assert not bad.lossless, bad
     # token-level RRS on top-k children (drafts not drawn from q): not lossless
     bad = audit.audit_tree(
-        _rrs_tree, *PAIR, tree.TreeDraftLaw((2, 1), "topk"), steps=4000, rng=np.random.default_rng(4)
+        _rrs_tree, *PAIR, tree.TreeDraftLaw((2, 1), "topk"), samples=4000, rng=np.random.default_rng(4)
     )
     assert not bad.lossless, bad

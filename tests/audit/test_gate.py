@@ -50,7 +50,7 @@ def test_padded_chains_and_zero_ratios():
 
 
 def test_tree_log_matches_exact_topk_value():
-    target, draft = tree.synthetic_pair(6, seed=3)
+    target, draft = tree.synthetic_pair(6, rng=3)
     shape = tree._shape.as_shape((3, 2))
     ref = tree.accepted_tokens(target, draft, shape=shape, children="topk", verifier="target_only")
     t = ref.details["tree"]

@@ -24,7 +24,7 @@ def test_shape_json_is_the_library_value(capsys):
     rc, out, err = _run(capsys, "--shape", "[(0,), (1,), (0, 0)]", "--vocab", "20", "--contexts", "3", "--json")
     assert rc == 0 and err == ""
     got = json.loads(out)
-    pairs = [tree.synthetic_pair(20, seed=s) for s in range(3)]
+    pairs = [tree.synthetic_pair(20, rng=s) for s in range(3)]
     want = [
         float(tree.accepted_tokens(P, Q, tree.TreeDraftLaw([(0,), (1,), (0, 0)], "topk"), verifier="target_only").value)
         for P, Q in pairs
@@ -42,7 +42,7 @@ def test_branching_shape_text(capsys):
 
 
 def test_budget_and_cost_match_best_tree(capsys):
-    pairs = [tree.synthetic_pair(30, seed=s) for s in range(4)]
+    pairs = [tree.synthetic_pair(30, rng=s) for s in range(4)]
     rc, out, _ = _run(capsys, "--budget", "8", "--vocab", "30", "--contexts", "4", "--json")
     assert rc == 0
     got = json.loads(out)
@@ -63,7 +63,7 @@ def test_cost_from_a_json_table(tmp_path, capsys):
     path.write_text(json.dumps(table))
     rc, out, _ = _run(capsys, "--cost", str(path), "--vocab", "12", "--contexts", "2", "--json")
     assert rc == 0
-    pairs = [tree.synthetic_pair(12, seed=s) for s in range(2)]
+    pairs = [tree.synthetic_pair(12, rng=s) for s in range(2)]
     want = tree.best_tree(pairs, cost={int(k): v for k, v in table.items()}, progress=False)
     assert json.loads(out)["vllm"] == want.to_vllm()
 
@@ -73,7 +73,7 @@ def test_profile_json_is_the_library_profile(capsys):
     rc, out, err = _run(capsys, *argv, "--json")
     assert rc == 0 and err == ""
     got = json.loads(out)
-    pairs = [tree.synthetic_pair(9, seed=s) for s in (4, 5)]
+    pairs = [tree.synthetic_pair(9, rng=s) for s in (4, 5)]
     want = tree.acceptance_profile(pairs, (2, 1), verifier="target_only", positions=3, rng=4)
     assert got["rates"] == pytest.approx(list(want.rates), abs=1e-12)
     assert got["mean_accepted"] == pytest.approx(sum(got["rates"]), abs=1e-12)
@@ -113,7 +113,7 @@ def test_profile_of_a_chain_defaults_to_iid_children_for_token_verification(caps
     assert rc == 0
     got = json.loads(out)
     assert got["children"] == "iid" and len(got["rates"]) == 3 and got["vllm"] == "[(0,), (0, 0), (0, 0, 0)]"
-    target, draft = tree.synthetic_pair(6, seed=0)
+    target, draft = tree.synthetic_pair(6, rng=0)
     exact = float(
         tree.accepted_tokens(target, draft, tree.TreeDraftLaw(length=3, k=1, children="iid"), verifier="token").value
     )

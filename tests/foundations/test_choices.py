@@ -63,7 +63,7 @@ def _entry_points():
     yield "verifier", lambda: verifiers.batched_acceptance(P[None], Q[None], 2, verifier="magic"), ("sd", "rrs")
     yield "declared", lambda: audit.audit_log(P[None], Q[None], [[0]], [0], declared="magic"), ("sd", "target_only")
     yield "drafts", lambda: audit.audit_log(P[None], Q[None], [[0]], [0], drafts="magic"), ("iid", "swor")
-    yield "law", lambda: verifiers.realised_acceptance(P, Q, 2, 0, size=10, law="greedy"), ("iid", "swor")
+    yield "law", lambda: verifiers.realised_acceptance(P, Q, 2, 0, samples=10, drafts="greedy"), ("iid", "swor")
     yield "drafts", lambda: verifiers.TargetOnly("spechub"), ("iid", "swor", "greedy")
     yield "law", lambda: verifiers.Optimal("magic"), ("iid", "swor", "greedy", "spechub")
     yield "law", lambda: law_from_name("magic", Q, 2, arg="law"), ("iid", "spechub")

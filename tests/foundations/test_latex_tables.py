@@ -123,7 +123,7 @@ def _writer_tables() -> dict[str, str]:
     rng = np.random.default_rng(0)
     p, q = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(6))
     trees = {d: DraftTrees.load(trees_path(d)).select(np.arange(4)) for d in ("iid", "swor")}
-    pairs = [tree.synthetic_pair(40, seed=s, scale=2.0) for s in range(3)]
+    pairs = [tree.synthetic_pair(40, rng=s, scale=2.0) for s in range(3)]
     nasty = latex_table(
         ["law", "α*", "gap", "n", "note"],
         [
@@ -137,9 +137,11 @@ def _writer_tables() -> dict[str, str]:
     from optaccept.jobs.llm import gap_rows
 
     data = real.Distributions.load(real.sample_path()).subset(np.arange(4))
-    gaps = llm.gap_table(data, ks=(2, 3), progress=False, slow_verifiers=False, cross_check=0)
+    gaps = llm.position_gap_table(data, ks=(2, 3), progress=False, slow_verifiers=False, cross_check=0)
     header, rows, _, _, _ = gap_rows(gaps)
-    realised = real.realised_optimal(data, ks=(2,), positions=2, rng=np.random.default_rng(0), size=50, progress=False)
+    realised = real.realised_optimal(
+        data, ks=(2,), positions=2, rng=np.random.default_rng(0), samples=50, progress=False
+    )
     return {
         "nasty cells": nasty,
         "llm gap table (job)": latex_table(["$k$" if h == "k" else h for h in header], rows, caption="Gaps."),

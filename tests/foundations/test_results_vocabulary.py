@@ -84,7 +84,7 @@ def _public_classes() -> dict[str, type]:
 
 
 def _tree_pair():
-    return tree.synthetic_pair(3, seed=2)
+    return tree.synthetic_pair(3, rng=2)
 
 
 def _chains(length: int, k: int = 1) -> dict:
@@ -138,13 +138,13 @@ def _generation_report():
         how = {"drafting": audit.ChainDrafting(draft, 2, "sd")}
     else:
         how = {"draft": draft, "gamma": 2, "declared": "sd"}
-    return audit.audit_generation(gen, target, prompts=[(1,), (2, 0)], runs=60, new_tokens=8, rng=2, **how)
+    return audit.audit_generation(gen, target, prompts=[(1,), (2, 0)], samples=60, new_tokens=8, rng=2, **how)
 
 
 def _position_gap_table():
     from optaccept import llm
 
-    return llm.gap_table(_real_data(), ks=(2, 3), progress=False, slow_verifiers=False, cross_check=0)
+    return llm.position_gap_table(_real_data(), ks=(2, 3), progress=False, slow_verifiers=False, cross_check=0)
 
 
 def _k_draft_report():
@@ -156,17 +156,17 @@ BUILDERS = {
     "Verification": lambda: oa.verify(P, oa.IID(Q, k=2), oa.optimal_acceptance(P, oa.IID(Q, k=2))),
     "TreeResult": lambda: tree.accepted_tokens(*_tree_pair(), verifier="optimal", **_chains(2)),
     "BudgetCurve": lambda: tree.budget_curve(
-        [tree.synthetic_pair(40, seed=s, scale=2.0) for s in range(2)],
+        [tree.synthetic_pair(40, rng=s, scale=2.0) for s in range(2)],
         (2, 4),
         strategies=("ceiling", "dynamic"),
         progress=False,
     ),
     "AcceptanceProfile": lambda: tree.acceptance_profile(
-        [tree.synthetic_pair(40, seed=s, scale=2.0) for s in range(2)], (2, 1), positions=3, rng=4
+        [tree.synthetic_pair(40, rng=s, scale=2.0) for s in range(2)], (2, 1), positions=3, rng=4
     ),
     "AuditReport": lambda: audit.audit_verifier(_from_p, P, Q, k=2, drafts="iid", samples=5_000, rng=0),
     "ChainAuditReport": lambda: audit.audit_chain(
-        _chain_exact_match, *_tree_pair(), 2, steps=2_000, rng=3, declared="exact_match"
+        _chain_exact_match, *_tree_pair(), 2, samples=2_000, rng=3, declared="exact_match"
     ),
     "GenerationAuditReport": _generation_report,
     "LossyAuditReport": lambda: audit.audit_lossy(_uno, P, Q, samples=20_000, rng=2),
@@ -174,9 +174,9 @@ BUILDERS = {
     "SampleSize": lambda: audit.sample_size(_counts_log(0)),
     "GapTable": lambda: verifiers.gap_table(P, Q, ks=(1, 2, 3), progress=False),
     "CanonicalDecomposition": lambda: verifiers.canonical_decomposition(P, oa.IID(Q, 2)),
-    "RealisedAcceptance": lambda: verifiers.realised_acceptance(P, Q, 2, np.random.default_rng(0), size=2_000),
+    "RealisedAcceptance": lambda: verifiers.realised_acceptance(P, Q, 2, np.random.default_rng(0), samples=2_000),
     "RealisedTable": lambda: real.realised_optimal(
-        _real_data(), ks=(2,), positions=2, rng=np.random.default_rng(0), size=50, progress=False
+        _real_data(), ks=(2,), positions=2, rng=np.random.default_rng(0), samples=50, progress=False
     ),
     "TreeTable": lambda: real.tree_table(
         {d: real.DraftTrees.load(real.trees_path(d)).select(np.arange(4)) for d in ("iid", "swor")},
@@ -187,7 +187,7 @@ BUILDERS = {
     "PositionGapTable": _position_gap_table,
     "RejectionEstimate": lambda: sequence.simulate_rejections(
         sequence.MarkovPair.random(states=3, horizon=6, rng=np.random.default_rng(0)),
-        runs=200,
+        samples=200,
         rng=np.random.default_rng(1),
     ),
     "DecoderLosses": lambda: sequence.decoder_losses(P, Q, [0.0, 0.01, 0.05]),

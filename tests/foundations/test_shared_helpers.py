@@ -48,7 +48,7 @@ def test_table_csvs_give_back_their_rows(tmp_path):
         assert float(got["value"]) == pytest.approx(float(want["value"]), rel=1e-12)
     diffs = _read(t.differences_csv(tmp_path / "d.csv"))
     assert [float(d["value"]) for d in diffs] == pytest.approx([d["value"] for d in t.differences], rel=1e-12)
-    curve = tree.budget_curve([tree.synthetic_pair(30, seed=s, scale=2.0) for s in range(2)], (2, 4), progress=False)
+    curve = tree.budget_curve([tree.synthetic_pair(30, rng=s, scale=2.0) for s in range(2)], (2, 4), progress=False)
     back = _read(curve.to_csv(tmp_path / "c.csv"))
     assert [int(r["budget"]) for r in back] == [r["budget"] for r in curve.rows()]
     assert [float(r["value"]) for r in back] == pytest.approx([r["value"] for r in curve.rows()], rel=1e-12)

@@ -182,16 +182,6 @@ def _same(a, b):
     )
 
 
-
-
-
-
-
-
-
-
-
-
 def _rrs_tree(tokens, parents, P, Q, rng):
     """Target-only verification of a tree by hand: walk down while a child equals the
     target's own sample (distinct siblings), emit the target's sample where none does."""
@@ -208,12 +198,6 @@ def _rrs_tree(tokens, parents, P, Q, rng):
                 break
             node = kids[0]
     return v, Y
-
-
-
-
-
-
 
 
 def test_drafted_tokens_are_tokens():
@@ -245,14 +229,6 @@ def test_doctests_in_the_new_spelling():
         assert result.failed == 0 and result.attempted > 0, mod.__name__
 
 
-
-
 def _models():
     p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
     return (lambda prefix: p), (lambda prefix: q)
-
-
-
-
-
-

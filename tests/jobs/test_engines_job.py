@@ -93,7 +93,7 @@ def test_chain_values_average_to_the_enumerated_exact_values(kind):
 def test_block_values_rao_blackwellise_the_value_given_the_chain():
     """For each chain prefix, averaging ``tree._sampling.tree_value(..., "block")`` over the last token
     x_γ ~ q gives block_values' entry (the last weight averaged in closed form)."""
-    P, Q = tree.synthetic_pair(4, seed=3)
+    P, Q = tree.synthetic_pair(4, rng=3)
     rng = np.random.default_rng(0)
     for _ in range(5):
         c = tree._draft.sample_tree(Q, 3, 1, "iid", rng).chains[0]
@@ -143,7 +143,7 @@ def test_proxies_are_exact_when_positions_do_not_depend_on_each_other():
 def test_proxies_equal_the_exact_value_at_one_token():
     """γ = 1: the proxy is 1 + the mean of Σ min(p, q) at the contexts, the exact one-token
     acceptance; block verification of one token is token-level verification."""
-    pairs = [tree.synthetic_pair(6, seed=s) for s in range(4)]
+    pairs = [tree.synthetic_pair(6, rng=s) for s in range(4)]
     chains = engines.chains_from_pairs(pairs, 2, 3, rng=np.random.default_rng(1))
     rows = {(r["length"], r["verifier"]): r for r in engines.proxy_rows(chains)}
     want = 1 + np.mean([float(tree.accepted_tokens(P, Q, length=1).value) for P, Q in pairs])
@@ -183,7 +183,7 @@ def test_proxies_miss_the_dependence_between_positions():
 def test_proxy_rows_standard_errors_cluster_by_context():
     """Duplicating every context's chains leaves means unchanged; with one context the
     clustered errors are 0 (nothing to cluster over)."""
-    pairs = [tree.synthetic_pair(5, seed=s) for s in range(5)]
+    pairs = [tree.synthetic_pair(5, rng=s) for s in range(5)]
     chains = engines.chains_from_pairs(pairs, 3, 4, rng=2)
     a = engines.proxy_rows(chains)
     b = engines.proxy_rows(chains + chains)
@@ -255,7 +255,7 @@ def test_oracle_tree_dominates_and_matches_brute_force():
 def test_oracle_curve_equals_budget_curve_on_live_models():
     """The oracle and dynamic trees equal tree.budget_curve's "ceiling" and "dynamic" (which
     read ahead in batches; the order taken is the same)."""
-    pairs = [tree.synthetic_pair(30, seed=s, noise=0.8) for s in range(3)]
+    pairs = [tree.synthetic_pair(30, rng=s, noise=0.8) for s in range(3)]
     budgets = (1, 2, 5, 16, 40)
     got = engines.oracle_curve(pairs, budgets, progress=False)
     want = tree.budget_curve(pairs, budgets, strategies=("ceiling", "dynamic"), progress=False)
@@ -278,7 +278,7 @@ def test_oracle_and_best_tree_read_only_recorded_laws(tmp_path):
         def batch(self, prefixes):
             return [self.m(tuple(p)) for p in prefixes]
 
-    pairs = [tree.synthetic_pair(40, seed=s, noise=0.7) for s in range(4)]
+    pairs = [tree.synthetic_pair(40, rng=s, noise=0.7) for s in range(4)]
     recs = [(T._Recorder(Batch(t)), T._Recorder(Batch(d))) for t, d in pairs]
     for t, d in recs:
         t.next_token_probs(())
@@ -296,7 +296,7 @@ def test_oracle_and_best_tree_read_only_recorded_laws(tmp_path):
 def test_plot_speed_of_light_in_paper_style(tmp_path):
     from test_figures_paper import _check_figure, _check_pdf
 
-    pairs = [tree.synthetic_pair(30, seed=s) for s in range(3)]
+    pairs = [tree.synthetic_pair(30, rng=s) for s in range(3)]
     curve, mu, mu2, bound = engines.speed_of_light(pairs, tuple(range(1, 17)), progress=False)
     ax = plots.plot_speed_of_light(curve, bound, title="synthetic")
     assert isinstance(ax, matplotlib.axes.Axes)
@@ -315,7 +315,7 @@ def test_best_tree_rows_cost_choice_agrees_with_the_budget_rows():
     """A cost row picks, among the budgets, the size of largest (value + 1)/cost — computed
     here from the budget rows — and its tree is that budget's; every vLLM string parses back
     to a tree of the row's size."""
-    pairs = [tree.synthetic_pair(20, seed=s) for s in range(4)]
+    pairs = [tree.synthetic_pair(20, rng=s) for s in range(4)]
     budgets = (2, 4, 8)
     costs = {"flat": lambda n: 1.0, "steep": lambda n: 1.0 + 0.5 * n}
     rows = engines.best_tree_rows(pairs, budgets, costs)
@@ -335,7 +335,7 @@ def test_best_tree_rows_cost_choice_agrees_with_the_budget_rows():
 
 # ------------------------------------------------------------------------ the part
 def test_reports_on_the_synthetic_pair_are_reproducible(tmp_path):
-    pairs = [tree.synthetic_pair(12, seed=s) for s in range(3)]
+    pairs = [tree.synthetic_pair(12, rng=s) for s in range(3)]
 
     def write(folder):
         chains = engines.chains_from_pairs(pairs, 3, 4, rng=0)

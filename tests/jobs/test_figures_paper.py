@@ -34,7 +34,7 @@ def _gap_table():
     from optaccept.real import Distributions, sample_path
 
     data = Distributions.load(sample_path()).subset(np.arange(6))
-    return llm.gap_table(data, ks=(2, 3), progress=False, slow_verifiers=False, cross_check=0)
+    return llm.position_gap_table(data, ks=(2, 3), progress=False, slow_verifiers=False, cross_check=0)
 
 
 def _tree_table():
@@ -78,7 +78,7 @@ def _cases():
 def _budget_curve():
     from optaccept import tree
 
-    pairs = [tree.synthetic_pair(40, seed=s, scale=2.0) for s in range(3)]
+    pairs = [tree.synthetic_pair(40, rng=s, scale=2.0) for s in range(3)]
     return tree.budget_curve(pairs, (2, 4, 8, 16))
 
 
@@ -86,7 +86,7 @@ def _simulation():
     from optaccept.sequence import expected_rejections, simulate_rejections
 
     chain = _chain()
-    est = simulate_rejections(chain, runs=200, rng=np.random.default_rng(0))
+    est = simulate_rejections(chain, samples=200, rng=np.random.default_rng(0))
     return plots._sequence.plot_simulation(est, expected_rejections(chain))
 
 

@@ -57,7 +57,7 @@ def test_real_rows_in_float64_pass_every_solver(real, tmp_path, capsys) -> None:
         b_swor = oa.batched_optimal_acceptance(T, D, 2, drafts="swor")
         verifiers.batched_acceptance(T, D, 2, verifier="rrs")
         # the gap tables: Python and command line
-        table = llm.gap_table(Distributions(T, D, meta=real.meta), ks=(2,), device="cpu", progress=False)
+        table = llm.position_gap_table(Distributions(T, D, meta=real.meta), ks=(2,), device="cpu", progress=False)
     assert table is not None
     np.testing.assert_allclose(iid, ref, atol=1e-12)  # the renormalised rows' values
     np.testing.assert_allclose(b_iid, iid, atol=1e-9)

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from optaccept import batched_optimal_acceptance  # noqa: E402
-from optaccept.llm import ModelPair, builtin_prompts, extract, gap_table  # noqa: E402
+from optaccept.llm import ModelPair, builtin_prompts, extract, position_gap_table  # noqa: E402
 from optaccept.real import Distributions, sample_path  # noqa: E402
 
 
@@ -66,7 +66,7 @@ def test_shipped_distributions():
     np.testing.assert_allclose(data.target.sum(1), 1, atol=1e-4)
     # Same model, top-50 of each: identical supports (temperature keeps the order).
     assert np.array_equal(data.target > 0, data.draft > 0)
-    table = gap_table(data.subset(slice(0, 40)), ks=(2, 4), device="cpu", progress=False, slow_verifiers=False)
+    table = position_gap_table(data.subset(slice(0, 40)), ks=(2, 4), device="cpu", progress=False, slow_verifiers=False)
     for k in (2, 4):
         assert table.mean("alpha_swor", k) >= table.mean("alpha_iid", k) - 1e-12
         assert table.mean("rrs", k) <= table.mean("alpha_iid", k) + 1e-12

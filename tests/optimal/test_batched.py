@@ -428,8 +428,6 @@ def test_truncated_rows_at_vocabulary_scale():
 # ----------------------------------------------------------------- homes and namespaces
 
 
-
-
 @needs_torch
 @pytest.mark.parametrize("k", [1, 2, 4, 8])
 def test_torch_rows_equal_numpy_rows(k):

@@ -332,13 +332,13 @@ def test_batched_sum_rule(law, scale):
         total = float(np.sum((a if name == "p" else b)[row]))
         with pytest.raises(oa.InputError, match=rf"^{name}: row {row} sums to {total:.6g}"):
             optimal_verifier_batched(
-                torch.tensor(a), torch.tensor(b), drafts, torch.Generator().manual_seed(0), law=law
+                torch.tensor(a), torch.tensor(b), drafts, torch.Generator().manual_seed(0), drafts=law
             )
         y = optimal_verifier_batched(
-            torch.tensor(a), torch.tensor(b), drafts, torch.Generator().manual_seed(0), law=law, normalize=True
+            torch.tensor(a), torch.tensor(b), drafts, torch.Generator().manual_seed(0), drafts=law, normalize=True
         )
         y0 = optimal_verifier_batched(
-            torch.tensor(P), torch.tensor(Q), drafts, torch.Generator().manual_seed(0), law=law
+            torch.tensor(P), torch.tensor(Q), drafts, torch.Generator().manual_seed(0), drafts=law
         )
         assert torch.equal(y, y0)
     # float32 rows, each off by float32 rounding only: accepted without a warning
@@ -346,11 +346,13 @@ def test_batched_sum_rule(law, scale):
     Q32 = torch.tensor(Q, dtype=torch.float32)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        optimal_verifier_batched(P32, Q32, drafts, torch.Generator().manual_seed(0), law=law)
+        optimal_verifier_batched(P32, Q32, drafts, torch.Generator().manual_seed(0), drafts=law)
     with pytest.warns(oa.RenormalizedWarning, match="^p: 1 of 3 rows"):
         Pw = P.copy()
         Pw[0] *= 1 + 1e-7
-        optimal_verifier_batched(torch.tensor(Pw), torch.tensor(Q), drafts, torch.Generator().manual_seed(0), law=law)
+        optimal_verifier_batched(
+            torch.tensor(Pw), torch.tensor(Q), drafts, torch.Generator().manual_seed(0), drafts=law
+        )
 
 
 def test_batched_torch_form_without_replacement():
@@ -366,7 +368,7 @@ def test_batched_torch_form_without_replacement():
     P, Q = np.array(P), np.array(Q)
     drafts = np.stack([oa.WithoutReplacement(Q[r], k).sample(rng, 1)[0] for r in range(rows)])
     y = optimal_verifier_batched(
-        torch.tensor(P), torch.tensor(Q), torch.tensor(drafts), torch.Generator().manual_seed(0), law="swor"
+        torch.tensor(P), torch.tensor(Q), torch.tensor(drafts), torch.Generator().manual_seed(0), drafts="swor"
     )
     assert y.shape == (rows,)
     for r in range(rows):
@@ -380,14 +382,14 @@ def test_batched_torch_form_without_replacement():
         torch.tensor(np.repeat(Q[:1], m, axis=0)),
         d,
         torch.Generator().manual_seed(1),
-        law="swor",
+        drafts="swor",
     ).numpy()
     top = np.argsort(-P[0])[:5]
     counts = np.bincount(yy, minlength=n)[top]
     sd = np.sqrt(P[0][top] * (1 - P[0][top]) * m)
     assert (np.abs(counts - m * P[0][top]) <= 5 * sd + 1).all()
     with pytest.raises(oa.InputError, match="law"):
-        optimal_verifier_batched(torch.tensor(P), torch.tensor(Q), torch.tensor(drafts), law="joint")
+        optimal_verifier_batched(torch.tensor(P), torch.tensor(Q), torch.tensor(drafts), drafts="joint")
 
 
 def test_verifier_family_runs_the_rule():

@@ -27,14 +27,14 @@ def test_realised_acceptance_matches_alpha_star_on_real_rows(data, i: int) -> No
     p, q = p[0], q[0]
     assert p.size == 49_152
     rng = np.random.default_rng(1000 + i)
-    r = verifiers.realised_acceptance(p, q, 2, rng, size=20_000)
+    r = verifiers.realised_acceptance(p, q, 2, rng, samples=20_000)
     ref = oa.optimal_acceptance(p, oa.IID(q, 2)).value  # independent of the verifier
     assert abs(r.value - ref) <= 1e-12
     assert abs(r.acceptance - ref) <= 1e-9
     assert r.std_err > 0
     assert abs(r.mean - ref) <= 5 * r.std_err, (r.mean, ref, r.std_err)
     # a fixed seed gives the same draws
-    r2 = verifiers.realised_acceptance(p, q, 2, np.random.default_rng(1000 + i), size=20_000)
+    r2 = verifiers.realised_acceptance(p, q, 2, np.random.default_rng(1000 + i), samples=20_000)
     assert r2.mean == r.mean
 
 
@@ -58,7 +58,7 @@ def test_output_law_is_p_on_a_real_row(data) -> None:
 
 def test_table_on_a_subset(data) -> None:
     tb = real.realised_optimal(
-        data, ks=(2,), positions=list(ROWS), rng=np.random.default_rng(3), size=5_000, progress=False
+        data, ks=(2,), positions=list(ROWS), rng=np.random.default_rng(3), samples=5_000, progress=False
     )
     assert list(tb.positions) == list(ROWS)
     s = tb.summary(2)
@@ -77,8 +77,8 @@ def test_table_on_a_subset(data) -> None:
 
 
 def test_random_subset_is_reproducible_and_inputs_checked(data) -> None:
-    a = real.realised_optimal(data, ks=(1,), positions=2, rng=np.random.default_rng(5), size=10, progress=False)
-    b = real.realised_optimal(data, ks=(1,), positions=2, rng=np.random.default_rng(5), size=10, progress=False)
+    a = real.realised_optimal(data, ks=(1,), positions=2, rng=np.random.default_rng(5), samples=10, progress=False)
+    b = real.realised_optimal(data, ks=(1,), positions=2, rng=np.random.default_rng(5), samples=10, progress=False)
     assert list(a.positions) == list(b.positions) and len(set(a.positions.tolist())) == 2
     assert np.array_equal(a.values[(1, "realised")], b.values[(1, "realised")])
     with pytest.raises(oa.InputError, match="positions"):
@@ -104,12 +104,18 @@ def test_without_replacement_on_real_rows(data) -> None:
     p, q = data.rows(i, i + 1)
     p, q = p[0], q[0]
     ref = oa.optimal_acceptance(p, oa.WithoutReplacement(q, 3)).value  # independent of the verifier
-    r = verifiers.realised_acceptance(p, q, 3, np.random.default_rng(5), size=20_000, law="swor")
+    r = verifiers.realised_acceptance(p, q, 3, np.random.default_rng(5), samples=20_000, drafts="swor")
     assert r.law == "swor" and abs(r.value - ref) <= 1e-12
     assert abs(r.acceptance - ref) <= 1e-13
     assert abs(r.mean - ref) <= 5 * r.std_err, (r.mean, ref, r.std_err)
     tb = real.realised_optimal(
-        data, ks=(2, 3), positions=list(ROWS), rng=np.random.default_rng(3), size=5_000, progress=False, law="swor"
+        data,
+        ks=(2, 3),
+        positions=list(ROWS),
+        rng=np.random.default_rng(3),
+        samples=5_000,
+        progress=False,
+        drafts="swor",
     )
     for k in (2, 3):
         s = tb.summary(k)
@@ -117,4 +123,4 @@ def test_without_replacement_on_real_rows(data) -> None:
         assert s["rrs_wor"] <= s["alpha_swor"] + 1e-12
     assert "RRS w/o repl." in tb.to_markdown() and "law='swor'" in repr(tb)
     with pytest.raises(oa.InputError, match="law"):
-        real.realised_optimal(data, positions=1, law="joint", progress=False)
+        real.realised_optimal(data, positions=1, drafts="joint", progress=False)

@@ -245,7 +245,7 @@ def test_the_two_continuations_differ_on_this_chain():
 def test_theorem3_exact_matches_vectorised_simulation(cont, M):
     chain = MarkovPair.random(states=7, horizon=50, rng=np.random.default_rng(10))
     exact = batch_expected_rejections(chain, M, continuation=cont)
-    sim = simulate_batch_rejections(chain, M, runs=3000, rng=np.random.default_rng(M), continuation=cont)
+    sim = simulate_batch_rejections(chain, M, samples=3000, rng=np.random.default_rng(M), continuation=cont)
     assert abs(sim.mean - exact) < 5 * sim.std_err
 
 
@@ -253,7 +253,7 @@ def test_batch_simulation_output_follows_the_target():
     chain = MarkovPair.random(states=4, horizon=5, rng=np.random.default_rng(6))
     marg = chain.marginals()
     for cont in CONTS:
-        sim = simulate_batch_rejections(chain, 3, runs=20000, rng=np.random.default_rng(7), continuation=cont)
+        sim = simulate_batch_rejections(chain, 3, samples=20000, rng=np.random.default_rng(7), continuation=cont)
         for t in (0, 4):
             freq = np.bincount(sim.tokens[:, t], minlength=4) / sim.runs
             sd = np.sqrt(marg[t + 1] * (1 - marg[t + 1]) / sim.runs)
@@ -331,7 +331,7 @@ def test_batch_bad_input():
     with pytest.raises(InputError, match="^k: must be at least 1"):
         batch_expected_rejections(chain, 0)
     with pytest.raises(InputError, match="^k: must be at least 1"):
-        simulate_batch_rejections(chain, k=-1, runs=5, rng=0)
+        simulate_batch_rejections(chain, k=-1, samples=5, rng=0)
     with pytest.raises(InputError, match="continuation"):
         batch_expected_rejections(chain, 2, continuation="tree")
     with pytest.raises(InputError, match="chain"):

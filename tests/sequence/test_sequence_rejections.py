@@ -60,7 +60,7 @@ def test_theorem1_hand_example():
 def test_theorem1_matches_monte_carlo_within_5_sigma():
     chain = MarkovPair.random(**SEED_CHAIN, rng=np.random.default_rng(10))
     exact = expected_rejections(chain)
-    sim = simulate_rejections(chain, runs=4000, rng=np.random.default_rng(11))
+    sim = simulate_rejections(chain, samples=4000, rng=np.random.default_rng(11))
     assert sim.runs == 4000 and sim.counts.shape == (4000,)
     assert abs(sim.mean - exact) < 5 * sim.std_err
     assert abs(float(sim) - exact) < 5 * sim.std_err
@@ -71,7 +71,7 @@ def test_simulated_output_follows_the_target():
     chain = MarkovPair.random(states=4, horizon=6, rng=np.random.default_rng(3))
     marg = chain.marginals()
     for rule in (None, scaled_rule(0.4)):
-        sim = simulate_rejections(chain, runs=20000, rng=np.random.default_rng(4), acceptance=rule)
+        sim = simulate_rejections(chain, samples=20000, rng=np.random.default_rng(4), acceptance=rule)
         for t in (0, 5):
             freq = np.bincount(sim.tokens[:, t], minlength=4) / sim.runs
             sd = np.sqrt(marg[t + 1] * (1 - marg[t + 1]) / sim.runs)
@@ -86,7 +86,7 @@ def test_position_pair_theorem1_is_sum_of_tvs_and_monte_carlo():
     exact = expected_rejections(pair)
     assert exact == pytest.approx(0.5 * np.abs(p - q).sum())
     np.testing.assert_allclose(rejection_profile(pair), 0.5 * np.abs(p - q).sum(1))
-    sim = simulate_rejections(pair, runs=5000, rng=np.random.default_rng(6))
+    sim = simulate_rejections(pair, samples=5000, rng=np.random.default_rng(6))
     assert abs(sim.mean - exact) < 5 * sim.std_err
 
 
@@ -112,7 +112,7 @@ def test_scaled_rule_exact_value():
     lam = 0.3
     tv = rejection_profile(chain)
     assert unbiased_rejections(chain, scaled_rule(lam)) == pytest.approx(np.sum(1 - lam * (1 - tv)))
-    sim = simulate_rejections(chain, runs=4000, rng=np.random.default_rng(8), acceptance=scaled_rule(lam))
+    sim = simulate_rejections(chain, samples=4000, rng=np.random.default_rng(8), acceptance=scaled_rule(lam))
     assert abs(sim.mean - np.sum(1 - lam * (1 - tv))) < 5 * sim.std_err
 
 
@@ -131,4 +131,4 @@ def test_bad_arguments():
     with pytest.raises(InputError, match="chain"):
         expected_rejections(np.eye(3))
     with pytest.raises(InputError, match="runs"):
-        simulate_rejections(chain, runs=0, rng=0)
+        simulate_rejections(chain, samples=0, rng=0)

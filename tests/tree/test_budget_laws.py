@@ -41,7 +41,7 @@ class _FakeLM:
 
 @pytest.mark.parametrize("ties", [False, True])
 def test_replay_equals_recording_bit_for_bit(tmp_path, ties):
-    pairs = [tree.synthetic_pair(300, seed=s, scale=2.0) for s in range(4)]
+    pairs = [tree.synthetic_pair(300, rng=s, scale=2.0) for s in range(4)]
     recs = [(T._Recorder(_FakeLM(t, ties)), T._Recorder(_FakeLM(d, ties))) for t, d in pairs]
     for t, d in recs:
         t.next_token_probs(())
@@ -66,7 +66,7 @@ def test_replay_equals_recording_bit_for_bit(tmp_path, ties):
 
 
 def test_missing_prefix_is_refused(tmp_path):
-    t, d = tree.synthetic_pair(100, seed=0, scale=2.0)
+    t, d = tree.synthetic_pair(100, rng=0, scale=2.0)
     rec = (T._Recorder(_FakeLM(t)), T._Recorder(_FakeLM(d)))
     rec[0].next_token_probs(())
     rec[1].next_token_probs(())

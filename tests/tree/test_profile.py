@@ -20,7 +20,7 @@ def _shift(model, ctx):
 
 @pytest.mark.parametrize("shape", [3, (3, 2), (2, 2, 1), [(0,), (1,), (0, 0), (0, 1), (0, 0, 0)], (1,) * 5])
 def test_profile_means_equal_exact_accepted_tokens_on_topk_trees(shape):
-    pairs = [tree.synthetic_pair(7, seed=s) for s in (1, 2)]
+    pairs = [tree.synthetic_pair(7, rng=s) for s in (1, 2)]
     prof = tree.acceptance_profile(pairs, shape, verifier="target_only", positions=5, rng=3)
     spec = (1,) * shape if isinstance(shape, int) else shape
     exact = np.zeros(5)
@@ -40,7 +40,7 @@ def test_profile_means_equal_exact_accepted_tokens_on_topk_trees(shape):
 
 
 def test_first_position_is_the_step_after_the_prompt():
-    target, draft = tree.synthetic_pair(9, seed=4)
+    target, draft = tree.synthetic_pair(9, rng=4)
     prof = tree.acceptance_profile((target, draft), (3, 2, 1), positions=1)
     for v in ("target_only", "optimal", "token_optimal"):
         ref = tree.accepted_tokens(target, draft, tree.TreeDraftLaw((3, 2, 1), "topk"), verifier=v).value
@@ -68,12 +68,12 @@ def test_chain_rates_equal_enumeration(verifier):
 
 
 def test_block_rates_match_its_value_and_a_simulation():
-    target, draft = tree.synthetic_pair(5, seed=2)
+    target, draft = tree.synthetic_pair(5, rng=2)
     prof = tree.acceptance_profile((target, draft), 3, verifier="block", positions=1, samples=1500, rng=1)
     exact = float(tree.accepted_tokens(target, draft, tree.TreeDraftLaw(length=3), verifier="block").value)
     assert abs(prof.mean_accepted - exact) < 0.03
     acc, _ = tree.simulate(
-        target, draft, drafts=tree.TreeDraftLaw(length=3), verifier="block", steps=3000, rng=np.random.default_rng(0)
+        target, draft, drafts=tree.TreeDraftLaw(length=3), verifier="block", samples=3000, rng=np.random.default_rng(0)
     )
     emp = np.array([(np.asarray(acc) >= d).mean() for d in (1, 2, 3)])
     np.testing.assert_allclose(prof.rates, emp, atol=4 * 0.5 / math.sqrt(3000) + 0.01)
@@ -86,7 +86,7 @@ def test_block_rates_match_its_value_and_a_simulation():
 
 
 def test_sampled_tree_profile_matches_exact_mean():
-    target, draft = tree.synthetic_pair(4, seed=5)
+    target, draft = tree.synthetic_pair(4, rng=5)
     prof = tree.acceptance_profile(
         (target, draft), (2, 2), verifier="token", children="swor", positions=1, samples=3000, rng=2
     )
@@ -95,7 +95,7 @@ def test_sampled_tree_profile_matches_exact_mean():
 
 
 def test_engine_forms():
-    pairs = [tree.synthetic_pair(12, seed=s) for s in range(3)]
+    pairs = [tree.synthetic_pair(12, rng=s) for s in range(3)]
     prof = tree.acceptance_profile(pairs, 4, verifier="token", positions=3, samples=16, rng=0)
     v = prof.to_engine("vllm")
     rates = v["synthetic_acceptance_rates"]
@@ -114,7 +114,7 @@ def test_engine_forms():
 
 
 def test_refusals():
-    pair = tree.synthetic_pair(5, seed=0)
+    pair = tree.synthetic_pair(5, rng=0)
     with pytest.raises(MethodError, match="traversal"):
         tree.acceptance_profile(pair, (2, 1), verifier="traversal", children="swor")
     with pytest.raises(MethodError, match="top-k"):

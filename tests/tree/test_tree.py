@@ -210,7 +210,7 @@ def _check_simulation(P, Q, L, k, drafts, v, steps, seed):
         Q.__getitem__,
         drafts=tree.TreeDraftLaw(length=L, k=k, children=drafts),
         verifier=v,
-        steps=steps,
+        samples=steps,
         rng=rng,
     )
     sd = max(lens.std(), 1e-3) / np.sqrt(steps)
@@ -267,7 +267,7 @@ def test_rao_blackwell_matches_exact(tmp_path):
         P.__getitem__,
         Q.__getitem__,
         drafts=tree.TreeDraftLaw(length=2, k=2, children="swor"),
-        trees=600,
+        samples=600,
         rng=3,
         chunk=100,
         progress=False,
@@ -298,9 +298,9 @@ def test_rao_blackwell_matches_exact(tmp_path):
 
 
 def test_block_per_chain_and_large_vocabulary():
-    target, draft = tree.synthetic_pair(2000, seed=1, noise=0.5)
+    target, draft = tree.synthetic_pair(2000, rng=1, noise=0.5)
     out = tree.sample_accepted_tokens(
-        target, draft, drafts=tree.TreeDraftLaw(length=3, k=1), trees=40, rng=np.random.default_rng(0), progress=False
+        target, draft, drafts=tree.TreeDraftLaw(length=3, k=1), samples=40, rng=np.random.default_rng(0), progress=False
     )
     # block >= token holds in expectation (Sun et al.), not tree by tree: paired 5σ check
     diff = out["block"].details["values"] - out["token"].details["values"]
@@ -360,7 +360,7 @@ def test_object_protocol_and_errors():
 
 
 def test_sweep_default_backend():
-    target, draft = tree.synthetic_pair(3, seed=2)
+    target, draft = tree.synthetic_pair(3, rng=2)
     rows = tree.sweep(
         {"syn": (target, draft)},
         temperatures=(1.0, 0.5),
@@ -380,8 +380,8 @@ def test_sweep_default_backend():
             target, draft, r["length"], r["k"], r["drafts"], r["verifier"], temperature=r["temperature"]
         )
         assert r["value"] == pytest.approx(float(want.value), abs=1e-12)
-    sampled = tree.sweep([(target, draft)], ks=(2,), lengths=(2,), verifiers=("token",), samples=50, seed=1)
-    again = tree.sweep([(target, draft)], ks=(2,), lengths=(2,), verifiers=("token",), samples=50, seed=1)
+    sampled = tree.sweep([(target, draft)], ks=(2,), lengths=(2,), verifiers=("token",), samples=50, rng=1)
+    again = tree.sweep([(target, draft)], ks=(2,), lengths=(2,), verifiers=("token",), samples=50, rng=1)
     assert sampled[0]["value"] == again[0]["value"] and sampled[0]["std_err"] > 0
 
 
@@ -416,13 +416,13 @@ class _Batched:
 
 
 def test_batched_target_reads_each_tree_once():
-    target, draft = tree.synthetic_pair(50, seed=3)
+    target, draft = tree.synthetic_pair(50, rng=3)
     bt = _Batched(target)
     out = tree.sample_accepted_tokens(
-        bt, draft, drafts=tree.TreeDraftLaw(length=3, k=2, children="swor"), trees=20, rng=5, progress=False
+        bt, draft, drafts=tree.TreeDraftLaw(length=3, k=2, children="swor"), samples=20, rng=5, progress=False
     )
     ref = tree.sample_accepted_tokens(
-        target, draft, drafts=tree.TreeDraftLaw(length=3, k=2, children="swor"), trees=20, rng=5, progress=False
+        target, draft, drafts=tree.TreeDraftLaw(length=3, k=2, children="swor"), samples=20, rng=5, progress=False
     )
     assert bt.batches == 20 and bt.single == 0
     np.testing.assert_array_equal(out["token"].details["values"], ref["token"].details["values"])
@@ -447,7 +447,7 @@ def test_sweep_over_distribution_files(tmp_path):
         want = tree.accepted_tokens(pair, None, tree.TreeDraftLaw(length=2, k=2, children="swor"), r["verifier"])
         assert r["value"] == pytest.approx(float(want.value), abs=1e-9)
     sampled = tree.sweep(
-        paths[:1], ks=(2,), lengths=(2,), drafts=("swor",), verifiers=("token", "optimal"), samples=20, seed=0
+        paths[:1], ks=(2,), lengths=(2,), drafts=("swor",), verifiers=("token", "optimal"), samples=20, rng=0
     )
     assert sampled[0]["std_err"] > 0 and "exact" in sampled[1]["skipped"]
 

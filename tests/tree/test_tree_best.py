@@ -131,7 +131,7 @@ class _Memo:
 
 
 def _pairs(n, seeds, scale=1.5):
-    return [tuple(_Memo(m) for m in tree.synthetic_pair(n, seed=s, scale=scale)) for s in seeds]
+    return [tuple(_Memo(m) for m in tree.synthetic_pair(n, rng=s, scale=scale)) for s in seeds]
 
 
 @pytest.mark.parametrize("vocab", [2, 3, 5])

@@ -72,7 +72,7 @@ def test_sampled_bound_is_unbiased(spec):
     """The Rao-Blackwellised bound (laws at the sampled trees' nodes only) agrees with
     the exact bound within 5σ (the exact one caps each depth by the one above, which
     can only lower it)."""
-    t, d = tree.synthetic_pair(10, seed=5, scale=1.5)
+    t, d = tree.synthetic_pair(10, rng=5, scale=1.5)
     ex = tree.upper_bound(t, d, **spec)
     sa = tree.upper_bound(t, d, samples=600, rng=np.random.default_rng(1), **spec)
     uncapped = ex.details["per_depth"]
@@ -82,7 +82,7 @@ def test_sampled_bound_is_unbiased(spec):
 
 
 def test_topk_bound_at_vocabulary_scale_is_the_optimum():
-    t, d = tree.synthetic_pair(5000, seed=1, scale=3.0)
+    t, d = tree.synthetic_pair(5000, rng=1, scale=3.0)
     shape = [(0,), (1,), (2,), (0, 0), (0, 1), (1, 0), (0, 0, 0)]
     ub = tree.upper_bound(t, d, drafts=tree.TreeDraftLaw(shape, "topk"))
     to = tree.accepted_tokens(t, d, tree.TreeDraftLaw(shape, "topk"), verifier="target_only")
@@ -102,7 +102,7 @@ def test_heterogeneous_swor_shapes_rank_law():
 
     for shape in ([(0,), (1,), (0, 0)], [(0,), (1,), (2,), (1, 0), (1, 1)], [(0,), (1,), (1, 0), (1, 0, 0)]):
         for seed in (1, 2):
-            t, d = tree.synthetic_pair(5, seed=seed)
+            t, d = tree.synthetic_pair(5, rng=seed)
             _, Q = resolve_models(t, d, None, None)
             shp = as_shape(shape)
             pi = _Pi(Q, shp, "swor", shp.depth, 0)
@@ -113,7 +113,7 @@ def test_heterogeneous_swor_shapes_rank_law():
             for w, v in sums.items():
                 if w:
                     assert pi(w) == pytest.approx(v, abs=1e-12), (shape, w)
-    t, d = tree.synthetic_pair(2000, seed=1)
+    t, d = tree.synthetic_pair(2000, rng=1)
     ub = tree.upper_bound(
         t, d, drafts=tree.TreeDraftLaw([(0,), (1,), (0, 0)], "swor"), samples=20, rng=np.random.default_rng(0)
     )

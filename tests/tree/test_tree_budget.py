@@ -27,7 +27,7 @@ def _strings(law, n, depth):
 
 def test_ceiling_and_dynamic_against_brute_force():
     n, budgets = 3, (1, 2, 4, 6)
-    pairs = [tree.synthetic_pair(n, seed=s, scale=1.5) for s in range(4)]
+    pairs = [tree.synthetic_pair(n, rng=s, scale=1.5) for s in range(4)]
     c = tree.budget_curve(pairs, budgets)
     for i, (P, Q) in enumerate(pairs):
         ps, qs = _strings(P, n, max(budgets)), _strings(Q, n, max(budgets))
@@ -41,7 +41,7 @@ def test_ceiling_and_dynamic_against_brute_force():
 
 
 def test_sequoia_values_are_the_topk_shape_values():
-    pairs = [tree.synthetic_pair(300, seed=s, scale=2.5) for s in range(3)]
+    pairs = [tree.synthetic_pair(300, rng=s, scale=2.5) for s in range(3)]
     c = tree.budget_curve(pairs, (4, 16))
     for j, N in enumerate((4, 16)):
         shape = sequoia_shape(c.rates, N)
@@ -78,12 +78,12 @@ def test_sequoia_shape_is_optimal_under_positional_rates():
 
 
 def test_budget_curve_errors_and_display():
-    pair = tree.synthetic_pair(20, seed=1)
+    pair = tree.synthetic_pair(20, rng=1)
     with pytest.raises(InputError, match="budgets"):
         tree.budget_curve([pair], (8, 4))
     with pytest.raises(InputError, match="strategies"):
         tree.budget_curve([pair], (4,), strategies=("beam",))
-    c = tree.budget_curve([pair, tree.synthetic_pair(20, seed=2)], (2, 4))
+    c = tree.budget_curve([pair, tree.synthetic_pair(20, rng=2)], (2, 4))
     assert "(ceiling)" in c.to_markdown() and "<table" in c._repr_html_()
     from optaccept.plots import plot_budget_curve
 

@@ -13,7 +13,7 @@ distributed = pytest.importorskip("distributed")
 def test_sweep_on_a_dask_cluster_matches_the_default_backend():
     import joblib
 
-    pair = tree.synthetic_pair(30, seed=4, scale=1.5)
+    pair = tree.synthetic_pair(30, rng=4, scale=1.5)
     sources = {"synthetic": pair}
     laws = [tree.TreeDraftLaw(length=L, k=k, children=c) for k in (1, 2) for L in (1, 2) for c in ("iid", "swor")]
     kw = dict(

@@ -109,7 +109,7 @@ def test_hub_form_equals_the_lp_as_stated_on_shapes(spec, children):
 
 def test_node_set_law_is_accepted_directly():
     """The law of the node sets, passed as a dict, gives the value of the tree list it aggregates."""
-    target, draft = tree.synthetic_pair(4, seed=5)
+    target, draft = tree.synthetic_pair(4, rng=5)
     trees = enumerate_trees(draft, 2, 2, "iid", max_trees=10**6)
     law: dict = {}
     for t, pr in trees:

@@ -33,7 +33,9 @@ def test_topk_with_more_children_than_tokens():
     shape = [(0,), (1,), (2,), (2, 0), (2, 0, 0), (0, 0)]
     got = tree.accepted_tokens(pf, qf, tree.TreeDraftLaw(shape, "topk"), verifier="target_only").value
     assert got == F(3, 10) + F(7, 10) + F(3, 10) * F(3, 10)
-    lengths, _ = tree.simulate(p, q, drafts=tree.TreeDraftLaw((3, 1), "topk"), verifier="target_only", steps=200, rng=0)
+    lengths, _ = tree.simulate(
+        p, q, drafts=tree.TreeDraftLaw((3, 1), "topk"), verifier="target_only", samples=200, rng=0
+    )
     assert lengths.max() <= 2
 
 
@@ -90,14 +92,14 @@ def test_clustered_error_is_larger_when_trees_of_a_prompt_agree():
 def test_simulate_needs_children_with_shape():
     p = lambda u: [0.5, 0.5]  # noqa: E731
     with pytest.raises(InputError, match="^children:") as e:
-        tree.simulate(p, p, shape=(2,), verifier="token", steps=10, rng=0)
+        tree.simulate(p, p, shape=(2,), verifier="token", samples=10, rng=0)
     with pytest.raises(InputError, match="^children:"):
         tree.accepted_tokens(p, p, shape=(2,), verifier="token")
     assert "\n" not in str(e.value)
     with pytest.raises(InputError, match="^children:"):
-        tree.simulate(p, p, length=1, children="iid", steps=10, rng=0)
+        tree.simulate(p, p, length=1, children="iid", samples=10, rng=0)
     with pytest.raises(InputError, match="^steps:"):
-        tree.simulate(p, p, length=1, steps=0, rng=0)
+        tree.simulate(p, p, length=1, samples=0, rng=0)
 
 
 # ---------------------------------------------------------------- target-only on i.i.d. shapes
@@ -194,7 +196,7 @@ def test_long_calls_show_what_a_unit_is(capsys):
 
     assert show_progress(True) is True and show_progress(False) is False
     assert show_progress(None) is False  # pytest captures stderr: no terminal, no kernel
-    P, Q = tree.synthetic_pair(30, seed=1)
+    P, Q = tree.synthetic_pair(30, rng=1)
     rng = np.random.default_rng(0)
     calls = [
         (
@@ -205,7 +207,7 @@ def test_long_calls_show_what_a_unit_is(capsys):
         ),
         (
             lambda: tree.simulate(
-                P, Q, drafts=tree.TreeDraftLaw((2, 1), "swor"), verifier="token", steps=20, rng=rng, progress=True
+                P, Q, drafts=tree.TreeDraftLaw((2, 1), "swor"), verifier="token", samples=20, rng=rng, progress=True
             ),
             "step",
         ),

@@ -193,7 +193,7 @@ def test_issue_contract_at_vocabulary_scale():
     """The contract of the issue on a 1,000-token synthetic pair: a top-k tree of index
     paths is exact (one tree, no sampling), and agrees with Monte Carlo runs of the
     target-only rule; the first generated token has the target's law."""
-    target, draft = tree.synthetic_pair(1000, seed=3, scale=3.0)
+    target, draft = tree.synthetic_pair(1000, rng=3, scale=3.0)
     shape = [(0,), (1,), (2,), (0, 0), (0, 1), (1, 0), (0, 0, 0)]
     r = tree.accepted_tokens(target, draft, tree.TreeDraftLaw(shape, "topk"), verifier="target_only")
     assert r.method == "exact" and r.trees == 1 and 0 < r.value < 3
@@ -202,7 +202,7 @@ def test_issue_contract_at_vocabulary_scale():
         draft,
         drafts=tree.TreeDraftLaw(shape, "topk"),
         verifier="target_only",
-        steps=4000,
+        samples=4000,
         rng=np.random.default_rng(0),
     )
     se = lengths.std() / np.sqrt(lengths.size)
@@ -219,7 +219,7 @@ def test_issue_contract_at_vocabulary_scale():
 )
 def test_sampled_agrees_with_simulation(children, verifier):
     """Rao-Blackwellised estimate vs the step-by-step simulator (5σ), 200 tokens."""
-    target, draft = tree.synthetic_pair(200, seed=1, scale=1.5)
+    target, draft = tree.synthetic_pair(200, rng=1, scale=1.5)
     shape = (3, 2)
     rb = tree.accepted_tokens(
         target, draft, tree.TreeDraftLaw(shape, children), verifier=verifier, samples=300, rng=np.random.default_rng(1)
@@ -229,7 +229,7 @@ def test_sampled_agrees_with_simulation(children, verifier):
         draft,
         drafts=tree.TreeDraftLaw(shape, children),
         verifier=verifier,
-        steps=1500,
+        samples=1500,
         rng=np.random.default_rng(2),
     )
     se = np.hypot(rb.std_err, lengths.std() / np.sqrt(lengths.size))
