@@ -11,14 +11,19 @@ Importing optaccept needs numpy and scipy only; the LP (cvxpy), polyhedral
 (pycddlib, sympy) and language-model (torch, transformers) parts load on use.
 """
 
-from __future__ import annotations
-
 from ._errors import InputError, MethodError, MissingDependencyError, RenormalizedWarning, SolverError
-from ._lib.lazy import lazy_names, listed_names
+from ._lib import lazy as _lazy
 from ._version import __version__
 from .drafts import IID, DraftLaw, Greedy, Independent, Joint, SpecHub, WithoutReplacement
-from .optimal import AcceptanceResult, Verification, optimal_acceptance, optimal_verifier, two_draft_condition, verify
-from .optimal._batched import batched_optimal_acceptance
+from .optimal import (
+    AcceptanceResult,
+    Verification,
+    batched_optimal_acceptance,
+    optimal_acceptance,
+    optimal_verifier,
+    two_draft_condition,
+    verify,
+)
 
 # Sub-packages and two entry points load on first use (PEP 562): verifiers need
 # scipy.optimize, polyhedra pycddlib and sympy, llm torch and transformers.  Loading all of
@@ -34,8 +39,8 @@ _LAZY = {
     "audit": ".audit",
     "testing": ".testing",
 }
-__getattr__ = lazy_names(__name__, _LAZY)
-__dir__ = listed_names(__name__, _LAZY)
+__getattr__ = _lazy.lazy_names(__name__, _LAZY)
+__dir__ = _lazy.listed_names(__name__, _LAZY)
 
 __all__ = [
     "optimal_acceptance",

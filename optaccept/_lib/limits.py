@@ -11,12 +11,16 @@ it accepts but that can take more than a few seconds shows a ``tqdm`` bar on std
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
 from .._errors import MethodError
 
-__all__ = ["show_progress", "refuse", "count", "subsets_bytes"]
+__all__ = ["show_progress", "refuse", "count", "subsets_bytes", "MAX_ENUMERATION", "capped_pow", "capped_sum"]
+
+#: Largest number of draft sets or ordered tuples enumerated explicitly.
+MAX_ENUMERATION = 2_000_000
 
 
 def show_progress(progress: Any) -> bool:
@@ -53,3 +57,22 @@ def refuse(where: str, need: str, limit: str, way_out: str) -> MethodError:
     """The one-line refusal ``"<where>: <need>, over the limit of <limit>; <way out>"``
     (returned, for the caller to raise before any work)."""
     return MethodError(f"{where}: {need}, over the limit of {limit}; {way_out}")
+
+
+def capped_pow(base: int, k: int, cap: int) -> int:
+    """base**k, or cap + 1 once it exceeds cap (no huge integers are built)."""
+    if base <= 1:
+        return base
+    if k * math.log(base) > math.log(cap) + 1.0:
+        return cap + 1
+    return min(base**k, cap + 1)
+
+
+def capped_sum(terms: Any, cap: int) -> int:
+    """Σ terms, stopping (and returning cap + 1) as soon as the partial sum exceeds cap."""
+    tot = 0
+    for t in terms:
+        tot += t
+        if tot > cap:
+            return cap + 1
+    return tot

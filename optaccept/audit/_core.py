@@ -40,8 +40,7 @@ from .._lib.validation import (
     check_size,
 )
 from ..drafts import LAWS, DraftLaw, Joint, law_from_name, law_names
-from ..optimal import optimal_acceptance
-from ..optimal._batched import batched_optimal_acceptance
+from ..optimal import batched_optimal_acceptance, optimal_acceptance
 from ..verifiers import batched_acceptance
 from ..verifiers._target_only import target_only_acceptance
 from ._log_rows import _dtype_of, _Rows

@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from ..tree._shape import Shape, as_shape
+from ..tree import Shape
+from ..tree._shape import as_shape
 
 __all__ = [
     "as_paths",

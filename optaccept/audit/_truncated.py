@@ -30,7 +30,7 @@ from .._errors import InputError
 from .._lib.statistics import bernoulli_std_err, ks_threshold, ks_uniform, within
 from .._lib.validation import SUM_TOL, _low_precision, _warn, check_choice, check_rng, plain, sum_tolerance
 from ..drafts import law_from_name
-from ..optimal._batched import batched_optimal_acceptance
+from ..optimal import batched_optimal_acceptance
 from ..verifiers._target_only import target_only_acceptance
 from ._core import _DRAFT_LAWS, AuditReport
 from ._log_rows import _dtype_of, _Rows

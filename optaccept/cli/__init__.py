@@ -3,4 +3,4 @@ imports it).  :func:`main` is the console script; each analysis adds its sub-com
 module of this package (``llm``, ``polyhedra``, ``sequence``, ``verifiers``), with helpers
 shared by all of them in ``_main``."""
 
-__all__: list[str] = []
+__all__ = []  # an application: no public names

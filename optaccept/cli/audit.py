@@ -146,9 +146,7 @@ def _handler(args: argparse.Namespace) -> int:
 
 def _assisted_handler(args: argparse.Namespace) -> int:
     from ..audit import audit_chain_log
-    from ..llm._assisted import log_assisted_generation  # torch
-    from ..llm._layerskip import smollm2_layerskip  # torch
-    from ..llm._prompts import builtin_prompts
+    from ..llm import builtin_prompts, log_assisted_generation, smollm2_layerskip
 
     prompts = builtin_prompts()
     if not 1 <= args.prompts <= len(prompts):

@@ -38,8 +38,9 @@ def _check_output(path: str, name: str) -> None:
 
 
 def _extract(args: argparse.Namespace) -> int:
-    from ..llm._models import ModelPair, Warp, resolve_model
-    from ..llm._prompts import builtin_prompts, load_prompts
+    from ..llm import ModelPair, builtin_prompts
+    from ..llm._models import Warp, resolve_model
+    from ..llm._prompts import load_prompts
 
     # 1. Everything that can be wrong with the arguments, before any model is loaded.
     if args.draft_model is not None and args.model is None:
@@ -67,7 +68,7 @@ def _extract(args: argparse.Namespace) -> int:
             resolve_model(args.draft_model, "--draft-model")
 
     # 2. Load and extract.
-    from ..llm._extract import extract
+    from ..llm import extract
 
     if args.model is None:
         pair = ModelPair.smollm2(
@@ -108,7 +109,7 @@ def _gap_table(args: argparse.Namespace) -> int:
 
     from ..plots import paper_figure, paper_style, plot_gaps, save_figure
     from ..plots._style import COLUMN_WIDTH, TEXT_WIDTH
-    from ..real._storage import Distributions
+    from ..real import Distributions
 
     if args.out is not None and Path(args.out).is_file():
         raise InputError(f"--out: {args.out} is a file, not a folder")
@@ -123,7 +124,7 @@ def _gap_table(args: argparse.Namespace) -> int:
             data = data.subset(slice(0, args.max_positions))
         datas.append(data)
 
-    from ..llm._gap import PositionGapTable, position_gap_table
+    from ..llm import PositionGapTable, position_gap_table
 
     tables = [
         position_gap_table(data, ks=args.k, device=args.device, slow_verifiers=not args.fast, progress=not args.quiet)

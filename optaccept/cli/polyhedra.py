@@ -64,7 +64,7 @@ def register(subparsers: Any) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    from ..polyhedra._report import check_k_draft_condition
+    from ..polyhedra import check_k_draft_condition
 
     try:
         rep = check_k_draft_condition(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -10,13 +9,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._errors import InputError, MethodError
+from .._lib.limits import MAX_ENUMERATION
 from .._lib.subsets import as_mask, zeta_transform
 from .._lib.validation import as_distribution, as_exact_distribution, check_k, is_exact_input
 
-__all__ = ["MAX_ENUMERATION", "SetLaw", "DraftLaw", "capped_pow", "capped_sum"]
-
-#: Largest number of draft sets or ordered tuples enumerated explicitly.
-MAX_ENUMERATION = 2_000_000
+__all__ = ["SetLaw", "DraftLaw"]
 
 
 @dataclass(frozen=True)
@@ -243,22 +240,3 @@ def _check_enum(count: int, limit: int, what: str, advice: str | None = None) ->
             f"{what}: more than {limit} items to enumerate; "
             + (advice or "use method='sorted' (IID, WithoutReplacement, Greedy, SpecHub) or a smaller vocabulary")
         )
-
-
-def capped_pow(base: int, k: int, cap: int) -> int:
-    """base**k, or cap + 1 once it exceeds cap (no huge integers are built)."""
-    if base <= 1:
-        return base
-    if k * math.log(base) > math.log(cap) + 1.0:
-        return cap + 1
-    return min(base**k, cap + 1)
-
-
-def capped_sum(terms: Any, cap: int) -> int:
-    """Σ terms, stopping (and returning cap + 1) as soon as the partial sum exceeds cap."""
-    tot = 0
-    for t in terms:
-        tot += t
-        if tot > cap:
-            return cap + 1
-    return tot

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from .._lib.limits import MAX_ENUMERATION
 from .._lib.subsets import subset_sums, subset_sums_exact
 from .._lib.validation import check_rng, check_size
-from ._base import MAX_ENUMERATION, DraftLaw, _check_enum, _clean_q
+from ._base import DraftLaw, _check_enum, _clean_q
 
 __all__ = ["Independent", "Joint"]
 

@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from .._lib.limits import MAX_ENUMERATION
 from .._lib.subsets import subset_sums, subset_sums_exact
 from .._lib.validation import check_rng, check_size
-from ._base import MAX_ENUMERATION, DraftLaw, SetLaw
+from ._base import DraftLaw, SetLaw
 
 __all__ = ["Greedy", "SpecHub"]
 

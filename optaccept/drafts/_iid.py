@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from .._lib.limits import MAX_ENUMERATION, capped_pow, capped_sum
 from .._lib.subsets import subset_sums, subset_sums_exact
 from .._lib.validation import check_rng, check_size
-from ._base import MAX_ENUMERATION, DraftLaw, SetLaw, _check_enum, capped_pow, capped_sum
+from ._base import DraftLaw, SetLaw, _check_enum
 
 __all__ = ["IID"]
 

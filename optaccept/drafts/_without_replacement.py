@@ -12,10 +12,11 @@ import numpy as np
 
 from .._errors import MethodError
 from .._lib import stable as _stable
+from .._lib.limits import MAX_ENUMERATION, capped_sum
 from .._lib.subsets import colex_rank
 from .._lib.validation import check_rng, check_size
 from . import _swor
-from ._base import MAX_ENUMERATION, DraftLaw, SetLaw, _check_enum, capped_sum
+from ._base import DraftLaw, SetLaw, _check_enum
 
 __all__ = ["WithoutReplacement"]
 

@@ -5,4 +5,4 @@ of this package per part (``core``, ``verifiers``, ``polyhedra``, ``sequence``, 
 ``trees``), each with ``run(figures_dir, *, quick=False) -> list[Path]``.
 """
 
-__all__: list[str] = []
+__all__ = []  # an application: no public names

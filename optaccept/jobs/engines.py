@@ -39,7 +39,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..llm._prompts import builtin_prompts
+from ..llm import builtin_prompts
 from ..real import DraftTrees, trees_path
 from ..tree import TreeDraftLaw
 from ._best_tree import COST_CURVES, TREE_BUDGETS, best_tree_report, best_tree_rows
@@ -127,8 +127,7 @@ def _fresh_chains(figures_dir: Path) -> list[Path]:
     """Full mode: chains of :data:`FRESH_LENGTH` tokens freshly drafted by the model on this
     machine (the shipped trees stop at 4 tokens), their proxy table in the untracked
     ``<figures>/local/`` (the model's float32 sums depend on the CPU)."""
-    from ..llm._layerskip import smollm2_layerskip  # torch
-    from ..llm._tree_extract import extract_trees  # torch
+    from ..llm import extract_trees, smollm2_layerskip
 
     t0 = time.perf_counter()
     try:

@@ -20,13 +20,11 @@ import numpy as np
 
 from .._lib.display import CSV_FLOOR, Estimate, write_table
 from .._lib.statistics import std_err as sample_std_err
-from ..llm._prompts import builtin_prompts
+from ..llm import builtin_prompts
 from ..plots import paper_figure, plot_gaps, save_figure
 from ..plots._llm import describe_pair, plot_position_gaps
 from ..plots._style import COLUMN_WIDTH, QUANTITY_LABELS, TEXT_WIDTH, legend_under
-from ..real._data import sample_path
-from ..real._realised import realised_optimal
-from ..real._storage import Distributions
+from ..real import Distributions, realised_optimal, sample_path
 
 __all__ = ["run"]
 
@@ -257,9 +255,8 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
 
     matplotlib.use("Agg")
 
+    from ..llm import ModelPair, PositionGapTable, position_gap_table
     from ..llm._extract import extract_sweep
-    from ..llm._gap import PositionGapTable, position_gap_table
-    from ..llm._models import ModelPair
 
     figures_dir = pathlib.Path(figures_dir)
     figures_dir.mkdir(parents=True, exist_ok=True)

@@ -23,13 +23,13 @@ import numpy as np
 
 from .._errors import InputError
 from .._lib.display import Estimate, csv_number, write_table
-from ..llm._prompts import builtin_prompts
+from ..llm import builtin_prompts
 from ..plots import paper_figure, plot_accepted_tokens, plot_budget_curve, save_figure
 from ..plots._style import TEXT_WIDTH
-from ..real import DraftTrees, trees_path
-from ..real._tables import VERIFIER_NAMES, tree_table
-from ..tree import TreeDraftLaw, budget_curve
-from ..tree._budget import NAMES, BudgetCurve
+from ..real import DraftTrees, tree_table, trees_path
+from ..real._tables import VERIFIER_NAMES
+from ..tree import BudgetCurve, TreeDraftLaw, budget_curve
+from ..tree._budget import NAMES
 from .llm import _one_torch_thread
 
 __all__ = [
@@ -149,8 +149,7 @@ def record_budget_laws(path: str | Path | None = None, *, budgets: tuple[int, ..
     stays small.  Returns the path.  Needs the ``llm`` extra."""
     from tqdm.auto import tqdm
 
-    from ..llm._layerskip import smollm2_layerskip  # torch
-    from ..llm._lm_sequence import sequence_models  # torch
+    from ..llm import sequence_models, smollm2_layerskip
 
     path = Path(path) if path is not None else Path(__file__).resolve().parents[1] / "data" / BUDGET_LAWS
     prompts = builtin_prompts()
@@ -392,8 +391,7 @@ def budget_report(
 def run(figures_dir: Path, *, quick: bool = False) -> list[Path]:
     import matplotlib
 
-    from ..llm._layerskip import smollm2_layerskip  # torch
-    from ..llm._tree_extract import extract_trees  # torch
+    from ..llm import extract_trees, smollm2_layerskip
 
     matplotlib.use("Agg")
 
@@ -451,7 +449,7 @@ def model_budget_curve(pair: Any, prompts: list, budgets: tuple[int, ...] = BUDG
     same."""
     from tqdm.auto import tqdm
 
-    from ..llm._lm_sequence import sequence_models  # torch
+    from ..llm import sequence_models
 
     roots = []
     for p in tqdm(prompts, desc="root laws", disable=not progress):

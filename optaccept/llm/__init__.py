@@ -14,9 +14,7 @@ name that needs them is first used.  The shipped file
 (with provenance).
 """
 
-from __future__ import annotations
-
-from .._lib.lazy import lazy_names, listed_names
+from .._lib import lazy as _lazy
 
 __all__ = [
     "ModelPair",
@@ -44,5 +42,5 @@ _LAZY = {
     "log_assisted_generation": "._assisted:log_assisted_generation",
     "AssistedLog": "._assisted:AssistedLog",
 }
-__getattr__ = lazy_names(__name__, _LAZY, install="optaccept[llm]")
-__dir__ = listed_names(__name__, _LAZY)
+__getattr__ = _lazy.lazy_names(__name__, _LAZY, install="optaccept[llm]")
+__dir__ = _lazy.listed_names(__name__, _LAZY)

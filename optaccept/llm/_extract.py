@@ -26,7 +26,7 @@ from .._errors import InputError
 from .._lib.rows import resolve_device
 from .._lib.sampling import torch_categorical
 from .._lib.validation import seed_of
-from ..real._storage import Distributions
+from ..real import Distributions
 from ._models import ModelPair, Warp, forward, package_versions
 from ._prompts import Prompt, as_prompts
 

@@ -24,9 +24,10 @@ from .._lib.display import Estimate, LatexRaw, Tabular, html_table, latex_table
 from .._lib.limits import show_progress
 from .._lib.rows import resolve_device, shared_sort
 from .._lib.statistics import std_err as sample_std_err
-from ..optimal._batched import batched_optimal_acceptance
-from ..real._storage import Distributions, check_data_and_ks
-from ..verifiers._batched import batched_acceptance as batched_verifier_acceptance
+from ..optimal import batched_optimal_acceptance
+from ..real import Distributions
+from ..real._storage import check_data_and_ks
+from ..verifiers import batched_acceptance as batched_verifier_acceptance
 from ..verifiers._batched import kseq_both as _kseq_both
 
 __all__ = ["PositionGapTable", "position_gap_table", "QUANTITIES"]

@@ -39,7 +39,7 @@ import torch
 from .._errors import InputError
 from .._lib.sampling import draws
 from .._lib.validation import check_choice, seed_of
-from ..real._stored import DraftTrees
+from ..real import DraftTrees
 from ..tree import TreeDraftLaw
 from ..tree._draft import DRAFT_LAWS
 from ._extract import _check_int, _encode, _meta, _prompt_seed, _resume, _start

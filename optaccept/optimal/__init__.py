@@ -23,8 +23,7 @@ Every method estimates its size first (subsets, sets × tokens, tuples × tokens
 refuses with :class:`MethodError` naming a method that works — before any allocation.
 """
 
-from __future__ import annotations
-
+from ._batched import batched_optimal_acceptance
 from ._result import AcceptanceResult, Verification
 from ._solve import METHODS, optimal_acceptance, two_draft_condition
 from ._verifier import OptimalVerifier, optimal_verifier
@@ -33,6 +32,7 @@ from ._verify import verify
 
 __all__ = [
     "optimal_acceptance",
+    "batched_optimal_acceptance",
     "verify",
     "two_draft_condition",
     "AcceptanceResult",

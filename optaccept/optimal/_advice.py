@@ -13,8 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._lib.limits import MAX_ENUMERATION, capped_sum
 from ..drafts import IID, DraftLaw, Greedy, Independent, Joint, WithoutReplacement
-from ..drafts._base import MAX_ENUMERATION, capped_sum
 
 __all__ = [
     "MAX_N_FLOAT",

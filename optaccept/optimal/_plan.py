@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
+from .._lib.limits import MAX_ENUMERATION
 from .._lib.rows import sample_rows
 from .._lib.sampling import first_above
 from ..drafts import DraftLaw
-from ..drafts._base import MAX_ENUMERATION
 from ._maxflow import exact_max_flow
 from ._verifier_base import (
     OptimalVerifier,

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
+from .._lib.limits import MAX_ENUMERATION
 from .._lib.validation import check_choice
 from ..drafts import IID, DraftLaw, Greedy, WithoutReplacement
-from ..drafts._base import MAX_ENUMERATION
 from . import _exhaustive, _sorted
 from ._advice import (
     MAX_LP_VARIABLES,

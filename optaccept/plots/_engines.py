@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from ..tree._budget import BudgetCurve
+from ..tree import BudgetCurve
 from ._style import COLUMN_WIDTH, in_paper_style, new_axes, palette_color
 from ._trees import finish_budget_axes
 

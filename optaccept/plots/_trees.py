@@ -7,8 +7,10 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from ..real._tables import SERIES_STYLES, VERIFIER_NAMES, TreeTable
-from ..tree._budget import NAMES, BudgetCurve
+from ..real import TreeTable
+from ..real._tables import SERIES_STYLES, VERIFIER_NAMES
+from ..tree import BudgetCurve
+from ..tree._budget import NAMES
 from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes, palette_color
 
 __all__ = ["plot_accepted_tokens", "plot_budget_curve"]

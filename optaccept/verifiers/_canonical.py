@@ -24,9 +24,9 @@ from scipy.sparse import coo_matrix, csr_matrix
 
 from .._errors import InputError, SolverError
 from .._lib.display import Tabular, html_fields, short
+from .._lib.limits import MAX_ENUMERATION
 from .._lib.validation import as_distribution
 from ..drafts import DraftLaw
-from ..drafts._base import MAX_ENUMERATION
 from ..optimal import optimal_acceptance
 from ..optimal._flow import incidence, polish_flow
 
