@@ -4,20 +4,47 @@
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
+from .._errors import InputError
 from .._lib.io import VECTOR_HELP, load_vector
 from .._lib.validation import as_distribution_pair
 
-__all__ = ["Parser", "positive_int", "nonnegative_int", "positive_float", "add_vector_options", "load_pair"]
+__all__ = [
+    "Parser",
+    "positive_int",
+    "nonnegative_int",
+    "positive_float",
+    "add_vector_options",
+    "load_pair",
+    "plain_text",
+]
 
 
 class _UsageError(Exception):
     """A command-line parsing error, reported as one line."""
 
 
+#: reST markup of docstrings reused as help: roles (:func:`x`, :class:`~a.b`) and literals (``x``)
+_ROLE = re.compile(r":(?:func|class|meth|mod|data|attr|obj|exc):`~?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain_text(text: str) -> str:
+    """``text`` without reST markup, as help prints it: :func:`a.b` -> a.b, ``x`` -> x."""
+    return _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text))
+
+
 class _Formatter(argparse.HelpFormatter):
-    """Adds ``(default: X)`` to every option's help that has a meaningful default."""
+    """Adds ``(default: X)`` to every option's help that has a meaningful default, and prints
+    descriptions and help without reST markup (some reuse docstrings)."""
+
+    def _format_text(self, text: str) -> str:
+        return super()._format_text(plain_text(text))
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        return plain_text(super()._expand_help(action))
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
@@ -76,6 +103,9 @@ def add_vector_options(parser: argparse.ArgumentParser, *, aliases: bool = False
 
 def load_pair(args: argparse.Namespace) -> tuple[Any, Any]:
     """Read ``--target`` and ``--draft`` and clean them as a pair (lengths first)."""
+    for option, text in (("--target", args.target), ("--draft", args.draft)):
+        if not str(text).strip():  # not "." (the folder an empty path resolves to)
+            raise InputError(f"{option}: is empty; give a file or a comma-separated list of numbers")
     p = load_vector(args.target, "--target")
     q = load_vector(args.draft, "--draft")
     return as_distribution_pair(p, q, normalize=args.normalize, names=("--target", "--draft"))

@@ -103,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     a.add_argument("--json", action="store_true", help="print JSON instead of text")
     a.set_defaults(func=_alpha)
+    from ..jobs._main import PARTS  # the main job's registry (light: no part is imported)
+
     j = sub.add_parser("main", help="regenerate the figures and tables (same as python -m optaccept.jobs)")
     j.add_argument(
         "--quick",
@@ -117,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         default=None,
         metavar="PART",
-        help="run only these parts: core verifiers polyhedra sequence llm (default: all)",
+        help=f"run only these parts: {' '.join(PARTS)} (default: all)",
     )
     j.set_defaults(func=_main_job)
     # the sub-commands of each analysis (modules beside this one; their heavy imports are lazy)

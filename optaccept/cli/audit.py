@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from ._args import positive_int
 
 __all__ = ["register"]
 
@@ -67,9 +68,9 @@ def register(subparsers: Any) -> None:
             "status 0 when both tests pass, 1 otherwise, 2 on bad input."
         ),
     )
-    hf.add_argument("--prompts", type=int, default=12, help="built-in prompts to run (default %(default)s)")
-    hf.add_argument("--tokens", type=int, default=48, help="new tokens per prompt (default %(default)s)")
-    hf.add_argument("--top-k", type=int, default=None, help="top-k warp of both models (default: none)")
+    hf.add_argument("--prompts", type=positive_int, default=12, help="built-in prompts to run (default %(default)s)")
+    hf.add_argument("--tokens", type=positive_int, default=48, help="new tokens per prompt (default %(default)s)")
+    hf.add_argument("--top-k", type=positive_int, default=None, help="top-k warp of both models (default: none)")
     hf.add_argument("--seed", type=int, default=0, help="torch seed of the first prompt (default %(default)s)")
     hf.add_argument("--json", action="store_true", help="print the report as JSON")
     hf.set_defaults(func=_assisted_handler)
@@ -80,7 +81,15 @@ def _handler(args: argparse.Namespace) -> int:
 
     names = ("P", "Q", "X", "Y", "m", "ids", "probs", "n")
     try:
-        with np.load(args.log, allow_pickle=False) as f:
+        loaded = np.load(args.log, allow_pickle=False)
+    except (zipfile.BadZipFile, ValueError, EOFError):
+        raise InputError(f"{args.log}: not a .npz file of arrays (np.savez with P, Q, X, Y)") from None
+    if not isinstance(loaded, np.lib.npyio.NpzFile):  # a .npy file: one array, not a log
+        raise InputError(
+            f"{args.log}: holds a single array, not a log; save the log's arrays with np.savez (P, Q, X, Y)"
+        )
+    try:
+        with loaded as f:
             arrays = {a: f[a] for a in names if a in f.files}
     except (zipfile.BadZipFile, ValueError, EOFError):
         raise InputError(f"{args.log}: not a .npz file of arrays (np.savez with P, Q, X, Y)") from None
@@ -130,6 +139,11 @@ def _handler(args: argparse.Namespace) -> int:
             raise InputError(f"{args.log}: P and Q must be 2-D arrays of one shape, got {P.shape} and {Q.shape}")
         if not (np.issubdtype(X.dtype, np.integer) and np.issubdtype(Y.dtype, np.integer)):
             raise InputError(f"{args.log}: X and Y must hold integer token ids")
+        steps = P.shape[0]
+        if Y.shape != (steps,):
+            raise InputError(f"{args.log}: Y must hold one emitted token per step ({steps}, as P), got shape {Y.shape}")
+        if X.ndim != 2 or X.shape[0] != steps:
+            raise InputError(f"{args.log}: X must have one row of drafted tokens per step ({steps}, k), got {X.shape}")
         rep = audit_log(
             P,
             Q,
@@ -151,8 +165,9 @@ def _assisted_handler(args: argparse.Namespace) -> int:
     prompts = builtin_prompts()
     if not 1 <= args.prompts <= len(prompts):
         raise InputError(f"--prompts: must lie in 1..{len(prompts)}, got {args.prompts}")
-    if args.tokens < 1 or (args.top_k is not None and args.top_k < 1):
-        raise InputError("--tokens, --top-k: must be positive integers")
+    for option, value in (("--tokens", args.tokens), ("--top-k", args.top_k)):  # parse-time checked; callers too
+        if value is not None and value < 1:
+            raise InputError(f"{option}: must be a positive integer, got {value}")
     pair = smollm2_layerskip(top_k=args.top_k)
     log = log_assisted_generation(
         pair,

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import InputError
 from .._lib.io import parse_numbers
 from ._args import add_vector_options, load_pair, nonnegative_int, positive_float, positive_int
 
@@ -85,6 +86,8 @@ def _pareto(args: argparse.Namespace) -> int:
 
     p, q = load_pair(args)
     eps = parse_numbers(args.eps, "--eps")
+    if not np.all(np.isfinite(eps)) or np.any(eps < 0):  # named as the option, before the library's check
+        raise InputError(f"--eps: over-acceptance thresholds must be finite and >= 0, got {args.eps}")
     d = decoder_losses(p, q, eps)
     if args.json:
         print(

@@ -198,6 +198,11 @@ def _tree(args: argparse.Namespace) -> int:
         return _profile(args, pairs, shape, source)
     if args.children is None:
         args.children = "topk"
+    if args.samples is not None and args.children == "topk":
+        raise InputError(
+            "--samples: top-k children make one deterministic tree, valued exactly; "
+            "--samples estimates trees drawn from q (--children iid or swor)"
+        )
     if shape is not None:
         try:
             values = [

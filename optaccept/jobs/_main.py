@@ -9,7 +9,8 @@ quick try never overwrites committed files.
 Each part is a module with ``run(figures_dir, *, quick=False) -> list[Path]``; register a new
 part with one line in :data:`PARTS`.  Parts show tqdm progress bars (on stderr) for their
 long steps; what they print goes to the run log ``<figures>/local/main-job.log`` (not
-tracked by git), together with the timings and the machine.  The files a part writes are
+tracked by git; a quick run's ``figures/local/quick/main-job.log``), together with the timings
+and the machine.  The files a part writes are
 reproducible: a re-run on the same machine rewrites the same bytes, so committed figures
 and tables do not change (timings and other machine-dependent numbers live only in the
 log).  The run ends with a summary of what was written where.
@@ -73,6 +74,15 @@ def _machine() -> str:
     return f"{platform.platform()}, Python {platform.python_version()}, {cores} CPU cores"
 
 
+def _log_dir(figures: Path) -> Path:
+    """``<figures>/local/``, or ``figures`` itself when it already lies in the ignored
+    ``figures/local/`` folder (a quick run's default), so the log never lands in
+    ``figures/local/quick/local/``."""
+    ignored = (Path("figures") / LOG_DIR).resolve()
+    inside = figures.resolve() == ignored or ignored in figures.resolve().parents
+    return figures if inside else figures / LOG_DIR
+
+
 def run_all(
     figures: str | Path | None = None, *, quick: bool = False, only: list[str] | None = None, verbose: bool = False
 ) -> int:
@@ -87,7 +97,7 @@ def run_all(
     if unknown:
         print(f"optaccept.jobs: unknown part(s) {unknown}; choose from {list(PARTS)}", file=sys.stderr)
         return 2
-    log_dir = figures / LOG_DIR
+    log_dir = _log_dir(figures)
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / "main-job.log"
     t_start = time.perf_counter()

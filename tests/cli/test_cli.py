@@ -160,7 +160,7 @@ BAD = [
     (["audit", "{d}/corrupt.npz"], "not a .npz file"),
     (["audit", "{d}/p.npy", "--declared", "magic"], "invalid choice"),
     (["audit-assisted", "--prompts", "0"], "--prompts"),
-    (["audit-assisted", "--tokens", "x"], "invalid int"),
+    (["audit-assisted", "--tokens", "x"], "--tokens: expected an integer"),
     (["tree", "--shape", "0"], "--shape"),
     (["tree", "--cost", "1,x"], "--cost"),
     (["bogus"], "invalid choice"),

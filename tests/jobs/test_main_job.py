@@ -117,3 +117,15 @@ def test_outputs_do_not_depend_on_the_thread_count(tmp_path):
         "trees_budget.tex",
         "alpha_example.csv",
     } <= set(a)
+
+
+def test_quick_run_log_is_not_doubled(tmp_path, monkeypatch):
+    """A quick run's log went to figures/local/quick/local/main-job.log (the ignored folder
+    inside the ignored folder); it is figures/local/quick/main-job.log, and a run into any
+    other folder keeps <figures>/local/main-job.log."""
+    monkeypatch.chdir(tmp_path)
+    assert jobs.run_all(quick=True, only=["core"]) == 0
+    assert (tmp_path / jobs.QUICK_DIR / "main-job.log").is_file()
+    assert not (tmp_path / jobs.QUICK_DIR / jobs.LOG_DIR).exists()
+    assert jobs.run_all(tmp_path / "out", quick=True, only=["core"]) == 0
+    assert (tmp_path / "out" / jobs.LOG_DIR / "main-job.log").is_file()
