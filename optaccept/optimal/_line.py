@@ -151,13 +151,13 @@ class _LineVerifier(OptimalVerifier):
         return self._selection(self._check_tuple(tokens))
 
     def _selection(self, x) -> list:
-        if not self.exact and _line_kernel.available():
+        if not self.exact and _line_kernel.available(self.law.n):
             h = self._home[np.asarray(x, dtype=np.int64)]
             if (h >= 0).all():
                 a, b = self._ptr[h], self._ptr[h + 1]
                 cells = [self._pcell[i:j] for i, j in zip(a.tolist(), b.tolist())]
                 probs = [self._plen[i:j] / self._ell[hh] for i, j, hh in zip(a.tolist(), b.tolist(), h.tolist())]
-                return _clamped_law(_line_kernel.select_probs(cells, probs)).tolist()
+                return _clamped_law(_line_kernel.select_probs(cells, probs, self.law.n)).tolist()
         sel = _select_probs([self._pieces(t) for t in x], self.exact)
         return sel if self.exact else _clamped_law(sel).tolist()
 
@@ -228,7 +228,7 @@ def _accept_probs(p: np.ndarray, s: np.ndarray) -> np.ndarray:
     """min(1, p_y/s_y), and 0 where p_y = 0: a token the target forbids is never accepted,
     also where its realised marginal rounds to s_y = 0 (no 0/0 read as 1).  (One compiled
     pass with numba, :func:`optaccept.optimal._line_kernel.accept_probs`: the same values.)"""
-    if _line_kernel.available():
+    if _line_kernel.available(p.size):
         return _line_kernel.accept_probs(p, s)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         acc = np.where(s > p, p / np.where(s > 0, s, 1.0), 1.0)
@@ -278,8 +278,8 @@ def _float_layout(p: np.ndarray, q: np.ndarray, k: int, in_a: np.ndarray, *, kee
     ``keep=False`` the compiled path writes into per-thread scratch arrays, valid until the
     thread's next call (for one-shot use: no fresh memory, so no page faults)."""
     line, nb, ell, pl = _line_of(p, q, in_a)
-    if _line_kernel.available():  # the same steps in two compiled passes
-        mass, dens, ptr, cells, lens, s_home = _line_kernel.device(ell, pl, k, nb, keep=keep)
+    if _line_kernel.available(p.size):  # the same steps in two compiled passes (or plain Python)
+        mass, dens, ptr, cells, lens, s_home = _line_kernel.device(ell, pl, k, nb, keep=keep, n=p.size)
     else:
         # every token keeps its own cell, and the tokens whose own cell breaks their bound
         # swap lengths of cells with the tokens that absorb the difference (the swap
@@ -309,9 +309,9 @@ def respond_one(p: np.ndarray, q: np.ndarray, k: int, x: np.ndarray, u: np.ndarr
     one = _line_oneshot.pick(p, q, k, in_a, x, u)  # order, layout and pieces: compiled, no GIL
     if one is not None:
         i, sy, all_s = one
-    elif _line_kernel.available():  # the drafts' pieces straight from the scan's matches
+    elif _line_kernel.available(n):  # the drafts' pieces straight from the scan's matches
         line, nb, ell, pl = _line_of(p, q, in_a)
-        i, sy, all_s_home = _line_kernel.pick_one(ell, pl, k, nb, line, x, u)
+        i, sy, all_s_home = _line_kernel.pick_one(ell, pl, k, nb, line, x, u, n)
         all_s = lambda: (line, all_s_home())  # noqa: E731
     else:
         line, nb, ell, mass, dens, ptr, cells, lens, s_home = _float_layout(p, q, k, in_a, keep=False)

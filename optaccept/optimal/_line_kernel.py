@@ -46,20 +46,68 @@ _PICK = None
 _PICK_HOMES = None
 _ACCEPT = None
 _LOCK = threading.Lock()
+_PURE = None
 
 
-def available() -> bool:
-    """Whether the compiled kernel can be used (numba importable, not disabled)."""
-    return _kernel() is not None
+def available(n: int | None = None) -> bool:
+    """Whether the kernels can be used for a row of n tokens (None: any size): compiled
+    (numba importable, not disabled, n at least the ``line`` threshold of
+    :data:`optaccept._lib.jit.THRESHOLDS`) or, below that threshold, as plain Python."""
+    return _impl(n) is not None
 
 
 def _kernel():
-    if _jit.disabled():
+    if not _jit.compiled_for(None, "line"):
         return None
     if _KERNEL is None:
         with _LOCK:  # the batched form builds rows in threads
             _compile()
     return _KERNEL or None
+
+
+def _impl(n: int | None = None):
+    """The kernels for a row of n tokens: the compiled ones, the same functions run as plain
+    Python below the family's size threshold (the same operations in the same order: the same
+    outputs, without numba), or None (``OPTACCEPT_NO_JIT=1``, or numba missing above the
+    threshold: the callers' numpy forms)."""
+    if _jit.disabled():
+        return None
+    if _jit.compiled_for(n, "line"):
+        return _compiled() if _kernel() is not None else None
+    if n is not None and _jit.small(n, "line"):
+        return _pure()
+    return None  # numba missing
+
+
+def _compiled():
+    return types.SimpleNamespace(
+        KERNEL=_KERNEL, SELECT=_SELECT, SHARES=_SHARES, SCAN=_SCAN, PICK=_PICK, PICK_HOMES=_PICK_HOMES, ACCEPT=_ACCEPT
+    )
+
+
+def _pure():
+    """The kernels as plain Python functions calling plain Python helpers."""
+    global _PURE
+    if _PURE is None:
+        helpers = {"_sort_impl": sort_pieces_py, "_swap_impl": swap_length_py}
+        homes = _with_globals(_pick_homes_py, **helpers)
+        _PURE = types.SimpleNamespace(
+            KERNEL=_with_globals(_device_py, _scan_impl=scan_py, _ipow_impl=ipow_py),
+            SELECT=_select_probs_py,
+            SHARES=_with_globals(shares_py, **helpers),
+            SCAN=scan_py,
+            PICK=_with_globals(_pick_one_py, _pick_homes_impl=homes),
+            PICK_HOMES=homes,
+            ACCEPT=_accept_numpy,
+        )
+    return _PURE
+
+
+def _accept_numpy(p, s, out):
+    """:func:`accept_probs_py` in numpy (the same values)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        acc = np.where(s > p, p / np.where(s > 0, s, 1.0), 1.0)
+    out[:] = np.where(p > 0, acc, 0.0)
 
 
 def _compile() -> None:
@@ -69,17 +117,21 @@ def _compile() -> None:
         if jit is None:
             _KERNEL = False
         else:
-            global _SELECT, _SHARES, _SCAN, _PICK, _PICK_HOMES, _ACCEPT, _scan_impl, _shares_impl
+            global _SELECT, _SHARES, _SCAN, _PICK, _PICK_HOMES, _ACCEPT, _scan_impl, _shares_impl, _ipow_impl
             # shares_py and _pick_one_py call _sort_impl and _swap_impl by name: compiled, they
             # see the compiled helpers; uncompiled (Fractions) shares_py keeps the Python ones
             helpers = {"_sort_impl": jit(sort_pieces_py), "_swap_impl": jit(swap_length_py)}
             _SELECT = jit(_select_probs_py)
             _SHARES = _shares_impl = jit(_with_globals(shares_py, **helpers))  # _device_py calls
             _SCAN = _scan_impl = jit(scan_py)  # these two by name
+            _ipow_impl = jit(ipow_py)
             _PICK_HOMES = jit(_with_globals(_pick_homes_py, **helpers))
             _PICK = jit(_with_globals(_pick_one_py, _pick_homes_impl=_PICK_HOMES))
             _ACCEPT = jit(accept_probs_py)
-            _KERNEL = jit(_device_py)  # last: it marks "ready"
+            kernel = jit(_device_py)
+            # the order (its own module) compiles with this family: announce both at once
+            _jit.announce("line", [kernel, _SELECT, _SHARES, _SCAN, _PICK, _PICK_HOMES, _ACCEPT])
+            _KERNEL = kernel  # last: it marks "ready"
 
 
 def _with_globals(fn, **names):
@@ -91,26 +143,33 @@ def _with_globals(fn, **names):
     return clone
 
 
-def select_probs(cells: list, probs: list) -> np.ndarray:
-    """P(draft i is selected | x̄) for the drafts' (cells, probabilities), cells sorted."""
-    if _kernel() is None:
-        raise RuntimeError("the compiled selection kernel is not available")
+def _need(n: int | None, what: str):
+    impl = _impl(n)
+    if impl is None:
+        raise RuntimeError(f"the compiled {what} kernel is not available")
+    return impl
+
+
+def select_probs(cells: list, probs: list, n: int | None = None) -> np.ndarray:
+    """P(draft i is selected | x̄) for the drafts' (cells, probabilities), cells sorted (n:
+    the row's size, which chooses compiled or plain Python: the same values)."""
+    impl = _need(n, "selection")
     k = len(cells)
     offs = np.zeros(k + 1, dtype=np.int64)
     offs[1:] = np.cumsum([len(c) for c in cells])
     cc = np.concatenate(cells).astype(np.int64) if k else np.zeros(0, dtype=np.int64)
     pp = np.concatenate(probs).astype(np.float64) if k else np.zeros(0)
     out = np.zeros(k)
-    _SELECT(cc, pp, offs, out)
+    impl.SELECT(cc, pp, offs, out)
     return out
 
 
 def accept_probs(p: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """min(1, p_y/s_y), and 0 where p_y = 0, in one compiled pass (:func:`accept_probs_py`)."""
-    if _kernel() is None:
-        raise RuntimeError("the compiled acceptance kernel is not available")
+    """min(1, p_y/s_y), and 0 where p_y = 0, in one compiled pass (:func:`accept_probs_py`;
+    numpy below the size threshold: the same values)."""
+    impl = _need(p.size, "acceptance")
     out = np.empty(p.size)
-    _ACCEPT(np.ascontiguousarray(p, dtype=np.float64), np.ascontiguousarray(s, dtype=np.float64), out)
+    impl.ACCEPT(np.ascontiguousarray(p, dtype=np.float64), np.ascontiguousarray(s, dtype=np.float64), out)
     return out
 
 
@@ -128,12 +187,10 @@ def accept_probs_py(p, s, out):
             out[y] = 0.0
 
 
-def scan(x: np.ndarray):
+def scan(x: np.ndarray, n: int | None = None):
     """The compiled swap scan on a float array (see :func:`scan_py`): producers, consumers,
-    amounts, and the amounts left unmatched."""
-    fn = _kernel()
-    if fn is None:
-        raise RuntimeError("the compiled scan kernel is not available")
+    amounts, and the amounts left unmatched (n: the row's size)."""
+    impl = _need(n, "scan")
     x = np.ascontiguousarray(x, dtype=np.float64)
     m = x.size
     qpos = np.empty(m, dtype=np.int64)
@@ -141,14 +198,15 @@ def scan(x: np.ndarray):
     out_p = np.empty(m + 1, dtype=np.int64)
     out_c = np.empty(m + 1, dtype=np.int64)
     out_a = np.empty(m + 1)
-    nm, head, tail = _SCAN(x, qpos, qrem, out_p, out_c, out_a)
+    nm, head, tail = impl.SCAN(x, qpos, qrem, out_p, out_c, out_a)
     return out_p[:nm], out_c[:nm], out_a[:nm], qrem[head:tail]
 
 
-def shares(ell: np.ndarray, dens: np.ndarray, left: np.ndarray, right: np.ndarray, amount: np.ndarray):
+def shares(
+    ell: np.ndarray, dens: np.ndarray, left: np.ndarray, right: np.ndarray, amount: np.ndarray, n: int | None = None
+):
     """The compiled share assembly (see :func:`shares_py`): (ptr, pcell, plen, s_home)."""
-    if _kernel() is None:
-        raise RuntimeError("the compiled share kernel is not available")
+    impl = _need(n, "share")
     m = ell.size
     nm = left.size
     ptr = np.empty(m + 1, dtype=np.int64)
@@ -156,7 +214,7 @@ def shares(ell: np.ndarray, dens: np.ndarray, left: np.ndarray, right: np.ndarra
     plen = np.empty(m + 2 * nm)
     f64 = np.float64
     s_home = np.empty(m)
-    cnt = _SHARES(
+    cnt = impl.SHARES(
         np.ascontiguousarray(ell, dtype=f64),
         np.ascontiguousarray(dens, dtype=f64),
         np.ascontiguousarray(left, dtype=np.int64),
@@ -203,12 +261,11 @@ def _scratch_arrays(m: int, name: str = "work"):
     return kept
 
 
-def _masses_and_scan(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, keep: bool):
-    """The compiled first pass (:func:`_device_py`): (ell, m, mass, dens, work arrays, output
-    scratch or None, number of matches); the matches are in the work arrays 3–5."""
-    fn = _kernel()
-    if fn is None:
-        raise RuntimeError("the compiled device kernel is not available")
+def _masses_and_scan(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, keep: bool, impl):
+    """The first pass (:func:`_device_py`, compiled or plain per ``impl``): (ell, m, mass, dens,
+    work arrays, output scratch or None, number of matches); the matches are in the work
+    arrays 3–5."""
+    fn = impl.KERNEL
     ell = np.ascontiguousarray(ell, dtype=np.float64)
     pl = np.ascontiguousarray(pl, dtype=np.float64)
     m = ell.size
@@ -219,12 +276,14 @@ def _masses_and_scan(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, keep: boo
     return ell, m, mass, dens, work, out, nm
 
 
-def device(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, *, keep: bool = True):
+def device(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, *, keep: bool = True, n: int | None = None):
     """The whole float layout in two compiled passes (:func:`_device_py`, :func:`shares_py`):
     cell masses and densities, the swap scan of both sides, the shares (ptr, pcell, plen) and
     the realised marginal per home index.  ``keep=False``: the outputs are per-thread scratch
-    arrays, overwritten by the thread's next call."""
-    ell, m, mass, dens, (_, _, _, mp, mc, ma), out, nm = _masses_and_scan(ell, pl, k, nb, keep)
+    arrays, overwritten by the thread's next call.  n: the row's size (plain Python below the
+    size threshold: the same outputs)."""
+    impl = _need(n, "device")
+    ell, m, mass, dens, (_, _, _, mp, mc, ma), out, nm = _masses_and_scan(ell, pl, k, nb, keep, impl)
     if keep:
         ptr = np.empty(m + 1, dtype=np.int64)
         pcell = np.empty(m + 2 * nm, dtype=np.int64)
@@ -232,21 +291,31 @@ def device(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, *, keep: bool = Tru
         s_home = np.empty(m)
     else:
         ptr, pcell, plen, s_home = out[2][: m + 1], out[3], out[4], out[5][:m]
-    cnt = _SHARES(ell, dens, mp[:nm], mc[:nm], ma[:nm], ptr, pcell, plen, s_home)
+    cnt = impl.SHARES(ell, dens, mp[:nm], mc[:nm], ma[:nm], ptr, pcell, plen, s_home)
     return mass, dens, ptr, pcell[:cnt], plen[:cnt], s_home
 
 
-def pick_one(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, line: np.ndarray, x: np.ndarray, u: np.ndarray):
+def pick_one(
+    ell: np.ndarray,
+    pl: np.ndarray,
+    k: int,
+    nb: int,
+    line: np.ndarray,
+    x: np.ndarray,
+    u: np.ndarray,
+    n: int | None = None,
+):
     """One tuple through the layout without building every token's shares: the compiled
     masses and scan (:func:`_device_py`), then the drafts' own pieces (:func:`_pick_one_py`).
     Returns (selected draft, s at its token, ``all_s``): ``all_s()`` assembles the realised
     marginal of every home (for the residual on rejection); call it before the thread's next
     call, which reuses the scratch arrays."""
-    ell, m, mass, dens, (_, qpos, qrem, mp, mc, ma), out, nm = _masses_and_scan(ell, pl, k, nb, False)
+    impl = _need(n, "device")
+    ell, m, mass, dens, (_, qpos, qrem, mp, mc, ma), out, nm = _masses_and_scan(ell, pl, k, nb, False, impl)
     o_ptr, o_cell, o_len, o_s = out[2:]
     mark, ent_s, ent_c, ent_l = _scratch_pick(m)
     # the pieces reuse the scan's queue arrays (m + 2 long), free once the scan is done
-    i, sy = _PICK(
+    i, sy = impl.PICK(
         np.ascontiguousarray(line, dtype=np.int64),
         np.ascontiguousarray(x, dtype=np.int64),
         np.ascontiguousarray(u, dtype=np.float64),
@@ -266,7 +335,7 @@ def pick_one(ell: np.ndarray, pl: np.ndarray, k: int, nb: int, line: np.ndarray,
 
     def all_s() -> np.ndarray:
         ptr, s_home = o_ptr[: m + 1], o_s[:m]
-        _SHARES(ell, dens, mp[:nm], mc[:nm], ma[:nm], ptr, o_cell, o_len, s_home)
+        impl.SHARES(ell, dens, mp[:nm], mc[:nm], ma[:nm], ptr, o_cell, o_len, s_home)
         return s_home
 
     return int(i), float(sy), all_s
@@ -454,7 +523,8 @@ def _device_py(ell, pl, k, nb, mass, dens, x, qpos, qrem, mp, mc, ma):
             mass[c] = (ell[c] / tot) * h
         elif t0 > 0.0:
             frac = (ell[c] / tot) / t0
-            mass[c] = -(t0**k) * math.expm1(k * math.log1p(-frac)) if frac < 1.0 else t0**k
+            tk = _ipow_impl(t0, k)  # numba's t0**k, also when run as plain Python
+            mass[c] = -tk * math.expm1(k * math.log1p(-frac)) if frac < 1.0 else tk
         else:
             mass[c] = 0.0
         dens[c] = mass[c] / ell[c] if ell[c] > 0.0 else 0.0
@@ -560,7 +630,22 @@ def _pick_homes_py(homes, x, u, ell, dens, mp, mc, ma, nm, mark, ent_s, ent_c, e
     return best, s_best
 
 
+def ipow_py(a, b):
+    """aᵇ for an integer b ≥ 0 by repeated squaring: numba's float ** int, bit for bit (the
+    plain-Python ``**`` calls the C library's pow, which may round differently)."""
+    r = 1.0
+    while True:
+        if b & 1:
+            r *= a
+        b >>= 1
+        if not b:
+            break
+        a *= a
+    return r
+
+
 _scan_impl = scan_py  # replaced by the compiled forms in _compile()
+_ipow_impl = ipow_py
 _sort_impl = sort_pieces_py
 _swap_impl = swap_length_py
 _pick_homes_impl = _pick_homes_py

@@ -34,14 +34,15 @@ _LOCK = threading.Lock()
 _scratch = threading.local()
 
 
-def available() -> bool:
-    """Whether the compiled one-shot passes can be used (numba importable, not disabled)."""
-    return _kernel() is not None
+def available(n: int | None = None) -> bool:
+    """Whether the compiled one-shot passes can be used for a row of n tokens (numba
+    importable, not disabled, n at least the ``line`` threshold)."""
+    return _kernel(n) is not None
 
 
-def _kernel():
+def _kernel(n: int | None = None):
     global _HOMES
-    if _jit.disabled() or not _line_kernel.available() or not _line_order.available():
+    if not _jit.compiled_for(n, "line") or _line_kernel._kernel() is None or _line_order._kernel() is None:
         return None
     if _HOMES is None:
         with _LOCK:
@@ -99,7 +100,7 @@ def pick(p: np.ndarray, q: np.ndarray, k: int, side_a: np.ndarray, x: np.ndarray
     InputError
         If a drafted token has q = 0 (it owns no cell).
     """
-    homes_fn = _kernel()
+    homes_fn = _kernel(p.size)
     if homes_fn is None:
         return None
     a = _arrays(p.size)

@@ -35,14 +35,16 @@ _SMALL = 24
 _PASSES = 3
 
 
-def available() -> bool:
-    """Whether the compiled order can be used (numba importable, not disabled)."""
-    return _kernel() is not None
+def available(n: int | None = None) -> bool:
+    """Whether the compiled order can be used for a row of n tokens (numba importable, not
+    disabled, n at least the ``line`` threshold of :data:`optaccept._lib.jit.THRESHOLDS`;
+    below it :func:`optaccept.optimal._sorted.line_order` gives the same order)."""
+    return _kernel(n) is not None
 
 
-def _kernel():
+def _kernel(n: int | None = None):
     global _KERNEL
-    if _jit.disabled():
+    if not _jit.compiled_for(n, "line"):
         return None
     if _KERNEL is None:
         with _LOCK:
@@ -52,7 +54,9 @@ def _kernel():
                     _KERNEL = False
                 else:
                     helpers = {"_exact_run": jit(_exact_run_py)}
-                    _KERNEL = jit(_with_globals(line_order_py, **helpers))
+                    kernel = jit(_with_globals(line_order_py, **helpers))
+                    _jit.announce("line", [kernel])
+                    _KERNEL = kernel
     return _KERNEL or None
 
 
@@ -66,10 +70,10 @@ def line_order_compiled(p: np.ndarray, q: np.ndarray, side_a: np.ndarray) -> np.
 
 def layout_order(p: np.ndarray, q: np.ndarray, side_a: np.ndarray):
     """(order, q in that order, p in that order) as :func:`line_order_compiled`, or None."""
-    fn = _kernel()
+    n = p.size
+    fn = _kernel(n)
     if fn is None:
         return None
-    n = p.size
     out = np.empty(n, dtype=np.int64)
     keys = np.empty(n, dtype=np.uint64)
     work = np.empty(2 * n + 2, dtype=np.uint64)

@@ -217,17 +217,23 @@ _SCAN = None
 _SCAN_LOCK = threading.Lock()
 
 
-def _scan_kernels():
+def _scan_kernels(n: int | None = None):
     """The compiled (:func:`_range_pass_py`, :func:`_bucket_pass_py`, :func:`_candidates_py`),
-    or None (numba missing, or ``OPTACCEPT_NO_JIT=1``)."""
+    or None (numba missing, ``OPTACCEPT_NO_JIT=1``, or n below the family's size threshold
+    ``optaccept._lib.jit.THRESHOLDS["scan"]``: the numpy passes, the same result bit for bit)."""
     global _SCAN
-    if _jit.disabled():
+    if not _jit.compiled_for(n, "scan"):
         return None
     if _SCAN is None:
         with _SCAN_LOCK:
             if _SCAN is None:
                 jit = _jit.njit()
-                _SCAN = False if jit is None else (jit(_range_pass_py), jit(_bucket_pass_py), jit(_candidates_py))
+                if jit is None:
+                    _SCAN = False
+                else:
+                    kernels = (jit(_range_pass_py), jit(_bucket_pass_py), jit(_candidates_py))
+                    _jit.announce("scan", kernels)
+                    _SCAN = kernels
     return _SCAN or None
 
 
@@ -257,7 +263,7 @@ def iid_scan(p: np.ndarray, q: np.ndarray, k: int, q_has_zero: bool | None = Non
     if q_has_zero is None:
         q_has_zero = bool(q.min() == 0.0)
     r_buf, b_buf, m_buf = _scratch_arrays(n)
-    kernels = _scan_kernels() if n else None
+    kernels = _scan_kernels(n) if n else None
     u = _ratio_bits(p, q, q_has_zero, r_buf)
     if kernels is not None:  # the same passes compiled: the range in one, buckets and their sums in one
         ext = np.empty(3, dtype=np.uint64)

@@ -19,6 +19,12 @@ from optaccept.drafts._swor import quadrature as _swor_quadrature
 from optaccept.optimal._sorted import ratio_order
 
 
+@pytest.fixture(autouse=True)
+def _compiled_at_every_size(monkeypatch):
+    """These tests are for the compiled kernels: no size threshold (optaccept._lib.jit)."""
+    monkeypatch.setenv("OPTACCEPT_JIT_MIN_N", "0")
+
+
 def _exact_order(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     e, m = ratio_parts(p, q)
     return np.lexsort((np.arange(e.size), m, e))

@@ -10,6 +10,13 @@ import pytest
 from optaccept.drafts import _swor
 from optaccept.drafts._swor import window as _swor_window
 
+
+@pytest.fixture(autouse=True)
+def _compiled_at_every_size(monkeypatch):
+    """These tests are for the compiled kernels: no size threshold (optaccept._lib.jit)."""
+    monkeypatch.setenv("OPTACCEPT_JIT_MIN_N", "0")
+
+
 pytestmark = pytest.mark.skipif(
     _swor._dp_kernel() is None, reason="no compiled kernels (numba missing or OPTACCEPT_NO_JIT set): no window search"
 )

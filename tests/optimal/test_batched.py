@@ -22,6 +22,13 @@ from optaccept import InputError, batched_optimal_acceptance
 from optaccept.optimal import _batched, _sorted
 from optaccept.verifiers import batched_acceptance as batched_verifier_acceptance
 
+
+@pytest.fixture(autouse=True)
+def _compiled_at_every_size(monkeypatch):
+    """These tests are for the compiled kernels: no size threshold (optaccept._lib.jit)."""
+    monkeypatch.setenv("OPTACCEPT_JIT_MIN_N", "0")
+
+
 try:
     import torch
 except ImportError:  # pragma: no cover - the numpy paths need no torch

@@ -15,6 +15,12 @@ import optaccept as oa
 from optaccept.optimal import optimal_verifier, optimal_verifier_batched
 
 
+@pytest.fixture(autouse=True)
+def _compiled_at_every_size(monkeypatch):
+    """These tests are for the compiled kernels: no size threshold (optaccept._lib.jit)."""
+    monkeypatch.setenv("OPTACCEPT_JIT_MIN_N", "0")
+
+
 def _enumerate(p, law):
     """Σ_x̄ D(x̄) π(·|x̄) and Σ_x̄ D(x̄) π(set(x̄)|x̄), by listing every ordered tuple."""
     tuples, probs = law.tuple_law()

@@ -12,6 +12,13 @@ from optaccept.optimal import optimal_verifier
 from optaccept.optimal._line import respond_one
 from optaccept.optimal._line_order import line_order_compiled
 
+
+@pytest.fixture(autouse=True)
+def _compiled_at_every_size(monkeypatch):
+    """These tests are for the compiled kernels: no size threshold (optaccept._lib.jit)."""
+    monkeypatch.setenv("OPTACCEPT_JIT_MIN_N", "0")
+
+
 pytest.importorskip("numba")
 
 

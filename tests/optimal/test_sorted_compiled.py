@@ -10,6 +10,13 @@ import pytest
 import optaccept as oa
 from optaccept.optimal import _sorted
 
+
+@pytest.fixture(autouse=True)
+def _compiled_at_every_size(monkeypatch):
+    """These tests are for the compiled kernels: no size threshold (optaccept._lib.jit)."""
+    monkeypatch.setenv("OPTACCEPT_JIT_MIN_N", "0")
+
+
 pytestmark = pytest.mark.skipif(
     _sorted._scan_kernels() is None, reason="no compiled kernels (numba missing or OPTACCEPT_NO_JIT set)"
 )

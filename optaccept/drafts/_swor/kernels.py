@@ -10,6 +10,8 @@ returns None and the callers take their numpy forms.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import math
 import threading
 
@@ -145,24 +147,51 @@ def _dp_lanes_py(q: np.ndarray, lam: np.ndarray, start: np.ndarray, t: np.ndarra
 
 _DP = None
 _DP_LOCK = threading.Lock()
+#: The vocabulary size of the computation under way (set by :func:`sized` entry points):
+#: below the ``swor`` threshold of :data:`optaccept._lib.jit.THRESHOLDS` the numpy forms run.
+_SIZE: contextvars.ContextVar = contextvars.ContextVar("optaccept_swor_size", default=None)
 
 
 def _dp_kernel():
     """The compiled (:func:`_dp_lanes_py`, :func:`_aggregate_py`, :func:`_tables_py`,
-    :func:`_first_draw_py`), or None (numba missing, or ``OPTACCEPT_NO_JIT=1``)."""
+    :func:`_first_draw_py`), or None (numba missing, ``OPTACCEPT_NO_JIT=1``, or a computation
+    whose vocabulary is below the family's size threshold: the numpy forms, the every-prefix
+    quadrature instead of the window search — the same α* to ≈ 1e-15)."""
     global _DP
-    if _jit.disabled():
+    if not _jit.compiled_for(_SIZE.get(), "swor"):
         return None
     if _DP is None:
         with _DP_LOCK:
             if _DP is None:
                 jit = _jit.njit()
-                _DP = (
-                    False
-                    if jit is None
-                    else (jit(_dp_lanes_py), jit(_aggregate_py), jit(_tables_py), jit(_first_draw_py))
-                )
+                if jit is None:
+                    _DP = False
+                else:
+                    kernels = (jit(_dp_lanes_py), jit(_aggregate_py), jit(_tables_py), jit(_first_draw_py))
+                    _jit.announce("swor", kernels)
+                    _DP = kernels
     return _DP or None
+
+
+def sized(fn):
+    """Run ``fn(P_or_q, q?, ...)`` with the computation's vocabulary size (its argument
+    ``q_ordered``, else its first) recorded for :func:`_dp_kernel`, unless an outer call did."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _SIZE.get() is not None:
+            return fn(*args, **kwargs)
+        if "q_ordered" in kwargs:
+            q = kwargs["q_ordered"]
+        else:
+            q = args[1] if fn.__name__ == "best_prefix" else args[0]
+        token = _SIZE.set(int(np.size(q)))
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _SIZE.reset(token)
+
+    return wrapper
 
 
 #: Light tokens at a node t: q_i·t ≤ this (:mod:`optaccept.drafts._swor.window`).

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._lib import stable as _stable
+from .kernels import sized
 from .quadrature import _integral_complements
 
 __all__ = ["prefix_complements", "prefix_subset_probs", "subset_prob_k2"]
@@ -43,6 +44,7 @@ def prefix_subset_probs(q_ordered: np.ndarray, k: int, *, tail_tol: float = 1e-1
     return 1.0 - prefix_complements(q_ordered, k, tail_tol=tail_tol)
 
 
+@sized
 def prefix_complements(q_ordered: np.ndarray, k: int, *, tail_tol: float = 1e-15) -> np.ndarray:
     """1 − D(first k draws ⊆ S_j) for every prefix, computed directly (no 1 − f cancellation)."""
     q = np.asarray(q_ordered, dtype=np.float64)

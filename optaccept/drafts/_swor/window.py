@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..._lib import stable as _stable
-from .kernels import _dp_kernel
+from .kernels import _dp_kernel, sized
 from .prefixes import prefix_complements
 from .quadrature import _integrate
 
@@ -100,6 +100,7 @@ def _aggregate_tables(q_before: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
 _DENSE_MIN = 2.0**-27
 
 
+@sized
 def window_complements(q_ordered: np.ndarray, k: int, j_lo: int, j_hi: int, *, tail_tol: float = 1e-15) -> np.ndarray:
     """1 − D(first k draws ⊆ S_j) for the prefixes j_lo ≤ j ≤ j_hi of the given order:
     ``prefix_complements(q_ordered, k)[j_lo : j_hi + 1]`` at a cost O((j_hi − j_lo)·k·G)
@@ -196,6 +197,7 @@ def first_draw_bound(q: np.ndarray, lam: np.ndarray, k: int, start: int = 0) -> 
 _BINOMIAL = np.array([[math.comb(r, m) for m in range(_AGG_MAX_K)] for r in range(_AGG_MAX_K)], dtype=np.float64)
 
 
+@sized
 def best_prefix(P: np.ndarray, q_ordered: np.ndarray, k: int) -> tuple[float, int]:
     """min_j P_j + 1 − D(S_j) over the prefixes of the order and a minimiser (h_0 = 1),
     integrating only the window of prefixes that can still attain it.
