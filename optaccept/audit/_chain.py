@@ -284,7 +284,7 @@ def audit_chain(
 
     rng = check_rng(rng)
     length = check_size(length, "length")
-    samples = check_size(samples, "steps")
+    samples = check_size(samples, "samples")
     if length < 1 or samples < 1:
         raise InputError("length, samples: must be at least 1")
     check_choice("declared", declared, DECLARED_CHAIN, allow_none=True)

@@ -390,12 +390,13 @@ def audit_generation(
     bins, max_lag, seed_torch = options.bins, options.max_lag, options.seed_torch
 
     rng = check_rng(rng)
-    samples = check_size(samples, "runs")
+    samples = check_size(samples, "samples")
     new_tokens = check_size(new_tokens, "new_tokens")
-    bins = check_size(bins, "bins")
-    max_lag = check_size(max_lag, "max_lag")
-    if samples < 1 or new_tokens < 1 or bins < 2:
-        raise InputError("runs, new_tokens: must be at least 1, bins at least 2")
+    bins = check_size(bins, "options.bins")
+    max_lag = check_size(max_lag, "options.max_lag")
+    for name, value, least in (("samples", samples, 1), ("new_tokens", new_tokens, 1), ("options.bins", bins, 2)):
+        if value < least:
+            raise InputError(f"{name}: must be at least {least}, got {value}")
     if not 0 < false_alarm < 1:
         raise InputError(f"false_alarm: must lie in (0, 1), got {false_alarm!r}")
     if not callable(generate):

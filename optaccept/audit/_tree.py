@@ -104,7 +104,7 @@ def audit_tree(
     """
 
     rng = check_rng(rng)
-    samples = check_size(samples, "steps")
+    samples = check_size(samples, "samples")
 
     if not isinstance(drafts, TreeDraftLaw) or drafts.shape is None:
         raise InputError(

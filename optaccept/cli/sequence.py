@@ -29,10 +29,7 @@ def register(subparsers: Any) -> None:
     rej.add_argument("--states", type=positive_int, default=7, help="number of states (tokens) of the chain")
     rej.add_argument("--horizon", type=positive_int, default=50, help="number of generated tokens T")
     rej.add_argument("--seed", type=nonnegative_int, default=10, help="seed of the random chain")
-    rej.add_argument(
-        "-k", dest="k", type=positive_int, nargs="+", default=[1, 4], help="numbers of drafts k (--M: the old spelling)"
-    )
-    rej.add_argument("--M", dest="k", type=positive_int, nargs="+", help=argparse.SUPPRESS)
+    rej.add_argument("-k", dest="k", type=positive_int, nargs="+", default=[1, 4], help="numbers of drafts k")
     rej.add_argument(
         "--concentration", type=positive_float, default=1.0, help="Dirichlet concentration of the chain's rows"
     )

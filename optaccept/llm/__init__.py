@@ -17,6 +17,7 @@ name that needs them is first used.  The shipped file
 from .._lib import lazy as _lazy
 
 __all__ = [
+    "draft_quality",
     "ModelPair",
     "extract",
     "builtin_prompts",
@@ -31,6 +32,7 @@ __all__ = [
 
 # Loaded on first use: most of these modules import torch and transformers.
 _LAZY = {
+    "draft_quality": "._layerskip:draft_quality",
     "ModelPair": "._models:ModelPair",
     "extract": "._extract:extract",
     "builtin_prompts": "._prompts:builtin_prompts",

@@ -209,7 +209,7 @@ def _check_int(name: str, v: Any, lo: int) -> int:
 
 
 def _check_args(max_new_tokens: int, batch_size: int, seed: int) -> None:
-    for name, v, lo in (("max_new_tokens", max_new_tokens, 1), ("batch_size", batch_size, 1), ("seed", seed, 0)):
+    for name, v, lo in (("max_new_tokens", max_new_tokens, 1), ("batch_size", batch_size, 1), ("rng", seed, 0)):
         _check_int(name, v, lo)
 
 

@@ -25,7 +25,7 @@ refuses with :class:`MethodError` naming a method that works — before any allo
 
 from ._batched import batched_optimal_acceptance
 from ._result import AcceptanceResult, Verification
-from ._solve import METHODS, optimal_acceptance, two_draft_condition
+from ._solve import optimal_acceptance, two_draft_condition
 from ._verifier import OptimalVerifier, optimal_verifier
 from ._verifier_batched import optimal_verifier_batched
 from ._verify import verify
@@ -37,7 +37,6 @@ __all__ = [
     "two_draft_condition",
     "AcceptanceResult",
     "Verification",
-    "METHODS",
     "optimal_verifier",
     "optimal_verifier_batched",
     "OptimalVerifier",

@@ -17,6 +17,8 @@ from typing import Any
 
 from cycler import cycler
 
+from .._lib.validation import check_choice
+
 __all__ = [
     "new_axes",
     "paper_figure",
@@ -157,18 +159,17 @@ def legend_under(ax: Any, handles: Any = None, **kwargs: Any) -> Any:
 
 
 def paper_figure(
-    nrows: int = 1, ncols: int = 1, *, width: float = COLUMN_WIDTH, height: float | None = None, **kwargs: Any
+    nrows: int = 1, ncols: int = 1, *, width: float | str = "column", height: float | None = None, **kwargs: Any
 ) -> tuple[Any, Any]:
-    """``plt.subplots`` at a paper width (:data:`COLUMN_WIDTH` or :data:`TEXT_WIDTH`) with the
-    paper fonts; ``height`` defaults to 2.3 in per row.  Draw inside :func:`paper_style` so
+    """``plt.subplots`` at a paper width (one column of a two-column paper, 3.3 in, or its text width, 7.0 in) with the paper fonts; ``height`` defaults to 2.3 in per row.  Draw inside :func:`paper_style` so
     that later text gets the same sizes.
 
     Parameters
     ----------
     nrows, ncols : int
         The grid of Axes.
-    width : float
-        Figure width in inches.
+    width : {"column", "text"} or float
+        ``"column"`` (3.3 in), ``"text"`` (7.0 in), or a width in inches.
     height : float or None
         Figure height in inches; None: 2.3 per row.
     **kwargs
@@ -183,6 +184,8 @@ def paper_figure(
     """
     import matplotlib.pyplot as plt
 
+    if isinstance(width, str):
+        width = {"column": COLUMN_WIDTH, "text": TEXT_WIDTH}[check_choice("width", width, ("column", "text"))]
     with paper_style():
         return plt.subplots(nrows, ncols, figsize=(width, height or 2.3 * nrows), **kwargs)
 

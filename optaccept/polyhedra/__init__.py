@@ -13,14 +13,9 @@ pycddlib is optional: this package imports without it, and its functions raise
 (``apt-get install libcdd-dev libgmp-dev`` then ``pip install pycddlib``).
 """
 
-from ._cone import ConeRays, FarkasCone, extreme_rays, farkas_cone
 from ._report import KDraftReport, check_k_draft_condition
 
 __all__ = [
-    "ConeRays",
-    "FarkasCone",
     "KDraftReport",
     "check_k_draft_condition",
-    "extreme_rays",
-    "farkas_cone",
 ]

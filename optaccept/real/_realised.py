@@ -304,8 +304,8 @@ def realised_optimal(
     rng = check_rng(rng)
     samples = check_size(samples)
     if samples < 1:
-        raise InputError("size: must be at least 1")
-    check_choice("law", drafts, _LAW_NAMES)
+        raise InputError("samples: must be at least 1")
+    check_choice("drafts", drafts, _LAW_NAMES)
     if isinstance(positions, (int, np.integer)) and not isinstance(positions, bool):
         if not 1 <= positions <= len(data):
             raise InputError(f"positions: must be between 1 and {len(data)}, got {positions}")

@@ -15,13 +15,25 @@ target and p for the draft).
   :func:`decoder_losses`.
 """
 
-from ._batch import batch_expected_rejections, batch_improvement
+from ._batch import (
+    batch_expected_rejections,
+    batch_improvement,
+    batch_rejection_limit,
+    bernoulli_batch_improvement,
+    simulate_batch_rejections,
+    uniform_batch_improvement,
+)
 from ._markov import MarkovPair, PositionPair
 from ._pareto import DecoderLosses, decoder_losses, optimal_rejection_distribution, pareto_front
-from ._rejections import acceleration, expected_rejections, simulate_rejections, unbiased_rejections
+from ._rejections import acceleration, expected_rejections, scaled_rule, simulate_rejections, unbiased_rejections
 from ._sampling import RejectionEstimate
 
 __all__ = [
+    "scaled_rule",
+    "simulate_batch_rejections",
+    "batch_rejection_limit",
+    "bernoulli_batch_improvement",
+    "uniform_batch_improvement",
     "DecoderLosses",
     "MarkovPair",
     "PositionPair",

@@ -54,7 +54,7 @@ def _check_pair(chain: Any) -> SequencePair:
 
 def _check_runs(runs: Any) -> int:
     if isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs < 1:
-        raise InputError(f"runs: must be an integer >= 1, got {runs!r}")
+        raise InputError(f"samples: must be an integer >= 1, got {runs!r}")
     return int(runs)
 
 

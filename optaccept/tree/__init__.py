@@ -37,12 +37,13 @@ from ._draft_law import TreeDraftLaw
 from ._models import SequenceModel, model_pair, synthetic_pair, with_temperature
 from ._profile import AcceptanceProfile, acceptance_profile
 from ._result import TreeResult
-from ._sampling import sample_accepted_tokens
+from ._sampling import sample_accepted_tokens, tree_value
 from ._shape import Shape
 from ._simulate import simulate
 from ._sweep import sweep
 
 __all__ = [
+    "tree_value",
     "accepted_tokens",
     "TreeDraftLaw",
     "upper_bound",

@@ -241,7 +241,7 @@ def simulate(
     gen = check_rng(rng)
     law = as_tree_law(drafts)
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
-        raise InputError(f"steps: must be an integer >= 1, got {samples!r}")
+        raise InputError(f"samples: must be an integer >= 1, got {samples!r}")
     lengths = np.empty(samples, dtype=np.int64)
     texts = []
     for i in tqdm(range(samples), desc="steps", unit="step", disable=not show_progress(progress)):

@@ -158,7 +158,7 @@ def canonical_decomposition(p: Any, drafts: DraftLaw, *, max_sets: int = MAX_ENU
     """
 
     if not isinstance(drafts, DraftLaw):
-        raise InputError(f"law: must be a draft law (IID, WithoutReplacement, ...), got {type(drafts).__name__}")
+        raise InputError(f"drafts: must be a draft law (IID, WithoutReplacement, ...), got {type(drafts).__name__}")
     pf = as_distribution(p, "p", n=drafts.n)
     sl = drafts.set_law(max_sets=max_sets)
     sets = sl.sets

@@ -145,8 +145,8 @@ def realised_acceptance(
 
     rng, samples = check_rng(rng), check_size(samples)
     if samples < 1:
-        raise InputError("size: must be at least 1")
-    ov = optimal_verifier(p, law_from_name(drafts, q, k, allowed=_LAWS, arg="law"))
+        raise InputError("samples: must be at least 1")
+    ov = optimal_verifier(p, law_from_name(drafts, q, k, allowed=_LAWS, arg="drafts"))
     d, y = ov.sample(rng, samples)
     hit = (d == y[:, None]).any(axis=1)
     m = float(hit.mean())

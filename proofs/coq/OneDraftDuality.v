@@ -2,8 +2,9 @@
    sampling attains p(S) + 1 - q(S) at S = {y : p y <= q y}, so
      max over couplings of P(Y = X)  =  sum_x min(p x, q x)
                                      =  min over S of p(S) + 1 - q(S).
-   With Duality.weak_duality this is (star) for every draft law of one draft.
-   Strong duality for k >= 2 drafts is not proved here (see proofs/README.md). *)
+   With Duality.weak_duality this is (star) for every draft law of one draft,
+   with the optimal coupling written out.  Strong duality for every k and every
+   draft law is Duality.strong_duality_star (through Gale's theorem, Gale.v). *)
 From mathcomp Require Import all_ssreflect all_algebra.
 From OptAccept Require Import Speculative Duality.
 

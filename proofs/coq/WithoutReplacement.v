@@ -69,7 +69,7 @@ Proof. by move=> U0; rewrite /= big1 // => z _; rewrite U0 invr0 mulr0 mul0r. Qe
 Lemma setD1U1C (S : {set T}) x z : z != x -> (x |: S) :\ z = x |: (S :\ z).
 Proof.
 move=> zx; apply/setP => t; rewrite !inE.
-by case: (eqVneq t x) => [->|]; rewrite ?(negbTE zx) ?eq_sym ?zx.
+by case: (eqVneq t x) => [->|tx] /=; rewrite ?andbT // (eq_sym x) zx.
 Qed.
 
 (* (M0): g is non-decreasing in S *)
@@ -79,7 +79,7 @@ elim: k S S' U => [|k IH] S S' U SS' /=; first exact: lexx.
 apply: le_trans (_ : \sum_(z in S) q z / qm U * g k (S' :\ z) (U :\ z) <= _).
   apply: ler_sum => z _; apply: ler_wpmul2l; first exact: coef_ge0.
   by apply: IH; apply: setSD.
-apply: (sum_subset (fun z => q z / qm U * g k (S' :\ z) (U :\ z))) => // z.
+apply: (@sum_subset _ _ (fun z => q z / qm U * g k (S' :\ z) (U :\ z))) => // z.
 by rewrite mulr_ge0 ?coef_ge0 ?g_ge0.
 Qed.
 
@@ -105,7 +105,8 @@ have [U0|U0] := eqVneq (qm U) 0.
   rewrite big1 ?sumr_ge0 // => [z _|z zS]; first by rewrite mulr_ge0 ?coef_ge0 ?g_ge0.
   suff -> : q z = 0 by rewrite !mul0r.
   apply/le_anti; rewrite q_ge0 andbT -U0.
-  by rewrite -(big_set1 z q) qm_sub // sub1set (subsetP SU).
+  have h := @qm_sub [set z] U; rewrite /qm big_set1 in h; apply: h.
+  by rewrite sub1set (subsetP SU).
 have Upos : 0 < qm U by rewrite lt_def U0 qm_ge0.
 apply: ler_sum => z zS.
 have zw : z != w by apply: contraNneq wU => <-; apply: (subsetP SU).
@@ -143,14 +144,14 @@ have h1 : \sum_(z in S) q z / qm (w |: U) * g k (S :\ z) (U :\ z) <=
   have zw : z != w by apply: contraNneq wS => <-.
   rewrite !setD1U1C //; apply: IH; first exact: setSD.
   by rewrite !inE negb_and wU orbT.
-apply: le_trans (ler_add (lexx _) h1).
+apply: le_trans _ (ler_add (lexx _) h1).
 have e : \sum_(z in S) q z / qm (w |: U) * g k (S :\ z) (U :\ z) =
          qm U / qm (w |: U) * g k.+1 S U.
   rewrite /= mulr_sumr; apply: eq_bigr => z _.
-  by rewrite !mulrA [qm U / _ * q z]mulrAC -[qm U * q z]mulrC mulfK.
-rewrite e; apply: le_trans (_ : q w / qm (w |: U) * g k.+1 S U + _ <= _).
-  rewrite -mulrDl -mulrDl qmU1 divff ?mul1r //.
-  by rewrite -qmU1 gt_eqF.
+  by rewrite mulrA [qm U / _ * _]mulrC mulrA divfK.
+rewrite e; apply: le_trans
+  (_ : _ <= q w / qm (w |: U) * g k.+1 S U + qm U / qm (w |: U) * g k.+1 S U) _.
+  by rewrite -mulrDl -mulrDl -qmU1 divff ?mul1r // gt_eqF.
 by rewrite ler_add2r ler_wpmul2l ?coef_ge0 ?g_monok.
 Qed.
 
@@ -180,7 +181,9 @@ Proof.
 elim: k S U => [|k IH] S U SU xU yU xS yS xy qx0 qy0.
   by rewrite /dg /= !subrr !mulr0.
 have Upos : 0 < qm U.
-  by apply: lt_le_trans qx0 _; rewrite -(big_set1 x q) qm_sub // sub1set.
+  apply: lt_le_trans qx0 _.
+  have h := @qm_sub [set x] U; rewrite /qm big_set1 in h; apply: h.
+  by rewrite sub1set.
 have U0 : qm U != 0 by rewrite gt_eqF.
 have xyS : y \notin x |: S by rewrite !inE negb_or eq_sym xy.
 rewrite -(ler_pmul2l Upos) [qm U * (q y * _)]mulrCA [qm U * (q x * _)]mulrCA.
@@ -204,8 +207,10 @@ have hS : q y * Sig1 <= q x * Sig2.
 have eha : e <= ha.
   pose V := U :\ x :\ y.
   have SV : S \subset V.
-    apply/subsetP => t tS; rewrite !inE (subsetP SU) // andbT.
-    by apply/andP; split; apply: contraNneq; [exact: yS|exact: xS] => <-.
+    apply/subsetP => t tS.
+    have ty : t != y by apply: contraNneq yS => <-.
+    have tx : t != x by apply: contraNneq xS => <-.
+    by rewrite !inE ty tx (subsetP SU).
   have xV : x \notin V by rewrite !inE eqxx andbF.
   have yV : y \notin V by rewrite !inE eqxx.
   have Ux : U :\ x = y |: V by rewrite setD1K // !inE eq_sym xy.
@@ -215,9 +220,10 @@ have eha : e <= ha.
   rewrite /e /ha Ux Uy; apply: le_trans (g_addU _ SV yV) (g_addSU _ SV xV).
 have ehb : e <= g k (y |: S) (U :\ x) by apply: g_monoS; apply: subsetUr.
 rewrite mulrDr [X in _ <= X]mulrDr [q x * (_ + _)]mulrDr addrA ler_add //.
-rewrite [q y * (q x * e)]mulrCA -mulrDr ler_wpmul2l ?ltW //.
-rewrite /dg -/e ler_paddr ?ler_wpmul2l ?ltW //.
-by rewrite mulr_ge0 ?ltW // subr_ge0.
+rewrite [q y * (q x * e)]mulrCA -mulrDr; apply: ler_wpmul2l; first exact: ltW.
+apply: le_trans (_ : q y * ha <= _); first by apply: ler_wpmul2l; [exact: ltW|].
+rewrite ler_addl; apply: mulr_ge0; first exact: ltW.
+by rewrite /dg subr_ge0.
 Qed.
 
 End WithoutReplacement.
@@ -243,7 +249,7 @@ move=> xS yS xy.
 have yS' : y \notin S :\ y by rewrite !inE eqxx.
 have SyE : y |: (S :\ y) = S by rewrite setD1K.
 have [b0|b0] := eqVneq (q y) 0.
-  by rewrite /Dwor -{1}SyE g_add0 // subrr p_ge0 orbT.
+  by apply/orP; right; rewrite /Dwor -{1}SyE g_add0 // subrr p_ge0.
 have qy0 : 0 < q y by rewrite lt_def b0 q_ge0.
 have [a0|a0] := eqVneq (q x) 0.
   have := sorted xy; rewrite a0 mulr0 => h.

@@ -180,7 +180,7 @@ def test_tree_exact_match_equals_target_only_and_refuses_iid():
 
     shape = [(0,), (1,), (0, 0)]
     rep = audit.audit_tree(fn, target, draft, shape, "topk", samples=3_000, rng=0, declared="exact_match")
-    ref = tree.accepted_tokens(target, draft, shape=shape, children="topk", verifier="target_only").value
+    ref = tree.accepted_tokens(target, draft, drafts=tree.TreeDraftLaw(shape, "topk"), verifier="target_only").value
     # by hand: top-2 children of the root, the top child of the first one
     q0, p0 = draft(()), target(())
     a, b = np.argsort(-q0, kind="stable")[:2]

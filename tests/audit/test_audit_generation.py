@@ -118,8 +118,8 @@ def test_chain_estimates_match_enumeration():
     )
     P = lambda u: target(prompt + tuple(u))  # noqa: E731
     Q = lambda u: draft(prompt + tuple(u))  # noqa: E731
-    sd = 1 + tree.accepted_tokens(P, Q, length=2, k=1, verifier="token").value
-    block = 1 + tree.accepted_tokens(P, Q, length=2, k=1, verifier="block").value
+    sd = 1 + tree.accepted_tokens(P, Q, drafts=tree.TreeDraftLaw(length=2, k=1), verifier="token").value
+    block = 1 + tree.accepted_tokens(P, Q, drafts=tree.TreeDraftLaw(length=2, k=1), verifier="block").value
     assert abs(rep.expected - sd) < 5 * rep.expected_se
     assert abs(rep.optimum - block) < 5 * rep.optimum_se
     assert abs(rep.tokens_per_call - sd) < 5 * rep.std_err
@@ -134,15 +134,16 @@ def test_refusals_come_before_any_run(pair):
         return [0]
 
     for kw, match in [
-        (dict(runs=0), "runs"),
-        (dict(declared="sd"), "draft"),
-        (dict(draft=draft), "gamma"),
-        (dict(draft=draft, gamma=2, declared="typical"), "declared"),
+        (dict(samples=0), "^samples: must be at least 1, got 0$"),
+        (dict(new_tokens=0), "^new_tokens: must be at least 1"),
+        (dict(drafting=audit.ChainDrafting(None, 2, "sd")), "^drafting: length and declared need the draft model"),
+        (dict(drafting=audit.ChainDrafting(draft, None)), "^drafting: the chain length is needed"),
+        (dict(drafting=audit.ChainDrafting(draft, 2, "typical")), "declared"),
         (dict(prompts=[(99,)]), r"prompts\[0\]"),
         (dict(prompts=[]), "prompts"),
         (dict(rng="x"), "rng"),
     ]:
-        args = dict(prompts=PROMPTS, runs=3) | kw
+        args = dict(prompts=PROMPTS, samples=3) | kw
         with pytest.raises(oa.InputError, match=match):
             audit.audit_generation(gen, target, **args)
     assert not calls

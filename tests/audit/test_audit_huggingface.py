@@ -60,7 +60,9 @@ def test_chain_decoding_loop_text_is_the_targets(gamma):
     )
     assert rep.lossless, rep  # the generated text, token after token, has the target's law
     exact = float(
-        tree.accepted_tokens(lambda u: P0, lambda u: Q0, length=gamma, k=1, drafts="iid", verifier="token").value
+        tree.accepted_tokens(
+            lambda u: P0, lambda u: Q0, drafts=tree.TreeDraftLaw(length=gamma, k=1, children="iid"), verifier="token"
+        ).value
     )
     m = np.array(matches, dtype=float)
     assert abs(m.mean() - exact) < 5 * m.std() / np.sqrt(m.size) + 1e-12, (m.mean(), exact)

@@ -184,7 +184,7 @@ def _flashinfer(P, Q, X, rng, *, emitted_with_bonus=False):
 
 
 def test_audit_chain_reads_padded_and_flashinfer_outputs():
-    kw = dict(steps=1500, declared="token")
+    kw = dict(samples=1500, declared="token")
     base = audit.audit_chain(_sd_chain, *PAIR, 3, rng=np.random.default_rng(7), **kw)
     for fn in (_padded, _flashinfer):
         rep = audit.audit_chain(fn, *PAIR, 3, rng=np.random.default_rng(7), **kw)

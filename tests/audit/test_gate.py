@@ -35,7 +35,7 @@ def test_chain_step_values_average_to_the_enumerated_value(verifier, seed):
     weight = np.array([math.prod(table_q[c[:i]][c[i]] for i in range(g)) for c in chains])
     vals = audit._logs.step_values({"P": P, "Q": Q, "X": np.array(chains)}, verifier).exact
     ref = tree.accepted_tokens(
-        lambda u: table_p[tuple(u)], lambda u: table_q[tuple(u)], length=g, verifier=verifier
+        lambda u: table_p[tuple(u)], lambda u: table_q[tuple(u)], drafts=tree.TreeDraftLaw(length=g), verifier=verifier
     ).value
     assert float(weight @ vals) == pytest.approx(float(ref), rel=1e-12)
 
@@ -52,7 +52,7 @@ def test_padded_chains_and_zero_ratios():
 def test_tree_log_matches_exact_topk_value():
     target, draft = tree.synthetic_pair(6, rng=3)
     shape = tree._shape.as_shape((3, 2))
-    ref = tree.accepted_tokens(target, draft, shape=shape, children="topk", verifier="target_only")
+    ref = tree.accepted_tokens(target, draft, drafts=tree.TreeDraftLaw(shape, "topk"), verifier="target_only")
     t = ref.details["tree"]
     paths = list(shape.paths)
     index = {(): 0} | {u: i + 1 for i, u in enumerate(paths)}

@@ -132,7 +132,6 @@ BAD = [
     (["sequence", "rejections", "--states", "0"], "--states"),
     (["sequence", "rejections", "--runs", "-1"], "--runs"),
     (["sequence", "rejections", "-k", "0"], "-k"),
-    (["sequence", "rejections", "--M", "0"], "--M"),
     (["sequence", "pareto", "--target", "0.5,0.5", "--draft", "0.2,0.3"], "--normalize"),
     (["sequence", "pareto", "--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "a,b"], "--eps"),
     (["sequence", "pareto", "--target", "{d}/corrupt.npz", "--draft", "0.5,0.5"], ".npz"),

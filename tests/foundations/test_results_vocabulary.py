@@ -192,8 +192,8 @@ BUILDERS = {
     ),
     "DecoderLosses": lambda: sequence.decoder_losses(P, Q, [0.0, 0.01, 0.05]),
     "ConeSize": lambda: polyhedra._cone.cone_size(4, 3, reduced=True),
-    "FarkasCone": lambda: polyhedra.farkas_cone(3, 2),
-    "ConeRays": lambda: polyhedra.extreme_rays(polyhedra.farkas_cone(3, 2, reduced=True), cache=False),
+    "FarkasCone": lambda: polyhedra._cone.farkas_cone(3, 2),
+    "ConeRays": lambda: polyhedra._cone.extreme_rays(polyhedra._cone.farkas_cone(3, 2, reduced=True), cache=False),
     "KDraftReport": _k_draft_report,
     "RayReading": lambda: next(r for r in _built("KDraftReport").classification if r.kind == "subset"),
 }
@@ -408,14 +408,14 @@ def test_ok_fails_where_a_check_fails():
 def test_ok_of_the_polyhedral_results_fails_where_their_check_fails():
     size = polyhedra._cone.cone_size(3, 2, reduced=False)
     assert size.ok and not polyhedra._cone.cone_size(5, 3, reduced=False).ok  # 19 s estimated: refused (_size's table)
-    cone = polyhedra.farkas_cone(3, 2)
+    cone = polyhedra._cone.farkas_cone(3, 2)
     assert cone.ok and len(cone.edges) == 3 * (3**2 - 2**2)  # n·(n^k - (n-1)^k) rows, counted by hand
     assert not dataclasses.replace(cone, edges=cone.edges[:-1]).ok
     wrong = ((0, (cone.cells[0][0] + 1) % 3),) + cone.edges[1:]  # a token outside its cell
     assert not dataclasses.replace(cone, edges=wrong).ok
     pytest.importorskip("cdd.gmp")
     pytest.importorskip("sympy")
-    rays = polyhedra.extreme_rays(polyhedra.farkas_cone(3, 2, reduced=True), cache=False)
+    rays = polyhedra._cone.extreme_rays(polyhedra._cone.farkas_cone(3, 2, reduced=True), cache=False)
     assert rays.ok and rays.value == 2**3 - 2 + 6  # one ray per proper subset and per cell (cone_size)
     bad = tuple(tuple(-x for x in r) for r in rays.rays)  # the opposite of a ray leaves the cone
     assert not dataclasses.replace(rays, rays=bad).ok

@@ -70,7 +70,9 @@ def test_distinct_drafts_need_k_tokens_of_q(law, what):
 def test_every_extraction_checks_its_pair_first(name):
     pytest.importorskip("torch")
     from optaccept import llm
+    from optaccept.llm import _extract  # noqa: F401  (llm._extract.extract_sweep)
 
     args = ([1.0],) if name == "extract_sweep" else ()
     with pytest.raises(InputError, match="^pair: must be a ModelPair$"):
-        getattr(llm, name)("not a pair", *args, progress=False)
+        fn = getattr(llm._extract, name) if name == "extract_sweep" else getattr(llm, name)
+        fn("not a pair", *args, progress=False)

@@ -129,7 +129,7 @@ def test_extreme_rays_and_farkas_cone_refuse(monkeypatch):
 
     monkeypatch.setattr(_cone, "require_cdd", boom)
     with pytest.raises(MethodError, match="max_seconds"):
-        polyhedra.extreme_rays(polyhedra.farkas_cone(5, 3), cache=False)
+        polyhedra._cone.extreme_rays(polyhedra._cone.farkas_cone(5, 3), cache=False)
 
     class NoEnumeration:
         def __getattr__(self, name):
@@ -137,9 +137,9 @@ def test_extreme_rays_and_farkas_cone_refuse(monkeypatch):
 
     monkeypatch.setattr(_cone, "itertools", NoEnumeration())
     with pytest.raises(MethodError, match="200,000 cells"):
-        polyhedra.farkas_cone(30, 10)
+        polyhedra._cone.farkas_cone(30, 10)
     with pytest.raises(MethodError, match="set cone"):
-        polyhedra.farkas_cone(40, 5, reduced=True)
+        polyhedra._cone.farkas_cone(40, 5, reduced=True)
 
 
 # --------------------------------------------------------------------------------------
@@ -148,7 +148,7 @@ def test_extreme_rays_and_farkas_cone_refuse(monkeypatch):
 @pytest.mark.parametrize("n,k", [(2, 2), (2, 5), (3, 2), (3, 4), (4, 3), (5, 2), (4, 6), (6, 3)])
 def test_cone_size_formulas_count_the_built_cone(n, k, reduced):
     size = polyhedra._cone.cone_size(n, k, reduced=reduced)
-    cone = polyhedra.farkas_cone(n, k, reduced=reduced)
+    cone = polyhedra._cone.farkas_cone(n, k, reduced=reduced)
     assert size.cells == len(cone.cells) and size.dim == cone.dim
     assert size.constraints == len(cone.edges) == len(cone.constraint_rows())
     assert size.rays == 2**n - 2 + len(cone.cells) - (1 if reduced and n == 2 else 0)
@@ -158,7 +158,7 @@ def test_cone_size_formulas_count_the_built_cone(n, k, reduced):
     "n,k,reduced", [(2, 2, True), (2, 3, False), (3, 3, False), (3, 2, True), (4, 3, True), (5, 2, True)]
 )
 def test_ray_count_is_exact_where_the_condition_holds(n, k, reduced):
-    cr = polyhedra.extreme_rays(polyhedra.farkas_cone(n, k, reduced=reduced))
+    cr = polyhedra._cone.extreme_rays(polyhedra._cone.farkas_cone(n, k, reduced=reduced))
     assert len(cr.rays) == polyhedra._cone.cone_size(n, k, reduced=reduced).rays
 
 

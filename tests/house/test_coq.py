@@ -186,7 +186,7 @@ def test_tree_certificates_are_exact_and_agree_with_independent_values():
     two = mi.tree_certificate(p, q, 2, 2)
     assert _lp_checks(one) == Fraction(11, 9) and _lp_checks(two) == Fraction(131, 81)
     # k = 1: block verification, computed exactly without an LP, attains the optimum
-    block = tree.accepted_tokens(lambda u: p, lambda u: q, length=2, verifier="block").value
+    block = tree.accepted_tokens(lambda u: p, lambda u: q, drafts=tree.TreeDraftLaw(length=2), verifier="block").value
     assert block == Fraction(11, 9)
     # k = 2: the LP as docs/trees.md §4 first states it (one variable per tree, node and token)
     trees = enumerate_trees(lambda u: np.array([float(t) for t in q]), 2, 2, "iid", max_trees=10**4)

@@ -34,7 +34,7 @@ PUBLIC = (
 APPLICATIONS = ("optaccept.cli", "optaccept.jobs")
 
 #: The most distinct public objects the first release may export (CHANGELOG.md, 0.2.0).
-MAX_PUBLIC_OBJECTS = 145
+MAX_PUBLIC_OBJECTS = 150
 
 #: (importing package, private module of another package) pairs allowed, each a decision.
 #: The applications (cli, jobs) read the internals of the figures and analyses they drive;
@@ -112,7 +112,9 @@ def _private_imports() -> set[tuple[str, str]]:
             if full[0] != "optaccept" or len(full) < 2 or full[1] == top or full[1].startswith("_"):
                 continue
             folder = ROOT.joinpath(*full)
-            submodules = [a.name for a in node.names if (folder / a.name).is_dir() or (folder / f"{a.name}.py").is_file()]
+            submodules = [
+                a.name for a in node.names if (folder / a.name).is_dir() or (folder / f"{a.name}.py").is_file()
+            ]
             targets = [full] + [full + [name] for name in submodules]
             for target in targets:
                 if any(part.startswith("_") for part in target[2:]):
@@ -149,7 +151,9 @@ def test_lazy_names_are_modules_of_their_own_package():
 
 def test_private_imports_across_packages_are_the_listed_ones():
     found = _private_imports()
-    assert found - PRIVATE_IMPORTS == set(), f"new imports of another package's private module: {found - PRIVATE_IMPORTS}"
+    assert found - PRIVATE_IMPORTS == set(), (
+        f"new imports of another package's private module: {found - PRIVATE_IMPORTS}"
+    )
     assert PRIVATE_IMPORTS - found == set(), f"listed but gone (remove from the list): {PRIVATE_IMPORTS - found}"
 
 

@@ -84,8 +84,8 @@ def test_chain_values_average_to_the_enumerated_exact_values(kind):
     for g in range(1, L + 1):
         token = sum(w * t.token(g) for w, t in terms)
         block = sum(w * t.block[g - 1] for w, t in terms)
-        want_token = float(tree.accepted_tokens(P, Q, length=g, verifier="token").value)
-        want_block = float(tree.accepted_tokens(P, Q, length=g, verifier="block").value)
+        want_token = float(tree.accepted_tokens(P, Q, drafts=tree.TreeDraftLaw(length=g), verifier="token").value)
+        want_block = float(tree.accepted_tokens(P, Q, drafts=tree.TreeDraftLaw(length=g), verifier="block").value)
         assert token == pytest.approx(want_token, abs=1e-12)
         assert block == pytest.approx(want_block, abs=1e-12)
 
@@ -133,7 +133,7 @@ def test_proxies_are_exact_when_positions_do_not_depend_on_each_other():
     chains = engines.chains_from_pairs([(P, Q)] * 3, 4, 5, rng=0)
     rows = {(r["length"], r["verifier"]): r for r in engines.proxy_rows(chains)}
     for g in range(1, 5):
-        exact = 1 + tree.accepted_tokens(P, Q, length=g, verifier="token").value
+        exact = 1 + tree.accepted_tokens(P, Q, drafts=tree.TreeDraftLaw(length=g), verifier="token").value
         assert exact == 1 + sum(alpha**i for i in range(1, g + 1))
         r = rows[(g, "token")]
         assert r["pooled"] == pytest.approx(float(exact), abs=1e-12)
@@ -146,7 +146,7 @@ def test_proxies_equal_the_exact_value_at_one_token():
     pairs = [tree.synthetic_pair(6, rng=s) for s in range(4)]
     chains = engines.chains_from_pairs(pairs, 2, 3, rng=np.random.default_rng(1))
     rows = {(r["length"], r["verifier"]): r for r in engines.proxy_rows(chains)}
-    want = 1 + np.mean([float(tree.accepted_tokens(P, Q, length=1).value) for P, Q in pairs])
+    want = 1 + np.mean([float(tree.accepted_tokens(P, Q, drafts=tree.TreeDraftLaw(length=1)).value) for P, Q in pairs])
     for v in ("token", "block"):
         r = rows[(1, v)]
         assert r["exact"] == pytest.approx(want, abs=1e-12)
@@ -170,7 +170,7 @@ def test_proxies_miss_the_dependence_between_positions():
     def Q(prefix):
         return {(0,): [F(0), F(1)]}.get(tuple(prefix)[:1], half)
 
-    assert tree.accepted_tokens(P, Q, length=2, verifier="token").value == F(5, 4)
+    assert tree.accepted_tokens(P, Q, drafts=tree.TreeDraftLaw(length=2), verifier="token").value == F(5, 4)
     # every drafted chain, with multiplicity ∝ its probability: (0, 1) has 1/2, (1, 0) and (1, 1) 1/4
     chains = [engines.chain_terms(c, P, Q) for c in [(0, 1), (0, 1), (1, 0), (1, 1)]]
     r = {(x["length"], x["verifier"]): x for x in engines.proxy_rows(chains)}[(2, "token")]

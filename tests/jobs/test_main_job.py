@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from optaccept import jobs
+from optaccept.jobs import _main  # noqa: F401  (jobs._main.run_all)
 
 
 def _digests(folder: Path) -> dict[str, str]:
@@ -124,8 +125,8 @@ def test_quick_run_log_is_not_doubled(tmp_path, monkeypatch):
     inside the ignored folder); it is figures/local/quick/main-job.log, and a run into any
     other folder keeps <figures>/local/main-job.log."""
     monkeypatch.chdir(tmp_path)
-    assert jobs.run_all(quick=True, only=["core"]) == 0
+    assert jobs._main.run_all(quick=True, only=["core"]) == 0
     assert (tmp_path / jobs.QUICK_DIR / "main-job.log").is_file()
     assert not (tmp_path / jobs.QUICK_DIR / jobs.LOG_DIR).exists()
-    assert jobs.run_all(tmp_path / "out", quick=True, only=["core"]) == 0
+    assert jobs._main.run_all(tmp_path / "out", quick=True, only=["core"]) == 0
     assert (tmp_path / "out" / jobs.LOG_DIR / "main-job.log").is_file()

@@ -12,9 +12,10 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from optaccept import InputError, llm, real, sequence, tree  # noqa: E402
+from optaccept.llm import _layerskip, _models, _prompts  # noqa: E402
 from optaccept.drafts import IID, WithoutReplacement  # noqa: E402
 from optaccept.optimal import optimal_acceptance  # noqa: E402
-from optaccept.real._tables import tree_table  # noqa: E402
+from optaccept.real import tree_table  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -68,10 +69,10 @@ def _check_rows(pair, trees, prompt_ids, atol):
 
 
 def test_layer_skip_shares_weights_and_differs(tiny):
-    full = llm._layerskip.layer_skip(tiny, range(4))
+    full = _layerskip.layer_skip(tiny, range(4))
     ids = [1, 5, 9, 3, 7]
     np.testing.assert_array_equal(_direct(full, ids), _direct(tiny, ids))  # all layers: the model itself
-    draft = llm._layerskip.layer_skip(tiny, [0, 3])
+    draft = _layerskip.layer_skip(tiny, [0, 3])
     assert draft.model.embed_tokens is tiny.model.embed_tokens and draft.lm_head is tiny.lm_head
     assert draft.model.layers[1].mlp is tiny.model.layers[3].mlp
     assert draft.model.layers[1].self_attn.layer_idx == 1 and tiny.model.layers[3].self_attn.layer_idx == 3
@@ -89,14 +90,14 @@ def test_layer_skip_shares_weights_and_differs(tiny):
     np.testing.assert_allclose(_direct(draft, ids), ref, atol=1e-6)
     assert 0.5 * np.abs(ref - _direct(tiny, ids)).sum() > 1e-3
     with pytest.raises(InputError, match="layers"):
-        llm._layerskip.layer_skip(tiny, [2, 1])
+        _layerskip.layer_skip(tiny, [2, 1])
     with pytest.raises(InputError, match="layers"):
-        llm._layerskip.layer_skip(tiny, [])
+        _layerskip.layer_skip(tiny, [])
 
 
 @pytest.mark.parametrize("drafts", ["iid", "swor"])
 def test_tree_extraction_matches_chains_tiny(tiny, drafts, tmp_path):
-    pair = llm.ModelPair(tiny, _Tok(), llm._layerskip.layer_skip(tiny, [0, 2]), draft_warp=llm._models.Warp(1.3))
+    pair = llm.ModelPair(tiny, _Tok(), _layerskip.layer_skip(tiny, [0, 2]), draft_warp=_models.Warp(1.3))
     prompts = ["123", "4567", "89"]
     trees = llm.extract_trees(
         pair, prompts, k=3, length=3, drafts=drafts, trees_per_prompt=2, device="cpu", chat=False, progress=False
@@ -125,8 +126,8 @@ def test_tree_extraction_matches_chains_tiny(tiny, drafts, tmp_path):
 
 
 def test_checkpoint_resumes(tiny, tmp_path):
-    pair = llm.ModelPair(tiny, _Tok(), llm._layerskip.layer_skip(tiny, [1, 2, 3]))
-    kw = dict(k=2, length=2, device="cpu", chat=False, progress=False, seed=3)
+    pair = llm.ModelPair(tiny, _Tok(), _layerskip.layer_skip(tiny, [1, 2, 3]))
+    kw = dict(drafts=tree.TreeDraftLaw(length=2, k=2), device="cpu", chat=False, progress=False, rng=3)
     prompts = ["12", "345", "6"]
     full = llm.extract_trees(pair, prompts, checkpoint=tmp_path / "ck", **kw)
     assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == [f"prompt-0000{i}.npz" for i in range(3)]
@@ -136,11 +137,11 @@ def test_checkpoint_resumes(tiny, tmp_path):
     np.testing.assert_array_equal(again.target, full.target)
     assert [again.chains(i) for i in range(3)] == [full.chains(i) for i in range(3)]
     with pytest.raises(InputError, match="other settings"):
-        llm.extract_trees(pair, prompts, checkpoint=tmp_path / "ck", **{**kw, "seed": 4})
+        llm.extract_trees(pair, prompts, checkpoint=tmp_path / "ck", **{**kw, "rng": 4})
 
 
 def test_sequence_models_and_replay(tiny):
-    pair = llm.ModelPair(tiny, _Tok(), llm._layerskip.layer_skip(tiny, [0, 1]))
+    pair = llm.ModelPair(tiny, _Tok(), _layerskip.layer_skip(tiny, [0, 1]))
     trees = llm.extract_trees(pair, ["314"], k=2, length=2, device="cpu", chat=False, progress=False)
     stored_t, stored_d = trees.models(0)
     live_t, live_d = llm.sequence_models(pair, [1, 6, 4, 7], device="cpu")
@@ -191,7 +192,7 @@ def test_smollm2_layerskip_trees(smollm2_pair):
 
     _check_rows(pair, trees, _encode(pair.tokenizer, prompts, None), 1e-5)
     # the draft really differs from the target, yet is a usable draft
-    quality = llm._layerskip.draft_quality(trees.as_distributions())
+    quality = _layerskip.draft_quality(trees.as_distributions())
     assert 0.05 < quality["mean_tv"] < 0.95, quality
 
 
@@ -290,7 +291,12 @@ def test_batch_sd_is_token_verification_at_one_token():
         b = rng.integers(0, 6, size=n) + (np.arange(n) == n - 1)
         p = [F(int(x), int(a.sum())) for x in a]
         q = [F(int(x), int(b.sum())) for x in b]
-        r = tree.accepted_tokens(lambda u, p=p: p, lambda u, q=q: q, length=1, k=M, drafts="iid", verifier="token")
+        r = tree.accepted_tokens(
+            lambda u, p=p: p,
+            lambda u, q=q: q,
+            drafts=tree.TreeDraftLaw(length=1, k=M, children="iid"),
+            verifier="token",
+        )
         want = 1 - sequence._batch.batch_rejection_probability(np.array(p, float), np.array(q, float), M)
         assert abs(float(r.value) - want) < 1e-12
         # and α* bounds it (length 1: the optimal verifier is α* of the core)
@@ -305,7 +311,12 @@ def test_batch_sd_markov_horizon_one():
     for M in (1, 2, 4):
         rej = sequence.batch_expected_rejections(chain, k=M)
         acc = sum(
-            float(w) * float(tree.accepted_tokens(chain, length=1, k=M, drafts="iid", verifier="token", prompt=s).value)
+            float(w)
+            * float(
+                tree.accepted_tokens(
+                    chain, drafts=tree.TreeDraftLaw(length=1, k=M, children="iid"), verifier="token", prompt=s
+                ).value
+            )
             for s, w in enumerate(init if init is not None else np.full(5, 0.2))
         )
         assert abs((1 - acc) - rej) < 1e-9, (M, rej, acc)
@@ -315,7 +326,9 @@ def test_swor_length_one_alpha_bound():
     rng = np.random.default_rng(11)
     p, q = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(6))
     for k in (2, 3):
-        r = tree.accepted_tokens(lambda u: p, lambda u: q, length=1, k=k, drafts="swor", verifier="token")
+        r = tree.accepted_tokens(
+            lambda u: p, lambda u: q, drafts=tree.TreeDraftLaw(length=1, k=k, children="swor"), verifier="token"
+        )
         assert float(r.value) <= optimal_acceptance(p, WithoutReplacement(q, k)).value + 1e-12
 
 
@@ -372,7 +385,7 @@ def test_extended_shipped_trees(drafts):
     trees = real.DraftTrees.load(real.trees_path(drafts, "extended"))  # checksum verified
     m = trees.meta
     assert trees.drafts == drafts and trees.vocab_size == 49152 and (trees.k, trees.length) == (4, 4)
-    assert m["prompt_ids"] == [p.id for p in llm._prompts.extended_prompts()]
+    assert m["prompt_ids"] == [p.id for p in _prompts.extended_prompts()]
     assert trees.n_trees == 12 * 296 and m["trees_per_prompt"] == 12
     assert trees._rows.nnz < 200 * trees.n_nodes  # ~70 entries per node, not 49,152
     rng = np.random.default_rng(0)

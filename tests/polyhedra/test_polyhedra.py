@@ -70,8 +70,8 @@ def _oracle_rays(cone):
 
 @pytest.mark.parametrize("n,k,reduced", [(2, 2, False), (2, 3, False), (3, 2, False), (3, 3, True), (4, 2, True)])
 def test_rays_match_graph_oracle(n, k, reduced):
-    cone = polyhedra.farkas_cone(n, k, reduced=reduced)
-    cr = polyhedra.extreme_rays(cone)
+    cone = polyhedra._cone.farkas_cone(n, k, reduced=reduced)
+    cr = polyhedra._cone.extreme_rays(cone)
     got = {normalize_ray(cone, r) for r in cr.rays}
     assert got == _oracle_rays(cone)
     assert len(cr.lineality) == 1
@@ -146,8 +146,8 @@ def test_swor_small_sets_are_trivial():
 
 
 def test_verify_rays_rejects_a_non_extreme_ray():
-    cone = polyhedra.farkas_cone(3, 2, reduced=True)
-    cr = polyhedra.extreme_rays(cone)
+    cone = polyhedra._cone.farkas_cone(3, 2, reduced=True)
+    cr = polyhedra._cone.extreme_rays(cone)
     bad = tuple(a + b for a, b in zip(cr.rays[0], cr.rays[1]))
     with pytest.raises(SolverError, match="not extreme"):
         polyhedra._cone.verify_rays(ConeRays(cone, (bad,), cr.lineality, 0.0))

@@ -344,19 +344,23 @@ def test_object_protocol_and_errors():
     with pytest.raises(InputError, match="verifier"):
         tree.accepted_tokens(_Obj(p), _Obj(q), verifier="nope")
     with pytest.raises(InputError, match="drafts"):
-        tree.accepted_tokens(_Obj(p), _Obj(q), drafts="beam")
+        tree.accepted_tokens(_Obj(p), _Obj(q), drafts=tree.TreeDraftLaw(children="beam"))
     with pytest.raises(MethodError, match="block"):
-        tree.accepted_tokens(_Obj(p), _Obj(q), k=2, verifier="block")
+        tree.accepted_tokens(_Obj(p), _Obj(q), drafts=tree.TreeDraftLaw(k=2), verifier="block")
     with pytest.raises(MethodError, match="top-k"):
-        tree.accepted_tokens(_Obj(p), _Obj(q), shape=(2,), children="topk", verifier="traversal")
+        tree.accepted_tokens(_Obj(p), _Obj(q), drafts=tree.TreeDraftLaw((2,), "topk"), verifier="traversal")
     with pytest.raises(MethodError, match="exact"):
-        tree.sample_accepted_tokens(_Obj(p), _Obj(q), length=1, verifiers=("optimal",), rng=0, progress=False)
+        tree.sample_accepted_tokens(
+            _Obj(p), _Obj(q), drafts=tree.TreeDraftLaw(length=1), verifiers=("optimal",), rng=0, progress=False
+        )
     with pytest.raises(InputError, match="draft"):
         tree.accepted_tokens(_Obj(p), None)
     with pytest.raises(InputError, match="target"):
         tree.accepted_tokens(lambda u: [0.5, 0.6], _Obj(q))
     with pytest.raises(MethodError, match="sample"):
-        tree.accepted_tokens(lambda u: np.ones(50) / 50, lambda u: np.ones(50) / 50, length=4, k=2)
+        tree.accepted_tokens(
+            lambda u: np.ones(50) / 50, lambda u: np.ones(50) / 50, drafts=tree.TreeDraftLaw(length=4, k=2)
+        )
 
 
 def test_sweep_default_backend():

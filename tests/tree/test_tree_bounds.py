@@ -9,16 +9,17 @@ from test_tree_lossless import frac_table
 
 from optaccept import tree
 
+#: (the tree's draft law, the vocabulary size of its instances)
 SPECS = [
-    dict(shape=(2, 1), children="swor"),
-    dict(shape=(2, 1), children="iid"),
-    dict(shape=(1, 2), children="iid"),
-    dict(shape=(2, 2), children="swor"),
-    dict(shape=[(0,), (1,), (0, 0)], children="swor"),
-    dict(shape=(2, 1), children="topk"),
-    dict(length=2, k=2, drafts="iid"),
-    dict(length=2, k=2, drafts="swor"),
-    dict(length=2, k=1, drafts="iid"),
+    (tree.TreeDraftLaw((2, 1), "swor"), 3),
+    (tree.TreeDraftLaw((2, 1), "iid"), 3),
+    (tree.TreeDraftLaw((1, 2), "iid"), 3),
+    (tree.TreeDraftLaw((2, 2), "swor"), 2),
+    (tree.TreeDraftLaw([(0,), (1,), (0, 0)], "swor"), 3),
+    (tree.TreeDraftLaw((2, 1), "topk"), 3),
+    (tree.TreeDraftLaw(length=2, k=2, children="iid"), 3),
+    (tree.TreeDraftLaw(length=2, k=2, children="swor"), 3),
+    (tree.TreeDraftLaw(length=2, k=1, children="iid"), 3),
 ]
 
 
@@ -33,18 +34,17 @@ def _laws(seed, n=3, L=2, den=6):
     )
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=str)
-def test_bound_holds_against_the_lp(spec):
+@pytest.mark.parametrize("law,n", SPECS, ids=str)
+def test_bound_holds_against_the_lp(law, n):
     """On 15 random instances per tree law (zeros, p = q): bound ≥ LP optimum ≥ the best
     practical verifier; equality on top-k trees (Proposition 1.1)."""
-    n = 2 if spec.get("shape") == (2, 2) else 3
     for seed in range(15):
         P, Q = _laws(seed, n=n)
-        opt = tree.accepted_tokens(P, Q, verifier="optimal", **spec)
-        ub = tree.upper_bound(P, Q, **spec)
+        opt = tree.accepted_tokens(P, Q, drafts=law, verifier="optimal")
+        ub = tree.upper_bound(P, Q, drafts=law)
         assert opt.certificate is None or opt.certificate.ok  # top-k: exact, no LP
         assert ub.value >= float(opt.value) - 1e-9
-        if spec.get("children") == "topk":
+        if law.children == "topk":
             assert ub.value == pytest.approx(opt.value, abs=1e-7)
 
 
@@ -64,17 +64,21 @@ def test_one_token_bound_is_alpha_star(children, b):
 
 
 @pytest.mark.parametrize(
-    "spec",
-    [dict(shape=(2, 2), children="swor"), dict(shape=(3, 1), children="iid"), dict(length=2, k=3, drafts="swor")],
+    "law",
+    [
+        tree.TreeDraftLaw((2, 2), "swor"),
+        tree.TreeDraftLaw((3, 1), "iid"),
+        tree.TreeDraftLaw(length=2, k=3, children="swor"),
+    ],
     ids=str,
 )
-def test_sampled_bound_is_unbiased(spec):
+def test_sampled_bound_is_unbiased(law):
     """The Rao-Blackwellised bound (laws at the sampled trees' nodes only) agrees with
     the exact bound within 5σ (the exact one caps each depth by the one above, which
     can only lower it)."""
     t, d = tree.synthetic_pair(10, rng=5, scale=1.5)
-    ex = tree.upper_bound(t, d, **spec)
-    sa = tree.upper_bound(t, d, samples=600, rng=np.random.default_rng(1), **spec)
+    ex = tree.upper_bound(t, d, drafts=law)
+    sa = tree.upper_bound(t, d, drafts=law, samples=600, rng=np.random.default_rng(1))
     uncapped = ex.details["per_depth"]
     assert sa.method == "sampled" and sa.std_err > 0
     assert abs(sa.value - ex.value) < 5 * sa.std_err or sa.value > ex.value

@@ -20,7 +20,7 @@ def test_sweep_on_a_dask_cluster_matches_the_default_backend():
         drafts=laws,
         verifiers=("token", "traversal", "target_only"),
         samples=40,
-        seed=7,
+        rng=7,
     )
     local = tree.sweep(sources, n_jobs=1, **kw)
     swor2 = [tree.TreeDraftLaw(length=1, k=2, children="swor")]

@@ -92,14 +92,14 @@ def test_clustered_error_is_larger_when_trees_of_a_prompt_agree():
 def test_simulate_needs_children_with_shape():
     p = lambda u: [0.5, 0.5]  # noqa: E731
     with pytest.raises(InputError, match="^children:") as e:
-        tree.simulate(p, p, shape=(2,), verifier="token", samples=10, rng=0)
+        tree.simulate(p, p, drafts=tree.TreeDraftLaw((2,), "iid"), verifier="token", samples=10, rng=0)
     with pytest.raises(InputError, match="^children:"):
-        tree.accepted_tokens(p, p, shape=(2,), verifier="token")
+        tree.accepted_tokens(p, p, drafts=tree.TreeDraftLaw((2,), "iid"), verifier="token")
     assert "\n" not in str(e.value)
     with pytest.raises(InputError, match="^children:"):
-        tree.simulate(p, p, length=1, children="iid", samples=10, rng=0)
+        tree.simulate(p, p, drafts=tree.TreeDraftLaw(length=1), samples=10, rng=0)
     with pytest.raises(InputError, match="^steps:"):
-        tree.simulate(p, p, length=1, samples=0, rng=0)
+        tree.simulate(p, p, drafts=tree.TreeDraftLaw(length=1), samples=0, rng=0)
 
 
 # ---------------------------------------------------------------- target-only on i.i.d. shapes
@@ -163,7 +163,7 @@ def test_enumeration_refuses_before_the_work():
         return [0.1] * 10
 
     with pytest.raises(MethodError, match="max_trees") as e:
-        tree.accepted_tokens(q, q, shape=(3, 3), children="iid", verifier="token")
+        tree.accepted_tokens(q, q, drafts=tree.TreeDraftLaw((3, 3), "iid"), verifier="token")
     assert "\n" not in str(e.value) and "samples=" in str(e.value)
     assert len(calls) < 200  # refused from the count, not after listing 200,000 trees
 

@@ -96,7 +96,9 @@ def test_exactly_lossless_and_exact_value(shape, children, verifier):
             P = Q  # p = q
         if children == "topk" and verifier != "target_only":
             with pytest.raises(MethodError, match="top-k"):
-                tree.accepted_tokens(P.__getitem__, Q.__getitem__, shape=shape, children=children, verifier=verifier)
+                tree.accepted_tokens(
+                    P.__getitem__, Q.__getitem__, drafts=tree.TreeDraftLaw(shape, children), verifier=verifier
+                )
             return
         out = defaultdict(F)
         for t, pr in enumerate_shaped(Q.__getitem__, shp, children):
@@ -253,15 +255,15 @@ def test_shape_errors():
         ([(0,), (-1,)], ">= 0"),
     ]:
         with pytest.raises(InputError, match=msg):
-            tree.accepted_tokens(p, p, shape=bad, children="topk", verifier="target_only")
+            tree.accepted_tokens(p, p, drafts=tree.TreeDraftLaw(bad, "topk"), verifier="target_only")
     with pytest.raises(InputError, match="children"):
-        tree.accepted_tokens(p, p, shape=(2,), verifier="target_only")
+        tree.accepted_tokens(p, p, drafts=tree.TreeDraftLaw((2,), "iid"), verifier="target_only")
     with pytest.raises(InputError, match="children"):
-        tree.accepted_tokens(p, p, shape=(2,), children="beam", verifier="target_only")
+        tree.accepted_tokens(p, p, drafts=tree.TreeDraftLaw((2,), "beam"), verifier="target_only")
     with pytest.raises(InputError, match="not both"):
-        tree.accepted_tokens(p, p, length=2, shape=(2,), children="topk")
+        tree.accepted_tokens(p, p, drafts=tree.TreeDraftLaw((2,), "topk"))
     with pytest.raises(MethodError, match="one chain"):
-        tree.accepted_tokens(p, p, shape=(2,), children="swor", verifier="block")
+        tree.accepted_tokens(p, p, drafts=tree.TreeDraftLaw((2,), "swor"), verifier="block")
     assert as_shape((3, 2, 1)).size == 3 + 6 + 6
     assert as_shape((2, 2)).paths == ((0,), (1,), (0, 0), (0, 1), (1, 0), (1, 1))
 

@@ -223,7 +223,7 @@ def test_kseq_lower_bound_claim():
 
 def test_kseq_rho_is_the_root():
     for p, q, k in INST[:100]:
-        rho = V.kseq_rho(p, q, k)
+        rho = V._kseq.kseq_rho(p, q, k)
         assert 1.0 <= rho <= k
         beta = np.minimum(q, p / rho).sum()
         h = rho * beta - (1 - (1 - beta) ** k)
