@@ -368,7 +368,7 @@ class Verification(Tabular):
                 parts.append(
                     f"lower bound not proved: the {self.witness} reaches {_num(self.lower_bound)}, "
                     f"{_num(self.lower_gap)} below the value (not tight in general, so this neither confirms nor "
-                    "refutes the value); drafts without replacement are certified by a max flow up to 200,000 draft sets"
+                    "refutes the value)"
                 )
             else:
                 parts.append(

@@ -73,10 +73,12 @@ def _gamma(m: float) -> float:
 
 
 def certified_order(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """(order, c, s): the tokens with q > 0 by fl(p/q) ascending (ties in any order), then the
-    tokens with q = 0; c[i] ≤ p_i/q_i for the i-th token of the order, non-decreasing over the
-    first s = #{q > 0} (p̃ = c·q ≤ p ties every merged group); c = +inf where q = 0."""
+    """(order, c, s): the tokens with q > 0 by fl(p/q') ascending (ties in any order), then the
+    tokens with q = 0, with q' = q·2^:func:`_shift` (the same order as p/q, without overflow);
+    c[i] ≤ p_i/q'_i for the i-th token of the order, non-decreasing over the first
+    s = #{q > 0} (p̃ = c·q' ≤ p ties every merged group); c = +inf where q = 0."""
     pos = np.flatnonzero(q > 0)
+    q = np.ldexp(q, _shift(q))  # every positive rate ≥ 2⁻⁹⁰⁰: p/q cannot overflow for p ≤ 1
     with np.errstate(over="ignore", under="ignore", divide="ignore"):
         phi = p[pos] / q[pos]
     o = np.argsort(phi, kind="stable")
@@ -86,6 +88,12 @@ def certified_order(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarra
     c[phi < 2.0**-1000] = 0.0
     c[np.isinf(phi)] = np.finfo(np.float64).max
     return order, np.concatenate([c, np.full(order.size - pos.size, np.inf)]), int(pos.size)
+
+
+def _shift(q: np.ndarray) -> int:
+    """The power of two that lifts the smallest positive rate to at least 2⁻⁹⁰⁰."""
+    pos = q[q > 0]
+    return max(0, -900 - int(np.floor(np.log2(pos.min())))) if pos.size else 0
 
 
 # ------------------------------------------------------------------- sums rounded outward
@@ -258,7 +266,8 @@ def _integrals(q: np.ndarray, rows: np.ndarray, lam: np.ndarray, k: int) -> dict
         with np.errstate(over="ignore", invalid="ignore"):
             R = np.expm1(np.minimum(ee * U * 1.01, 700.0)) + _gamma(GAUSS_M + 4)
             absf = 1e-290 * (j_stop + 1) * k
-            lo_c = np.maximum(0.0, Q * (1.0 - R) - err - hh * 2.0 * absf)
+            lo_c = Q * (1.0 - R) - err - hh * 2.0 * absf
+            lo_c = np.where(np.isfinite(lo_c) & (lo_c > 0.0), lo_c, 0.0)  # the panel's integral is ≥ 0
             hi_c = Q * (1.0 + R) + err + hh * 2.0 * absf
         lo[:] += lo_c
         hi[:] += np.where(np.isfinite(hi_c), hi_c, np.inf)
@@ -304,18 +313,25 @@ def _complement_k2(qo: np.ndarray, lam_lo, lam_hi, tot_lo, tot_hi, rows) -> tupl
 
 def _complement_bounds(qo: np.ndarray, k: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """(lower, upper, panels): bounds on 1 − D(S_j) for the prefixes ``rows`` of the order
-    whose rates are ``qo``; every such prefix holds at least k and not all tokens with q > 0."""
+    whose rates are ``qo``; every such prefix holds at least k and not all tokens with q > 0.
+    The rates are first scaled by an exact power of two that makes every positive one at least
+    2⁻⁹⁰⁰ (1 − D is scale-free), so no product below is subnormal and t stays finite."""
+    qo = np.ldexp(qo, _shift(qo))
     lam_lo, lam_hi = _suffix(qo)
     tot_lo, tot_hi = lam_lo[0], lam_hi[0]
     if k == 1:
         return lam_lo[rows] / tot_hi * (1 - U), lam_hi[rows] / tot_lo * (1 + U), 0
     if k == 2:
-        lo, hi = _complement_k2(qo, lam_lo, lam_hi, tot_lo, tot_hi, rows)
-        return lo, hi, 0
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            lo, hi = _complement_k2(qo, lam_lo, lam_hi, tot_lo, tot_hi, rows)
+        if np.isfinite(lo).all() and np.isfinite(hi).all() and hi.max(initial=0.0) < 1e300:
+            return np.minimum(lo, 1.0), np.minimum(hi, 1.0), 0
+        # qᵢ/q(Ω∖{i}) overflowed (a token holds all but subnormal mass): the integral instead
     r = _integrals(qo, rows, lam_lo, k)
-    lo = lam_lo[rows] * r["lo"] * (1.0 - _gamma(2))
     with np.errstate(invalid="ignore", over="ignore"):
+        lo = lam_lo[rows] * r["lo"] * (1.0 - _gamma(2))
         hi = lam_hi[rows] * r["hi"] * (1.0 + _gamma(2))
+    lo = np.where(np.isfinite(lo), lo, 0.0)  # never an overflow for a lower bound
     return np.minimum(lo, 1.0), np.minimum(np.where(np.isfinite(hi), hi, 1.0), 1.0), r["panels"]
 
 
@@ -342,7 +358,7 @@ def swor_lower_bound(p: np.ndarray, q: np.ndarray, k: int, value: float, tol: fl
     order, c, s = certified_order(p, q)
     qo = q[order]
     with np.errstate(over="ignore", invalid="ignore"):
-        pt = np.where(np.arange(order.size) < s, c * qo, p[order])
+        pt = np.where(np.arange(order.size) < s, c * np.ldexp(qo, _shift(qo)), p[order])
     P_lo = _prefix_lo(pt * (1 - U)) - np.arange(order.size + 1) * 2.0**-1074
     P_lo = P_lo[: s + 1]
     npos = np.concatenate([[0], np.cumsum(qo > 0)])[: s + 1]

@@ -37,8 +37,13 @@ def verify(
     (WithoutReplacement, Independent, Joint whose set law lists within 200,000 entries —
     without replacement its recursion visits every subset of at most k tokens of the support,
     so those count, except at k = the support, one set; exact in Fractions).
-    Where no optimal witness is known (larger WithoutReplacement laws) the bound reported is
-    a valid greedy-vertex bound, below α* in general, and ``ok`` is False.
+    Without replacement beyond 200,000 draft sets both bounds are proved from Theorem 2.7
+    (docs/theory.md §2.2): the minimum over the n + 1 prefixes of the p/q order, each bounded
+    with outward rounding (closed forms for k ≤ 2, Gauss–Legendre with a proved error bound
+    for k ≥ 3), and (★) at the subset rounded up
+    (:mod:`optaccept.optimal._swor_certificate`).  Where no optimal witness is known
+    (larger Independent laws) the bound reported is a valid greedy-vertex bound, below α* in
+    general, and ``ok`` is False.  ``basis`` of the answer says what backs each bound.
 
     Exact results are re-checked in exact arithmetic, both bounds.
 
