@@ -269,6 +269,11 @@ class Verification(Tabular):
         Whether the witness's construction reaches α* when the value is right (a plan, the
         optimal verifier's layout, a max flow); False for a valid bound that is not tight in
         general, whose shortfall then neither confirms nor refutes the value.
+    basis : str or None
+        What backs each bound, in words: for the upper bound how D(set ⊆ S) at the subset was
+        evaluated (the law's float formula, exact, or with outward rounding), for the lower
+        bound the witness or theorem (e.g. Theorem 2.7 of docs/theory.md §2.2 with interval
+        evaluation for drafts without replacement at scale).  Shown by the repr.
     """
 
     dual_value: float | Fraction
@@ -283,6 +288,7 @@ class Verification(Tabular):
     lower_violation: float | Fraction | None = None
     witness: str | None = None
     witness_optimal: bool = True
+    basis: str | None = None
 
     @property
     def value(self) -> float | Fraction:
@@ -362,7 +368,7 @@ class Verification(Tabular):
                 parts.append(
                     f"lower bound not proved: the {self.witness} reaches {_num(self.lower_bound)}, "
                     f"{_num(self.lower_gap)} below the value (not tight in general, so this neither confirms nor "
-                    "refutes the value); drafts without replacement are certified by a max flow up to 200,000 draft sets"
+                    "refutes the value)"
                 )
             else:
                 parts.append(
@@ -384,6 +390,8 @@ class Verification(Tabular):
             ]
         if self.witness is not None:
             out += [("lower_bound", self.lower_bound), ("lower_gap", self.lower_gap), ("witness", self.witness)]
+        if self.basis is not None:
+            out.append(("basis", self.basis))
         if not self.ok:
             out.append(("message", self.message))
         return out
