@@ -45,7 +45,7 @@ ov.conditional((1, 3, 1, 4)); ov.sample(np.random.default_rng(0), size=1000)
 """,
     "tree.accepted_tokens": """
 from optaccept import tree
-target, draft = tree.synthetic_pair(5, seed=2)
+target, draft = tree.synthetic_pair(5, rng=2)
 tree.accepted_tokens(target, draft, tree.TreeDraftLaw(length=2, k=2, children="iid"), verifier="optimal")
 """,
     "audit.audit_verifier": """

@@ -4,7 +4,7 @@ the requests each test needs (``audit.sample_size``) against the 0/1-average gat
     .venv/bin/python benchmarks/bench_gate.py [--quick] [--out benchmarks/results/gate.md]
 
 Pools: requests decoded with speculative sampling of γ = 3 drafted tokens per step on
-``tree.synthetic_pair(n=32, seed=r, noise=…)`` (``audit._logs.synthetic_chain_log``; request r decodes
+``tree.synthetic_pair(n=32, rng=r, noise=…)`` (``audit._logs.synthetic_chain_log``; request r decodes
 24 tokens), one pool for the baseline draft (noise 1.0) and one per worse draft (larger noise:
 the same target, a draft that accepts less).  A simulated run draws its R requests with
 replacement from a pool (a bootstrap from 3,000 decoded requests per draft); the baseline run and

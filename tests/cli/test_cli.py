@@ -203,6 +203,17 @@ def test_version_agrees_with_the_package() -> None:
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"optaccept {oa.__version__}"
     assert oa.__version__ == importlib.metadata.version("optaccept")
+    # one version everywhere: pyproject, the citation file, the changelog's newest entry
+    import pathlib
+    import re
+    import tomllib
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    version = tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"]
+    assert oa.__version__ == version
+    assert re.search(rf"^version: {re.escape(version)}$", (root / "CITATION.cff").read_text(), re.M)
+    newest = re.search(r"^## \[([^\]]+)\]", (root / "CHANGELOG.md").read_text(), re.M)
+    assert newest and newest.group(1) == version
 
 
 def test_broken_pipe_ends_quietly(tmp_path) -> None:
