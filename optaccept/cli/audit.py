@@ -80,19 +80,20 @@ def _handler(args: argparse.Namespace) -> int:
     from ..audit import audit_chain_log, audit_log, audit_topm_log
 
     names = ("P", "Q", "X", "Y", "m", "ids", "probs", "n")
-    try:
-        loaded = np.load(args.log, allow_pickle=False)
-    except (zipfile.BadZipFile, ValueError, EOFError):
-        raise InputError(f"{args.log}: not a .npz file of arrays (np.savez with P, Q, X, Y)") from None
-    if not isinstance(loaded, np.lib.npyio.NpzFile):  # a .npy file: one array, not a log
-        raise InputError(
-            f"{args.log}: holds a single array, not a log; save the log's arrays with np.savez (P, Q, X, Y)"
-        )
-    try:
-        with loaded as f:
-            arrays = {a: f[a] for a in names if a in f.files}
-    except (zipfile.BadZipFile, ValueError, EOFError):
-        raise InputError(f"{args.log}: not a .npz file of arrays (np.savez with P, Q, X, Y)") from None
+    with open(args.log, "rb") as handle:  # closed even when numpy's reader fails on the file
+        try:
+            loaded = np.load(handle, allow_pickle=False)
+        except (zipfile.BadZipFile, ValueError, EOFError):
+            raise InputError(f"{args.log}: not a .npz file of arrays (np.savez with P, Q, X, Y)") from None
+        if not isinstance(loaded, np.lib.npyio.NpzFile):  # a .npy file: one array, not a log
+            raise InputError(
+                f"{args.log}: holds a single array, not a log; save the log's arrays with np.savez (P, Q, X, Y)"
+            )
+        try:
+            with loaded as f:
+                arrays = {a: f[a] for a in names if a in f.files}
+        except (zipfile.BadZipFile, ValueError, EOFError):
+            raise InputError(f"{args.log}: not a .npz file of arrays (np.savez with P, Q, X, Y)") from None
     if not 0 < args.false_alarm < 1:
         raise InputError(f"--false-alarm: must lie in (0, 1), got {args.false_alarm}")
 

@@ -71,18 +71,20 @@ def _read_archive(
     if not path.is_file():
         what = "is a folder, not a file" if path.is_dir() else "does not exist"
         raise InputError(f"path: {path} {what}")
-    try:
-        obj = np.load(path, allow_pickle=False)
-    except _READ_ERRORS as exc:
-        detail = "" if "pickled" in str(exc) else f" ({_first_line(exc)})"
-        raise InputError(f"path: {path} is not {kind}{detail}") from None
-    if not isinstance(obj, np.lib.npyio.NpzFile):
-        raise InputError(f"path: {path} holds a single array, not {kind}")
-    try:
-        with obj as z:
-            data = {name: z[name] for name in z.files}
-    except _READ_ERRORS as exc:
-        raise InputError(f"path: {path} is damaged ({_first_line(exc)})") from None
+    # the file is opened here, so that it is closed even when numpy's reader fails on it
+    with path.open("rb") as handle:
+        try:
+            obj = np.load(handle, allow_pickle=False)
+        except _READ_ERRORS as exc:
+            detail = "" if "pickled" in str(exc) else f" ({_first_line(exc)})"
+            raise InputError(f"path: {path} is not {kind}{detail}") from None
+        if not isinstance(obj, np.lib.npyio.NpzFile):
+            raise InputError(f"path: {path} holds a single array, not {kind}")
+        try:
+            with obj as z:
+                data = {name: z[name] for name in z.files}
+        except _READ_ERRORS as exc:
+            raise InputError(f"path: {path} is damaged ({_first_line(exc)})") from None
     if "meta" not in data or "checksum" not in data:
         raise InputError(f"path: {path} is not {kind}")
     try:

@@ -193,7 +193,10 @@ class _TraversalState:
             v = stack.pop()
             for c in self.kids.get(v, ()):
                 x = self.tree.token(c)
-                ratio = self.a[v] * self.Mb[v][x] / self.Ms[v][x]
+                with np.errstate(
+                    divide="ignore", invalid="ignore"
+                ):  # Ms = 0: the law ran out; ratio ≥ 1 or NaN, as before
+                    ratio = self.a[v] * self.Mb[v][x] / self.Ms[v][x]
                 self.a[c] = 1 if ratio >= 1 else ratio
                 stack.append(c)
 

@@ -28,24 +28,24 @@ class Optimal(Verifier):
 
     Parameters
     ----------
-    law : str
+    drafts : str
         Which draft law q and k build (default ``"iid"``).
     """
 
     title = "optimal verifier"
 
-    def __init__(self, law: str = "iid") -> None:
-        check_choice("law", law, _LAWS)
-        self.law = law
-        self.name = "optimal" if law == "iid" else f"optimal_{law}"  # type: ignore[misc]
-        if not LAWS[law].takes_k:  # a law that fixes k (SpecHub: 2)
+    def __init__(self, drafts: str = "iid") -> None:
+        check_choice("drafts", drafts, _LAWS)
+        self.drafts = drafts
+        self.name = "optimal" if drafts == "iid" else f"optimal_{drafts}"  # type: ignore[misc]
+        if not LAWS[drafts].takes_k:  # a law that fixes k (SpecHub: 2)
             self.min_k = self.max_k = 2  # type: ignore[misc]
 
     def __repr__(self) -> str:
-        return f"Optimal(law={self.law!r})"
+        return f"Optimal(drafts={self.drafts!r})"
 
     def _law(self, q: np.ndarray, k: int) -> DraftLaw:
-        return law_from_name(self.law, q, k, allowed=_LAWS, arg="law")
+        return law_from_name(self.drafts, q, k, allowed=_LAWS, arg="drafts")
 
     def _acceptance(self, p, q, k, notion):
         return float(optimal_acceptance(p, self._law(q, k)).value)

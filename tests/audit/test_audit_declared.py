@@ -146,10 +146,10 @@ def test_sampled_values_are_labelled_estimates_and_bounds_as_bounds():
     bound = audit.ChainAuditReport(
         lossless=True,
         accepted=1.5,
-        accepted_se=0.01,
+        std_err=0.01,
         expected=None,
         optimum=2.051,
-        gamma=3,
+        length=3,
         steps=100,
         false_alarm=1e-6,
         ks_distance={"p": 0.01},
@@ -179,7 +179,9 @@ def test_tree_exact_match_equals_target_only_and_refuses_iid():
         return v, Y
 
     shape = [(0,), (1,), (0, 0)]
-    rep = audit.audit_tree(fn, target, draft, shape, "topk", samples=3_000, rng=0, declared="exact_match")
+    rep = audit.audit_tree(
+        fn, target, draft, tree.TreeDraftLaw(shape, "topk"), samples=3_000, rng=0, declared="exact_match"
+    )
     ref = tree.accepted_tokens(target, draft, drafts=tree.TreeDraftLaw(shape, "topk"), verifier="target_only").value
     # by hand: top-2 children of the root, the top child of the first one
     q0, p0 = draft(()), target(())

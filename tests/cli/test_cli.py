@@ -227,7 +227,9 @@ def test_broken_pipe_ends_quietly(tmp_path) -> None:
     )
     proc = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True, timeout=120)
     assert len(proc.stdout) == 10
-    assert proc.stderr == "", proc.stderr
+    # nothing on stderr but, on a machine whose compiler cache is empty, the one-line notice
+    noise = [line for line in proc.stderr.splitlines() if not line.startswith("optaccept: compiling ")]
+    assert noise == [], proc.stderr
     assert proc.returncode == 0
 
 

@@ -210,9 +210,10 @@ def test_drafted_tokens_are_tokens():
     torch = pytest.importorskip("torch")
     from optaccept.optimal import optimal_verifier_batched
 
-    fns.append(optimal_verifier_batched)
     for fn in fns:
         assert "drafts" not in inspect.signature(fn).parameters
+    # where a function takes both, tokens are the drafted ids and drafts the law's name
+    assert {"tokens", "drafts"} <= set(inspect.signature(optimal_verifier_batched).parameters)
     with pytest.raises(InputError, match=r"^tokens: must have shape \(rows, 2\)"):
         fns[0](np.array([0, 1]), 0)
     assert torch is not None

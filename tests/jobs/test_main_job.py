@@ -98,10 +98,10 @@ def test_outputs_do_not_depend_on_the_thread_count(tmp_path):
     2 threads: they are computed in float64 from shipped data, written with the tables'
     precision policy."""
     code = (
-        "import sys; from pathlib import Path; from optaccept import jobs; "
+        "import sys; from pathlib import Path; from optaccept.jobs import _main; "
         "from optaccept.jobs import trees; from optaccept.tree import budget_curve; "
         "out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path('out'); "
-        "assert jobs._main.run_all(out, quick=True, only=['core', 'verifiers']) == 0; "
+        "assert _main.run_all(out, quick=True, only=['core', 'verifiers']) == 0; "
         "trees.budget_report(budget_curve(trees.stored_budget_models(), trees.BUDGETS, progress=False), "
         "out / 'trees_budget', 'stored laws')"
     )
@@ -126,7 +126,7 @@ def test_quick_run_log_is_not_doubled(tmp_path, monkeypatch):
     other folder keeps <figures>/local/main-job.log."""
     monkeypatch.chdir(tmp_path)
     assert jobs._main.run_all(quick=True, only=["core"]) == 0
-    assert (tmp_path / jobs.QUICK_DIR / "main-job.log").is_file()
-    assert not (tmp_path / jobs.QUICK_DIR / jobs.LOG_DIR).exists()
+    assert (tmp_path / jobs._main.QUICK_DIR / "main-job.log").is_file()
+    assert not (tmp_path / jobs._main.QUICK_DIR / jobs._main.LOG_DIR).exists()
     assert jobs._main.run_all(tmp_path / "out", quick=True, only=["core"]) == 0
-    assert (tmp_path / "out" / jobs.LOG_DIR / "main-job.log").is_file()
+    assert (tmp_path / "out" / jobs._main.LOG_DIR / "main-job.log").is_file()

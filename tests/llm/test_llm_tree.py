@@ -12,8 +12,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from optaccept import InputError, llm, real, sequence, tree  # noqa: E402
-from optaccept.llm import _layerskip, _models, _prompts  # noqa: E402
 from optaccept.drafts import IID, WithoutReplacement  # noqa: E402
+from optaccept.llm import _layerskip, _models, _prompts  # noqa: E402
 from optaccept.optimal import optimal_acceptance  # noqa: E402
 from optaccept.real import tree_table  # noqa: E402
 
@@ -100,7 +100,13 @@ def test_tree_extraction_matches_chains_tiny(tiny, drafts, tmp_path):
     pair = llm.ModelPair(tiny, _Tok(), _layerskip.layer_skip(tiny, [0, 2]), draft_warp=_models.Warp(1.3))
     prompts = ["123", "4567", "89"]
     trees = llm.extract_trees(
-        pair, prompts, k=3, length=3, drafts=drafts, trees_per_prompt=2, device="cpu", chat=False, progress=False
+        pair,
+        prompts,
+        drafts=tree.TreeDraftLaw(length=3, k=3, children=drafts),
+        trees_per_prompt=2,
+        device="cpu",
+        chat=False,
+        progress=False,
     )
     assert trees.n_trees == 6 and trees.k == 3 and trees.length == 3
     ids = [[1] + [3 + int(c) for c in s] for s in prompts]
@@ -142,7 +148,9 @@ def test_checkpoint_resumes(tiny, tmp_path):
 
 def test_sequence_models_and_replay(tiny):
     pair = llm.ModelPair(tiny, _Tok(), _layerskip.layer_skip(tiny, [0, 1]))
-    trees = llm.extract_trees(pair, ["314"], k=2, length=2, device="cpu", chat=False, progress=False)
+    trees = llm.extract_trees(
+        pair, ["314"], drafts=tree.TreeDraftLaw(length=2, k=2), device="cpu", chat=False, progress=False
+    )
     stored_t, stored_d = trees.models(0)
     live_t, live_d = llm.sequence_models(pair, [1, 6, 4, 7], device="cpu")
     chains = trees.chains(0)
@@ -186,7 +194,7 @@ def test_smollm2_layerskip_trees(smollm2_pair):
     assert pair.draft is not pair.target and len(pair.draft.model.layers) == 26
     assert "layer skip" in pair.draft_id
     prompts = llm.builtin_prompts()[:1]
-    trees = llm.extract_trees(pair, prompts, k=2, length=2, device="cpu", progress=False)
+    trees = llm.extract_trees(pair, prompts, drafts=tree.TreeDraftLaw(length=2, k=2), device="cpu", progress=False)
     assert trees.vocab_size == 49152 and trees.n_trees == 1
     from optaccept.llm._extract import _encode
 

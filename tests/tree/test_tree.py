@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import optaccept as oa
-from optaccept import InputError, MethodError, tree
+from optaccept import InputError, MethodError, real, tree
 from optaccept.sequence import MarkovPair, PositionPair
 
 VERIFIERS = ("token", "block", "traversal", "token_optimal", "optimal", "target_only")
@@ -281,16 +281,15 @@ def test_rao_blackwell_matches_exact(tmp_path):
         tree.sample_accepted_tokens,
         P.__getitem__,
         Q.__getitem__,
-        length=2,
-        drafts="swor",
+        drafts=tree.TreeDraftLaw(length=2, k=2, children="swor"),
         rng=3,
         chunk=100,
         progress=False,
         checkpoint=tmp_path,
     )
-    run(k=2, trees=300)
+    run(samples=300)
     assert len(list(tmp_path.glob("trees-*.npz"))) == 3
-    again = run(k=2, trees=600)
+    again = run(samples=600)
     for v in out:
         np.testing.assert_array_equal(again[v].details["values"], out[v].details["values"])
     with pytest.raises(InputError, match="checkpoint"):
@@ -343,8 +342,10 @@ def test_object_protocol_and_errors():
     assert "token" in repr(r) and "<table>" in r._repr_html_()
     with pytest.raises(InputError, match="verifier"):
         tree.accepted_tokens(_Obj(p), _Obj(q), verifier="nope")
-    with pytest.raises(InputError, match="drafts"):
+    with pytest.raises(InputError, match="children"):
         tree.accepted_tokens(_Obj(p), _Obj(q), drafts=tree.TreeDraftLaw(children="beam"))
+    with pytest.raises(InputError, match="drafts"):
+        tree.accepted_tokens(_Obj(p), _Obj(q), drafts="iid")
     with pytest.raises(MethodError, match="block"):
         tree.accepted_tokens(_Obj(p), _Obj(q), drafts=tree.TreeDraftLaw(k=2), verifier="block")
     with pytest.raises(MethodError, match="top-k"):
@@ -368,9 +369,7 @@ def test_sweep_default_backend():
     rows = tree.sweep(
         {"syn": (target, draft)},
         temperatures=(1.0, 0.5),
-        ks=(1, 2),
-        lengths=(2,),
-        drafts=("iid",),
+        drafts=tuple(tree.TreeDraftLaw(length=2, k=k, children="iid") for k in (1, 2)),
         verifiers=("token", "block"),
         n_jobs=1,
     )
@@ -441,8 +440,9 @@ def test_sweep_over_distribution_files(tmp_path):
     for i in range(2):
         t, d = rng.dirichlet(np.ones(4), size=3), rng.dirichlet(np.ones(4), size=3)
         paths.append(Distributions(t, d, meta={"i": i}).save(tmp_path / f"d{i}.npz"))
+    swor = (tree.TreeDraftLaw(length=2, k=2, children="swor"),)
     rows = tree.sweep(
-        paths, ks=(2,), lengths=(2,), drafts=("swor",), verifiers=("token", "traversal", "optimal"), n_jobs=2
+        paths, drafts=swor, verifiers=("token", "traversal", "optimal"), n_jobs=2, loader=real.load_source
     )
     assert len(rows) == 6 and all(r["skipped"] is None for r in rows)
     for r in rows:
@@ -451,7 +451,7 @@ def test_sweep_over_distribution_files(tmp_path):
         want = tree.accepted_tokens(pair, None, tree.TreeDraftLaw(length=2, k=2, children="swor"), r["verifier"])
         assert r["value"] == pytest.approx(float(want.value), abs=1e-9)
     sampled = tree.sweep(
-        paths[:1], ks=(2,), lengths=(2,), drafts=("swor",), verifiers=("token", "optimal"), samples=20, rng=0
+        paths[:1], drafts=swor, verifiers=("token", "optimal"), samples=20, rng=0, loader=real.load_source
     )
     assert sampled[0]["std_err"] > 0 and "exact" in sampled[1]["skipped"]
 

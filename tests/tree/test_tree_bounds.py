@@ -102,7 +102,8 @@ def test_heterogeneous_swor_shapes_rank_law():
 
     from optaccept.tree._api import resolve_models
     from optaccept.tree._bounds import _Pi
-    from optaccept.tree._shape import as_shape, enumerate_shaped
+    from optaccept.tree._shape import as_shape
+    from optaccept.tree._shaped_tree import enumerate_shaped
 
     for shape in ([(0,), (1,), (0, 0)], [(0,), (1,), (2,), (1, 0), (1, 1)], [(0,), (1,), (1, 0), (1, 0, 0)]):
         for seed in (1, 2):

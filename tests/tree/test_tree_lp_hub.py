@@ -15,7 +15,8 @@ from optaccept import tree
 from optaccept._errors import SolverError
 from optaccept.tree._draft import enumerate_trees
 from optaccept.tree._optimal_lp import optimal_lp
-from optaccept.tree._shape import as_shape, enumerate_shaped
+from optaccept.tree._shape import as_shape
+from optaccept.tree._shaped_tree import enumerate_shaped
 
 
 def _table(rng, n, L, kind):

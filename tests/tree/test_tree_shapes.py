@@ -19,7 +19,8 @@ from test_tree_lossless import block_law, frac_table, text_law_is_target, traver
 from optaccept import tree
 from optaccept._errors import InputError, MethodError
 from optaccept.tree._optimal_lp import optimal_lp
-from optaccept.tree._shape import as_shape, enumerate_shaped, topk_tree
+from optaccept.tree._shape import as_shape
+from optaccept.tree._shaped_tree import enumerate_shaped, topk_tree
 
 SHAPES = [(2,), (1, 1), (2, 1), (1, 2), (2, 2), [(0,), (1,), (0, 0)], [(0,), (1,), (2,), (0, 0), (1, 0), (0, 0, 0)]]
 
