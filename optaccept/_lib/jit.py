@@ -23,7 +23,8 @@ process.  The directory is set on numba's config only while optaccept's own kern
 decorated: other numba users in the process keep their caches.
 
 **The notice.**  Before a family that is not in the cache compiles, and when its compilation
-takes more than a second, one line goes to stderr, once per process (:func:`announce`).
+takes more than a second, one line goes to stderr, once per family and process
+(:func:`announce`): a process that compiles several families names each of them.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ THRESHOLDS = {"scan": 200_000, "line": 96, "swor": 160}
 COMPILE_SECONDS = {"scan": 1.5, "line": 9.0, "swor": 4.0}
 
 _LOCK = threading.Lock()
-_announced = False
+#: The families already announced in this process (at most one line each).
+_announced: set[str] = set()
 
 
 def disabled() -> bool:
@@ -150,17 +152,17 @@ def _cached(dispatcher) -> bool:
 
 def announce(family: str, dispatchers) -> None:
     """Before the first call of ``family``'s ``dispatchers``: when one of them is not in the
-    cache and the family compiles for more than a second, print one line to stderr, once per
-    process (``optaccept: compiling the … kernels once (about N s; cached in DIR)``)."""
-    global _announced
-    if _announced or COMPILE_SECONDS.get(family, 0.0) <= 1.0:
+    cache and the family compiles for more than a second, print one line to stderr, at most
+    once per family and process (``optaccept: compiling the … kernels once (about N s; cached
+    in DIR)``); another family compiling later in the process gets its own line."""
+    if family in _announced or COMPILE_SECONDS.get(family, 0.0) <= 1.0:
         return
     if all(_cached(d) for d in dispatchers):
         return
     with _LOCK:
-        if _announced:
+        if family in _announced:
             return
-        _announced = True
+        _announced.add(family)
     names = {"scan": "i.i.d. scan", "line": "optimal verifier's", "swor": "without-replacement"}
     where = cache_dir()
     if not _usable(where) and dispatchers and hasattr(dispatchers[0], "_cache"):

@@ -304,8 +304,7 @@ def respond_one(p: np.ndarray, q: np.ndarray, k: int, x: np.ndarray, u: np.ndarr
     (:func:`optaccept.optimal._line_oneshot.pick`; docs/optimal_verifier.md §8)."""
     n = p.size
     _, subset = iid_scan(p, q, k)
-    in_a = np.zeros(n, dtype=bool)
-    in_a[subset()] = True
+    in_a = subset.mask()  # the indicator of subset(), without its list of ids
     one = _line_oneshot.pick(p, q, k, in_a, x, u)  # order, layout and pieces: compiled, no GIL
     if one is not None:
         i, sy, all_s = one

@@ -496,38 +496,66 @@ def shares_py(ell, dens, left, right, amount, ptr, pcell, plen, s_home):
     return ptr[m]
 
 
+#: Cells per block of :func:`_device_py`'s masses (the block's tails, powers and sums stay in
+#: the first-level cache, and the loops over a block's cells vectorise).
+_BLOCK = 256
+
+
 def _device_py(ell, pl, k, nb, mass, dens, x, qpos, qrem, mp, mc, ma):
     """Cell masses μ(c) = T_c^k − T_{c+1}^k (T the normalised tail of the q's in layout
     order; as ℓ_c Σ_{i<k} T_c^i T_{c+1}^{k−1−i} for k ≤ 16, as in
     :func:`optaccept.optimal._line._cell_masses`), then the scan of side B (cells 0…nb−1, left
     to right) and of side A (right to left).  Writes the matches as (left, right, amount)
-    into (mp, mc, ma), line indices, and returns their number."""
+    into (mp, mc, ma), line indices, and returns their number.
+
+    The running sums of the q's from the right end (the same additions in the same order as
+    the numpy cumsum; the last one is the total) go first into ``dens``; then, block by block
+    of :data:`_BLOCK` cells, the tails T = run/total, the Horner sums over the k − 1 powers
+    (one pass over the block per power: the same operations per cell, in the same order, as
+    one cell at a time, so the same values; the passes vectorise) and the masses and
+    densities overwrite them.  A block reads the first running sum of the next block, which
+    is overwritten only after it."""
     m = ell.shape[0]
-    tot = 0.0
-    for c in range(m - 1, -1, -1):  # the same order of additions as the numpy cumsum
-        tot += ell[c]
     run = 0.0
+    for c in range(m - 1, -1, -1):  # the same order of additions as the numpy cumsum
+        run += ell[c]
+        dens[c] = run
+    tot = run
     if tot <= 0.0:
         tot = 1.0
-    t0 = run / tot
-    for c in range(m - 1, -1, -1):
-        t1 = t0  # run / tot before the cell: the previous cell's t0 (one division per cell)
-        run += ell[c]
-        t0 = run / tot
+    tb = np.empty(_BLOCK + 1)
+    hb = np.empty(_BLOCK)
+    pb = np.empty(_BLOCK)
+    for lo in range(0, m, _BLOCK):
+        hi = lo + _BLOCK if lo + _BLOCK < m else m
+        w = hi - lo
+        for j in range(w):
+            tb[j] = dens[lo + j] / tot
+        tb[w] = (dens[hi] if hi < m else 0.0) / tot  # T after the block's last cell
         if k <= 16:
-            h = 1.0
-            tp = 1.0
+            for j in range(w):
+                hb[j] = 1.0
+                pb[j] = 1.0
             for _ in range(k - 1):
-                tp *= t1
-                h = h * t0 + tp
-            mass[c] = (ell[c] / tot) * h
-        elif t0 > 0.0:
-            frac = (ell[c] / tot) / t0
-            tk = _ipow_impl(t0, k)  # numba's t0**k, also when run as plain Python
-            mass[c] = -tk * math.expm1(k * math.log1p(-frac)) if frac < 1.0 else tk
+                for j in range(w):
+                    pb[j] *= tb[j + 1]
+                    hb[j] = hb[j] * tb[j] + pb[j]
+            for j in range(w):
+                c = lo + j
+                mv = (ell[c] / tot) * hb[j]
+                mass[c] = mv
+                dens[c] = mv / ell[c] if ell[c] > 0.0 else 0.0
         else:
-            mass[c] = 0.0
-        dens[c] = mass[c] / ell[c] if ell[c] > 0.0 else 0.0
+            for j in range(w):
+                c = lo + j
+                t0 = tb[j]
+                if t0 > 0.0:
+                    frac = (ell[c] / tot) / t0
+                    tk = _ipow_impl(t0, k)  # numba's t0**k, also when run as plain Python
+                    mass[c] = -tk * math.expm1(k * math.log1p(-frac)) if frac < 1.0 else tk
+                else:
+                    mass[c] = 0.0
+                dens[c] = mass[c] / ell[c] if ell[c] > 0.0 else 0.0
     for c in range(nb):
         x[c] = mass[c] - pl[c]
     for t in range(m - nb):

@@ -358,6 +358,20 @@ def iid_scan(p: np.ndarray, q: np.ndarray, k: int, q_has_zero: bool | None = Non
         bits = _ratio_bits(p, q, q_has_zero, np.empty(n))
         return np.concatenate([np.flatnonzero(bits < np.uint64(start)), tail])
 
+    def mask() -> np.ndarray:
+        """The indicator of ``subset()`` (a bool array of n), without the list of ids: the
+        same comparison of the ratio's bit pattern, in this thread's scratch memory."""
+        if where[0] == "empty":
+            return np.zeros(n, dtype=bool)
+        if where[0] == "below" and where[1] is None:
+            return np.ones(n, dtype=bool)
+        bits = _ratio_bits(p, q, q_has_zero, _scratch_arrays(n)[0])
+        out = np.less(bits, np.uint64(where[1]))
+        if where[0] == "tokens":
+            out[where[2]] = True
+        return out
+
+    subset.mask = mask
     return best, subset
 
 

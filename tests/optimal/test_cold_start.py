@@ -1,7 +1,7 @@
 """First answers without a compiler (issue 42): small problems take the numpy or plain-Python
 forms of the compiled kernels (the size thresholds of optaccept._lib.jit), which give the
 compiled kernels' outputs; numba's cache goes to a per-user directory; a compilation is
-announced once per process.  No timing here: what is checked is what gets compiled, what is
+announced once per family and process.  No timing here: what is checked is what gets compiled, what is
 printed, and that the outputs are the same."""
 
 from __future__ import annotations
@@ -113,18 +113,49 @@ def test_compilation_is_announced_once_and_cached(tmp_path):
     assert "optaccept: compiling" not in second.stderr
 
 
-def test_notice_at_most_once_per_process(monkeypatch, capsys):
-    monkeypatch.setattr(_jit, "_announced", False)
+def test_notice_at_most_once_per_family_and_process(monkeypatch, capsys):
+    """One line per family that compiles (the first time only), none for a family that is
+    cached or compiles in about a second or less."""
+    monkeypatch.setattr(_jit, "_announced", set())
     monkeypatch.setattr(_jit, "_cached", lambda d: False)
-    for family in ("line", "swor", "line"):
+    for family in ("line", "swor", "line", "swor", "line"):
         _jit.announce(family, [object()])
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith("optaccept: compiling the optimal verifier's kernels once (about")
-    monkeypatch.setattr(_jit, "_announced", False)
+    assert len(err) == 2, err
+    assert err[0].startswith("optaccept: compiling the optimal verifier's kernels once (about")
+    assert err[1].startswith("optaccept: compiling the without-replacement kernels once (about")
     _jit.announce("nothing known", [object()])  # no estimate above a second: silent
+    monkeypatch.setattr(_jit, "_announced", set())
     monkeypatch.setattr(_jit, "_cached", lambda d: True)
     _jit.announce("line", [object()])  # in the cache: silent
+    _jit.announce("scan", [object()])
     assert capsys.readouterr().err == ""
+
+
+TWO_FAMILIES = """
+import numpy as np
+import optaccept as oa
+from optaccept.optimal import _sorted
+rng = np.random.default_rng(0)
+p, q = rng.dirichlet(np.ones(300)), rng.dirichlet(np.ones(300))
+for _ in range(2):
+    _sorted.iid_scan(p, q, 2)
+    oa.optimal_acceptance(p, oa.WithoutReplacement(q, 3))
+"""
+
+
+def test_each_family_compiling_in_a_process_is_announced(tmp_path):
+    """Two families compiling in one process (forced compiled, empty cache): one line each,
+    naming the family, however many calls; none in the next process (cached)."""
+    cache = tmp_path / "numba"
+    first = _run(TWO_FAMILIES, cache, OPTACCEPT_JIT_MIN_N="0")
+    assert first.returncode == 0, first.stderr
+    lines = [s for s in first.stderr.splitlines() if s.startswith("optaccept: compiling")]
+    assert len(lines) == 2, first.stderr
+    assert "i.i.d. scan" in lines[0] and "without-replacement" in lines[1]
+    second = _run(TWO_FAMILIES, cache, OPTACCEPT_JIT_MIN_N="0")
+    assert second.returncode == 0, second.stderr
+    assert "optaccept: compiling" not in second.stderr
 
 
 def test_cache_directory(monkeypatch, tmp_path):

@@ -1,0 +1,201 @@
+"""The decoder's path (issue 42, item 2): the optimal verifier's one-shot answer against the
+α* solve and against one pass over the row, in one run.
+
+For n = 49,152 and 131,072 and k = 2, 4, 8 (the ``logits`` family of
+``bench_optimal_verifier.py``: p = softmax of N(0, 3²) logits, q = p·e^{N(0,1)}), best of
+``--repeat`` calls each, the calls of the different timings interleaved round by round (the
+host is shared: only ratios to baselines timed in the same run count):
+
+- the α* solve, ``optimal_acceptance(p, IID(q, k), method="sorted")``;
+- the floor: one pass over n (``np.sum`` of the row) and one ``np.argsort`` of it;
+- the one-shot answer ``respond_one(p, q, k, x, u)`` (one position, one draft tuple drawn from
+  the law; the tuples are drawn once per case with their uniforms, and the time is the mean
+  over them of each tuple's best), and its ratio to the solve and to the floor; the
+  fraction of those tuples that reject (they pay the residual's marginal, O(n) more);
+- its parts after the solve: the minimiser's indicator, the order (compiled), the masses and
+  scan (compiled).
+
+With ``--previous DIR`` (a copy of an earlier ``optaccept`` package renamed ``optaccept_old``
+in DIR, e.g. ``git archive <commit> optaccept | tar -x -C DIR; mv DIR/optaccept
+DIR/optaccept_old``) its one-shot answer runs interleaved with this one on the same tuples and
+uniforms: its time, the ratio, and whether every output is the same.
+
+Then the batched form ``optimal_verifier_batched`` at n = 49,152, k = 4 (128 ``logits``
+rows, float64 CPU tensors), positions/s in one and two threads, against the α* solves of
+the same rows in one thread.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_decoder_path.py [--repeat 9] [--no-batched] [--previous DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+import numpy as np
+from bench_optimal_verifier import logit_pair
+
+import optaccept as oa
+from optaccept.optimal import _line_kernel, _line_oneshot, _line_order
+from optaccept.optimal._line import respond_one
+from optaccept.optimal._sorted import iid_scan
+
+
+def _best(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _interleaved(fns: dict, rounds: int, per_round: int = 3) -> dict:
+    """Best time of every function over ``rounds`` rounds of ``per_round`` calls each, the
+    functions taking turns round by round (so a burst of load hits them alike)."""
+    out = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            out[name] = min(out[name], _best(fn, per_round))
+    return out
+
+
+def one_position(repeat: int, previous=None) -> None:
+    print("## The one-shot answer vs the α* solve and one pass over n (logits rows)\n")
+    print(
+        "| n | k | α* | solve (ms) | np.sum (ms) | np.argsort (ms) | one-shot (ms) | ÷ solve | ÷ argsort | "
+        "÷ sum | rejected | indicator (ms) | order (ms) | masses + scan (ms) |"
+        + (" previous one-shot (ms) | previous ÷ new | same outputs |" if previous else "")
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|---|" if previous else ""))
+    for n in (49_152, 131_072):
+        p, q = logit_pair(n, seed=3)
+        for k in (2, 4, 8):
+            law = oa.IID(q, k)
+            rng = np.random.default_rng(k)
+            tuples = [(x, rng.random(3 * k + 2)) for x in law.sample(rng, 5)]
+            value, subset = iid_scan(p, q, k)
+            in_a = subset.mask()
+            a = _line_oneshot._arrays(n)
+            order = _line_order._kernel(n)
+            line, keys, ell, pl = a["line"], a["keys"], a["ell"], a["pl"]
+            m = order(p, q, in_a, line, keys, keys.view(np.float64), a["work"], ell, pl)
+            nb = int(np.count_nonzero(~in_a[q > 0]))
+            e, pp = ell[:m].copy(), pl[:m].copy()
+            kern = _line_kernel._KERNEL
+            base = {
+                "solve": lambda: oa.optimal_acceptance(p, law, method="sorted"),
+                "sum": lambda: np.sum(p),
+                "argsort": lambda: np.argsort(p),
+                "indicator": lambda: iid_scan(p, q, k)[1].mask(),
+                "order": lambda: order(p, q, in_a, line, keys, keys.view(np.float64), a["work"], ell, pl),
+                "device": lambda: kern(
+                    e, pp, k, nb, a["mass"][:m], a["dens"][:m], a["x"], a["qpos"], a["qrem"], a["mp"], a["mc"], a["ma"]
+                ),
+            }
+            for i, (x, u) in enumerate(tuples):
+                base[f"t{i}"] = lambda x=x, u=u: respond_one(p, q, k, x, u)
+                if previous:
+                    base[f"o{i}"] = lambda x=x, u=u: previous(p, q, k, x, u)
+            t = _interleaved(base, repeat)
+            one = float(np.mean([t[f"t{i}"] for i in range(len(tuples))]))
+            scan = _best(lambda: iid_scan(p, q, k), repeat)
+            extra = ""
+            if previous:
+                old = float(np.mean([t[f"o{i}"] for i in range(len(tuples))]))
+                same = all(previous(p, q, k, x, u) == respond_one(p, q, k, x, u) for x, u in tuples)
+                extra = f" {old * 1e3:.3f} | {old / one:.2f}× | {same} |"
+            rej = sum(respond_one(p, q, k, x, u) not in set(x.tolist()) for x, u in tuples)
+            ms = {kk: v * 1e3 for kk, v in t.items()}
+            print(
+                f"| {n} | {k} | {value:.6f} | {ms['solve']:.3f} | {ms['sum']:.3f} | {ms['argsort']:.3f} | "
+                f"{one * 1e3:.3f} | {one / t['solve']:.2f}× | {one / t['argsort']:.2f}× | {one / t['sum']:.0f}× | "
+                f"{rej}/{len(tuples)} | {max(ms['indicator'] - scan * 1e3, 0.0):.3f} | {ms['order']:.3f} | "
+                f"{ms['device']:.3f} |{extra}"
+            )
+
+
+def batched(repeat: int, previous: bool = False) -> None:
+    try:
+        import torch
+    except ImportError:
+        print("\n(torch not installed: no batched form)")
+        return
+    from optaccept.optimal import optimal_verifier_batched
+
+    n, k, rows = 49_152, 4, 128
+    print(f"\n## The batched form at n = {n}, k = {k} ({rows} logits rows, float64 CPU tensors)\n")
+    rng = np.random.default_rng(0)
+    P, Q, D = [], [], []
+    for r in range(rows):
+        p, q = logit_pair(n, seed=100 + r)
+        P.append(p)
+        Q.append(q)
+        D.append(oa.IID(q, k).sample(rng, 1)[0])
+    Pt, Qt = torch.tensor(np.array(P)), torch.tensor(np.array(Q))
+    Dt = torch.tensor(np.array(D), dtype=torch.int64)
+    laws = [oa.IID(q, k) for q in Q]
+    optimal_verifier_batched(Pt[:2], Qt[:2], Dt[:2], torch.Generator().manual_seed(0))
+    fns = {
+        "solves": lambda: [oa.optimal_acceptance(p, law, method="sorted") for p, law in zip(P, laws)],
+        "1": lambda: optimal_verifier_batched(Pt, Qt, Dt, torch.Generator().manual_seed(0), threads=1),
+        "2": lambda: optimal_verifier_batched(Pt, Qt, Dt, torch.Generator().manual_seed(0), threads=2),
+    }
+    if previous:
+        from optaccept_old.optimal import optimal_verifier_batched as old
+
+        old(Pt[:2], Qt[:2], Dt[:2], torch.Generator().manual_seed(0))
+        for th in (1, 2):
+            fns[f"previous, {th}"] = lambda th=th: old(Pt, Qt, Dt, torch.Generator().manual_seed(0), threads=th)
+        same = all(
+            bool(
+                (
+                    old(Pt, Qt, Dt, torch.Generator().manual_seed(s))
+                    == optimal_verifier_batched(Pt, Qt, Dt, torch.Generator().manual_seed(s))
+                ).all()
+            )
+            for s in range(2)
+        )
+        print(f"previous code's outputs the same on 2 × {rows} rows: {same}\n")
+    t = _interleaved(fns, max(repeat // 3, 2), per_round=1)
+    print("| code | threads | seconds | positions/s | α* solves/s (1 thread) | ratio to solves |")
+    print("|---|---|---|---|---|---|")
+    for th in [x for x in fns if x != "solves"]:
+        print(
+            f"| {'previous' if th.startswith('previous') else 'this'} | {th[-1]} | {t[th]:.3f} | {rows / t[th]:.0f} | {rows / t['solves']:.0f} | "
+            f"{t['solves'] / t[th]:.2f}× |"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--no-batched", action="store_true")
+    ap.add_argument("--previous", default=None, help="a directory holding an earlier package as optaccept_old")
+    args = ap.parse_args()
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    print(
+        f"# machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"numpy {np.__version__}; load average {load}\n"
+    )
+    p0, q0 = logit_pair(4096, seed=1)  # compile or load the kernels first
+    respond_one(p0, q0, 2, np.array([0, 1]), np.full(8, 0.5))
+    previous = None
+    if args.previous:
+        import sys
+
+        sys.path.insert(0, args.previous)
+        from optaccept_old.optimal._line import respond_one as previous
+
+        previous(p0, q0, 2, np.array([0, 1]), np.full(8, 0.5))
+    one_position(args.repeat, previous)
+    if not args.no_batched:
+        batched(args.repeat, previous is not None)
+    if load is not None:
+        print(f"\nload average at the end: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
