@@ -48,9 +48,12 @@ whose warning counts the rows it rescaled.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import numbers
 import sys
 import warnings
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -60,6 +63,7 @@ from .._errors import NORMALIZE_ADVICE, InputError, RenormalizedWarning
 
 __all__ = [
     "seed_of",
+    "one_renormalization_warning",
     "SUM_TOL",
     "EPS32",
     "sum_tolerance",
@@ -150,8 +154,53 @@ def sum_tolerance(n: int, dtype: Any = None) -> float:
     return tol
 
 
+#: While a call wrapped by :func:`one_renormalization_warning` runs, the rescaling messages of
+#: every distribution it validates (a tree's laws: one per prefix) are collected here.
+_RESCALED: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("optaccept_rescaled", default=None)
+
+
+def one_renormalization_warning(func: Callable) -> Callable:
+    """Decorator: a call that validates many distributions (every prefix of a tree, every
+    position of a log) warns once, with a count, instead of once per distribution.
+
+    Parameters
+    ----------
+    func : callable
+        A public function.
+
+    Returns
+    -------
+    callable
+        The function, with its rescaling messages gathered into one
+        :class:`~optaccept.RenormalizedWarning` at the caller's line.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _RESCALED.get() is not None:  # an outer call gathers them
+            return func(*args, **kwargs)
+        gathered: list[str] = []
+        token = _RESCALED.set(gathered)
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            _RESCALED.reset(token)
+        if gathered:
+            first = gathered[0].splitlines()[0]
+            more = "" if len(gathered) == 1 else f" ({len(gathered)} distributions in this call; the first shown)"
+            _warn(first + more)
+        return out
+
+    return wrapper
+
+
 def _warn(message: str) -> None:
-    """Warn at the first stack frame outside optaccept (the user's line)."""
+    """Warn at the first stack frame outside optaccept (the user's line); inside a call wrapped
+    by :func:`one_renormalization_warning`, the message is gathered for that call's one warning."""
+    gathered = _RESCALED.get()
+    if gathered is not None:
+        gathered.append(message)
+        return
     frame = sys._getframe(0)
     level = 1
     while frame is not None:

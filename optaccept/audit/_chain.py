@@ -35,7 +35,7 @@ from .._errors import InputError
 from .._lib.display import Report
 from .._lib.sampling import draw
 from .._lib.statistics import ks_threshold, ks_uniform, mean_std_err, within
-from .._lib.validation import check_choice, check_rng, check_size
+from .._lib.validation import check_choice, check_rng, check_size, one_renormalization_warning
 from ..tree import TreeDraftLaw, accepted_tokens
 from ..tree._draft import DraftTree
 from ..tree._models import as_model
@@ -221,6 +221,7 @@ def _chain_result(out: Any, B: int, gamma: int) -> tuple[np.ndarray, np.ndarray]
     return m, Y
 
 
+@one_renormalization_warning
 def audit_chain(
     fn: Callable[..., Any],
     target: Any,

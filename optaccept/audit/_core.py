@@ -385,9 +385,7 @@ def audit_verifier(
     for lo in range(0, samples, batch):
         B = min(batch, samples - lo)
         X = np.asarray(law.sample(rng, B), dtype=np.int64).reshape(B, -1)
-        Yb = np.asarray(fn(P_rows[:B], Q_rows[:B], X, rng), dtype=np.int64).reshape(-1)
-        if Yb.shape != (B,) or (Yb.size and (Yb.min() < 0 or Yb.max() >= n)):
-            raise InputError(f"fn: must return {B} token ids in [0, {n}), got shape {Yb.shape}")
+        Yb = _token_ids(fn(P_rows[:B], Q_rows[:B], X, rng), B, n)
         Y[lo : lo + B] = Yb
         acc[lo : lo + B] = (X == Yb[:, None]).any(axis=1)
     N = Y.size
@@ -481,11 +479,13 @@ def audit_log(
     rng = check_rng(rng)
     X = np.asarray(X, dtype=np.int64)
     Y = np.asarray(Y, dtype=np.int64).reshape(-1)
-    T = Y.size
+    T = len(P)  # the steps, as P counts them: each other array is checked against P and named
+    if len(Q) != T:
+        raise InputError(f"Q: must have {T} rows (one per step, as P), got {len(Q)}")
     if X.ndim != 2 or X.shape[0] != T:
-        raise InputError(f"X: must have shape ({T}, k), got {X.shape}")
-    if len(P) != T or len(Q) != T:
-        raise InputError(f"P, Q: must have {T} rows (one per step), got {len(P)} and {len(Q)}")
+        raise InputError(f"X: must have shape ({T}, k) (one row per step, as P), got {X.shape}")
+    if Y.size != T:
+        raise InputError(f"Y: must hold {T} token ids (one per step, as P), got {Y.size}")
     k = X.shape[1]
     check_choice("drafts", drafts, _DRAFT_LAWS)
     check_choice("declared", declared, DECLARED, allow_none=True)
@@ -587,3 +587,21 @@ def torch_adapter(fn: Callable[..., Any], *, device: Any = "cpu", dtype: Any = N
         return torch.as_tensor(Y).reshape(-1).to("cpu").numpy().astype(np.int64)
 
     return wrapped
+
+
+def _token_ids(out: Any, B: int, n: int) -> np.ndarray:
+    """The verifier's outputs as B integer token ids in [0, n), or one line naming what is wrong:
+    the shape as returned (not flattened), and float ids refused rather than cast (a float id is
+    an input error of the verifier, not a departure from the law)."""
+    try:
+        arr = np.asarray(out.cpu() if hasattr(out, "cpu") else out)
+    except Exception:  # noqa: BLE001 - anything numpy cannot read is the caller's mistake
+        raise InputError(f"fn: must return {B} integer token ids, got {type(out).__name__}") from None
+    if arr.shape not in ((B,), (B, 1)):
+        raise InputError(f"fn: must return {B} token ids (shape ({B},)), got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise InputError(f"fn: must return integer token ids, got dtype {arr.dtype}")
+    arr = arr.reshape(B).astype(np.int64, copy=False)
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        raise InputError(f"fn: must return token ids in [0, {n}), got ids from {arr.min()} to {arr.max()}")
+    return arr

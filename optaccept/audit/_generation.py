@@ -59,7 +59,7 @@ from .._lib.display import Report
 from .._lib.limits import show_progress
 from .._lib.sampling import draw
 from .._lib.statistics import ks_threshold, ks_uniform, ratio_mean
-from .._lib.validation import check_choice, check_rng, check_size
+from .._lib.validation import check_choice, check_rng, check_size, one_renormalization_warning
 from ..tree._draft import DraftTree
 from ..tree._models import as_model
 from ..tree._sampling import tree_value
@@ -327,6 +327,7 @@ def _chain_values(P: Any, Q: Any, start: tuple[int, ...], gamma: int, declared: 
     return dec, block
 
 
+@one_renormalization_warning
 def audit_generation(
     generate: Callable[..., Any],
     target: Any,

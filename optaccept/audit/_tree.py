@@ -27,7 +27,7 @@ import numpy as np
 from .._errors import InputError, MethodError
 from .._lib.sampling import draw
 from .._lib.statistics import ks_threshold, ks_uniform, mean_std_err, within
-from .._lib.validation import check_rng, check_size
+from .._lib.validation import check_rng, check_size, one_renormalization_warning
 from ..tree import TreeDraftLaw, accepted_tokens, upper_bound
 from ..tree._models import as_model
 from ..tree._shaped_tree import sample_shaped
@@ -37,6 +37,7 @@ from ._pit import FALSE_ALARM, ORDERS, pit_values
 __all__ = ["audit_tree"]
 
 
+@one_renormalization_warning
 def audit_tree(
     fn: Callable[..., Any],
     target: Any,

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import InputError
 from .._lib.limits import MAX_ENUMERATION
 from .._lib.subsets import subset_sums, subset_sums_exact
 from .._lib.validation import check_rng, check_size
@@ -151,7 +152,15 @@ class SpecHub(Greedy):
     batched = False
 
     def __init__(self, q: Any, *, normalize: bool = False) -> None:
-        super().__init__(q, 2, normalize=normalize)
+        try:
+            super().__init__(q, 2, normalize=normalize)
+        except InputError as exc:  # the two drafts are SpecHub's own, not a k the caller gave
+            if str(exc).startswith("k: "):
+                supp = str(exc).rsplit(" ", 1)[-1]
+                raise InputError(
+                    f"q: SpecHub drafts two distinct tokens, so q needs at least 2 tokens with q > 0; it has {supp}"
+                ) from None
+            raise
 
     @property
     def anchor(self) -> int:

@@ -212,7 +212,7 @@ class AcceptanceResult(Tabular):
     def __repr__(self) -> str:
         v = str(self.value) if self.exact else f"{float(self.value):.12g}"
         s = self.subset
-        shown = s if len(s) <= 8 else s[:8] + ("...",)
+        shown = repr(s) if len(s) <= 8 else "(" + ", ".join(map(str, s[:8])) + f", ... {len(s) - 8} more)"
         return f"AcceptanceResult(value={v}, method={self.method!r}, subset={shown}, law={self.law!r})"
 
     def _repr_html_(self) -> str:

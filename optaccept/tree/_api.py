@@ -8,6 +8,7 @@ import numpy as np
 
 from .._errors import InputError, MethodError, SolverError
 from .._lib.limits import show_progress
+from .._lib.validation import one_renormalization_warning
 from ._checks import PER_TREE, VERIFIERS, _is_markov, _plain, check_shaped, check_verifier, resolve_models
 from ._draft import _chains, enumerate_trees, node_set_law
 from ._draft_law import TreeDraftLaw, as_tree_law
@@ -19,6 +20,7 @@ from ._token_optimal import token_optimal_value
 __all__ = ["accepted_tokens", "VERIFIERS", "PER_TREE", "resolve_models", "check_verifier", "check_shaped"]
 
 
+@one_renormalization_warning
 def accepted_tokens(
     target: Any,
     draft: Any = None,

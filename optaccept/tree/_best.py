@@ -30,7 +30,7 @@ import numpy as np
 
 from .._errors import InputError, MethodError
 from .._lib.limits import show_progress
-from .._lib.validation import check_choice
+from .._lib.validation import check_choice, one_renormalization_warning
 from ..drafts import WithoutReplacement
 from ._budget import _check_sequoia_budget, _p_of, _sequoia_values, best_first, sequoia_shapes, sequoia_table
 from ._checks import check_shaped
@@ -48,6 +48,7 @@ DEFAULT_MAX_NODES = 64
 _DETERMINISTIC = ("target_only", "token_optimal", "optimal")
 
 
+@one_renormalization_warning
 def best_tree(
     pairs: Any,
     budget: int | None = None,

@@ -24,7 +24,7 @@ import numpy as np
 from .._errors import InputError
 from .._lib.limits import show_progress
 from .._lib.statistics import std_err as sample_std_err
-from .._lib.validation import check_rng
+from .._lib.validation import check_rng, one_renormalization_warning
 from ..drafts import IID, WithoutReplacement
 from ..optimal import optimal_acceptance
 from ._checks import _is_markov, resolve_models
@@ -137,6 +137,7 @@ def _p_of(P: Any, w: Prefix) -> float:
     return v
 
 
+@one_renormalization_warning
 def upper_bound(
     target: Any,
     draft: Any = None,

@@ -40,7 +40,7 @@ from .._lib.display import Estimate, Tabular, html_table, markdown_table
 from .._lib.display.files import write_records_csv
 from .._lib.limits import show_progress
 from .._lib.statistics import std_err as sample_std_err
-from .._lib.validation import check_choice
+from .._lib.validation import check_choice, one_renormalization_warning
 from ._models import as_model
 from ._shape import topk_indices
 
@@ -337,6 +337,7 @@ class BudgetCurve(Tabular):
         return html_table(header, body, title="Accepted tokens per step against the node budget")
 
 
+@one_renormalization_warning
 def budget_curve(
     pairs: Iterable[tuple[Any, Any]],
     budgets: Sequence[int] = (4, 8, 16, 32, 64),

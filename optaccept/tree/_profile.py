@@ -32,7 +32,7 @@ from .._errors import InputError, MethodError
 from .._lib.display import Tabular
 from .._lib.sampling import draw
 from .._lib.statistics import std_err as sample_std_err
-from .._lib.validation import check_choice, check_rng, check_size
+from .._lib.validation import check_choice, check_rng, check_size, one_renormalization_warning
 from ._checks import VERIFIERS, check_shaped
 from ._models import as_model
 from ._shape import Shape, as_shape, check_children
@@ -192,6 +192,7 @@ def _tree_rates(tree: Any, P: Any, Q: Any, verifier: str, depth: int) -> np.ndar
     return np.diff(np.array(cum))
 
 
+@one_renormalization_warning
 def acceptance_profile(
     pairs: Any,
     shape: Any,

@@ -27,7 +27,7 @@ from .._errors import InputError, MethodError
 from .._lib.limits import show_progress
 from .._lib.statistics import clustered_mean
 from .._lib.statistics import std_err as sample_std_err
-from .._lib.validation import seed_of
+from .._lib.validation import one_renormalization_warning, seed_of
 from ._checks import PER_TREE, check_shaped, check_verifier, resolve_models
 from ._draft import DraftTree, sample_tree
 from ._draft_law import TreeDraftLaw, as_tree_law
@@ -72,6 +72,7 @@ def tree_value(tree: DraftTree | ShapedTree, target: Any, draft: Any, verifier: 
     return PER_TREE[verifier](tree, P, Q)
 
 
+@one_renormalization_warning
 def sample_accepted_tokens(
     target: Any,
     draft: Any = None,

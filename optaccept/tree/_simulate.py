@@ -18,7 +18,7 @@ import numpy as np
 from .._errors import InputError, MethodError
 from .._lib.limits import show_progress
 from .._lib.stable import residual
-from .._lib.validation import check_choice, check_rng
+from .._lib.validation import check_choice, check_rng, one_renormalization_warning
 from ._draft import sample_tree
 from ._draft_law import TreeDraftLaw, as_tree_law
 from ._models import as_model
@@ -188,6 +188,7 @@ def simulate_step(tree: Any, P: Callable, Q: Callable, verifier: str, rng: Any) 
     return _RUNNERS[verifier](tree, P, Q, check_rng(rng))
 
 
+@one_renormalization_warning
 def simulate(
     target: Any,
     draft: Any,

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
-from .._lib.validation import seed_of
+from .._lib.validation import one_renormalization_warning, seed_of
 from ._api import accepted_tokens
 from ._checks import PER_TREE, check_verifier
 from ._draft_law import TreeDraftLaw
@@ -113,6 +113,7 @@ def _key(row: dict[str, Any]) -> list[int]:
     return [int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)]
 
 
+@one_renormalization_warning
 def sweep(
     sources: Any,
     *,

@@ -197,19 +197,26 @@ class GapTable(Tabular):
             for k in self.ks
         ]
 
-    _caption = r"Exact acceptance $\alpha$ and $\alpha^*$ of each verifier's own draft law."
+    _caption = (
+        r"Exact acceptance $\alpha$ of each verifier and $\alpha^*$ of its own draft law; "
+        r"--: the verifier is not defined for this $k$; n/a: refused at this size (see \texttt{why})."
+    )
 
     def _latex_rows(self) -> tuple[list[str], list[list[Any]]]:
-        """The page form of ``to_latex()``: α / α* per cell, ``--`` where undefined."""
-        rows = [
-            [n]
-            + [
-                "--" if self.alpha[n][k] is None else f"{self.alpha[n][k]:.4f} / {self.alpha_star[n][k]:.4f}"
-                for k in self.ks
-            ]
-            for n in self.names
-        ]
-        return ["verifier"] + [f"$k={k}$: $\\alpha$ / $\\alpha^*$" for k in self.ks], rows
+        """The page form of ``to_latex()``: two rows per verifier (α, then α* of its own draft
+        law), so that the table fits a 7-in text width up to k = 8; ``--`` where the verifier is
+        not defined for k, ``n/a`` where a value is refused at this size."""
+
+        def cell(value: Any, n: str, k: int) -> str:
+            if value is not None:
+                return f"{value:.4f}"
+            return "--" if self.why(n, k) == NOT_DEFINED else "n/a"
+
+        rows = []
+        for n in self.names:
+            rows.append([n, "$\\alpha$"] + [cell(self.alpha[n][k], n, k) for k in self.ks])
+            rows.append(["", "$\\alpha^*$"] + [cell(self.alpha_star[n][k], n, k) for k in self.ks])
+        return ["verifier", ""] + [f"$k={k}$" for k in self.ks], rows
 
     def __repr__(self) -> str:
         return f"GapTable({len(self.names)} verifiers, ks={list(self.ks)})"

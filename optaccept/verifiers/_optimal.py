@@ -36,16 +36,16 @@ class Optimal(Verifier):
 
     def __init__(self, drafts: str = "iid") -> None:
         check_choice("drafts", drafts, _LAWS)
-        self.drafts = drafts
+        self.law_name = drafts
         self.name = "optimal" if drafts == "iid" else f"optimal_{drafts}"  # type: ignore[misc]
         if not LAWS[drafts].takes_k:  # a law that fixes k (SpecHub: 2)
             self.min_k = self.max_k = 2  # type: ignore[misc]
 
     def __repr__(self) -> str:
-        return f"Optimal(drafts={self.drafts!r})"
+        return f"Optimal(drafts={self.law_name!r})"
 
     def _law(self, q: np.ndarray, k: int) -> DraftLaw:
-        return law_from_name(self.drafts, q, k, allowed=_LAWS, arg="drafts")
+        return law_from_name(self.law_name, q, k, allowed=_LAWS, arg="drafts")
 
     def _acceptance(self, p, q, k, notion):
         return float(optimal_acceptance(p, self._law(q, k)).value)

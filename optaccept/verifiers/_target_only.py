@@ -155,10 +155,10 @@ class TargetOnly(Verifier):
 
     def __init__(self, drafts: str = "iid") -> None:
         check_choice("drafts", drafts, _LAWS)
-        self.drafts = drafts
+        self.law_name = drafts
 
     def _law(self, q: np.ndarray, k: int) -> DraftLaw:
-        return law_from_name(self.drafts, q, k, allowed=_LAWS)
+        return law_from_name(self.law_name, q, k, allowed=_LAWS)
 
     def _acceptance(self, p, q, k, notion):
         return target_only_acceptance(p, self._law(q, k))
@@ -167,4 +167,4 @@ class TargetOnly(Verifier):
         return target_only_respond(p, drafts, rng)
 
     def __repr__(self) -> str:
-        return f"TargetOnly(drafts={self.drafts!r})"
+        return f"TargetOnly(drafts={self.law_name!r})"
