@@ -3,6 +3,7 @@
 #   ./run.sh main    regenerate every figure and table (figures/, benchmarks are separate)
 #   ./run.sh test    run the test suite (also installs Coq and TeX for the proof and table tests)
 #   ./run.sh setup   set-up only
+#   ./run.sh docs    build the documentation site into docs/_build/html (no warning allowed)
 # Set-up: system packages for pycddlib (libcdd-dev, libgmp-dev), a virtual environment
 # in .venv, the CPU build of torch, and optaccept with all its extras.
 set -euo pipefail
@@ -58,5 +59,12 @@ case "$cmd" in
   setup) setup ;;
   main) setup; .venv/bin/python -m optaccept.jobs "$@" ;;
   test) setup; test_setup; .venv/bin/python -m pytest -n 2 "$@" ;;
-  *) echo "usage: ./run.sh main|test|setup [args]" >&2; exit 2 ;;
+  docs)
+    setup
+    # the docs extra (sphinx, pydata-sphinx-theme, numpydoc, myst-parser) when it is missing
+    .venv/bin/python -c 'import sphinx, pydata_sphinx_theme, numpydoc, myst_parser' 2>/dev/null \
+      || .venv/bin/python -m pip install -q -e ".[docs]"
+    .venv/bin/python -m sphinx -W --keep-going -q -b html docs docs/_build/html "$@"
+    echo "run.sh: docs/_build/html/index.html" ;;
+  *) echo "usage: ./run.sh main|test|setup|docs [args]" >&2; exit 2 ;;
 esac

@@ -14,8 +14,7 @@ Methods
 ``"transport"``   primal transport LP over ordered tuples × tokens (cvxpy + HiGHS); plan = coupling
 ``"lp"``          compressed max-flow LP over draft sets (scipy HiGHS); plan = flow
 ``"subsets"``     exhaustive dual over all 2^n subsets (n ≤ 20; exact n ≤ 14)
-``"sorted"``      sorted-prefix algorithm: IID O(n log n); WithoutReplacement (any k);
-                  Greedy/SpecHub by their closed form
+``"sorted"``      sorted-prefix algorithm: IID O(n log n); WithoutReplacement (any k); Greedy/SpecHub by their closed form
 ``"closed_form"`` Khisti et al.'s two-draft expression (IID, k = 2)
 ``"auto"``        the fastest method that accepts the law, its size and its arithmetic
 

@@ -35,6 +35,7 @@ class RejectionEstimate(float, Tabular):
     vocabulary ``value`` is the mean, ``std_err`` its standard error (old name ``stderr``),
     ``method`` ``"sampled"``, ``ok`` whether a standard error exists (at least two runs);
     ``to_pandas()`` and ``to_latex()`` give them as one row.
+
     Attributes
     ----------
     counts : ndarray of int, shape (runs,)
