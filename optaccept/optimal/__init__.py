@@ -25,11 +25,14 @@ refuses with :class:`MethodError` naming a method that works — before any allo
 from ._batched import batched_optimal_acceptance
 from ._result import AcceptanceResult, Verification
 from ._solve import optimal_acceptance, two_draft_condition
+from ._table import AlphaTable, alpha_table
 from ._verifier import OptimalVerifier, optimal_verifier
 from ._verifier_batched import optimal_verifier_batched
 from ._verify import verify
 
 __all__ = [
+    "alpha_table",
+    "AlphaTable",
     "optimal_acceptance",
     "batched_optimal_acceptance",
     "verify",

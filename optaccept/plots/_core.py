@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from ..drafts import LAWS, law_from_name, law_names
-from ..optimal import optimal_acceptance
+from ..drafts import LAWS
+from ..optimal import AlphaTable, alpha_table
 from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes, palette_color
 
-__all__ = ["plot_alpha_vs_k", "alpha_curve", "LAW_STYLES"]
+__all__ = ["plot_alpha_vs_k", "LAW_STYLES"]
 
 #: law -> (legend label, marker, line style, marker size, filled).  Sizes differ so that
 #: coinciding curves stay visible (a smaller marker is drawn on top of a larger one).
@@ -22,49 +20,12 @@ LAW_STYLES = {
 }
 
 
-def alpha_curve(p: Any, q: Any, ks: Iterable[int], law: str) -> tuple[list[int], list[float]]:
-    """α*(p, law(q, k)) for each k that the law admits (k ≤ |supp q| without replacement and greedy).
-
-    Parameters
-    ----------
-    p, q : array_like, shape (n,)
-        Target and draft distributions.
-    ks : iterable of int
-        The numbers of drafts tried.
-    law : {"iid", "swor", "greedy"}
-        The draft law.
-
-    Returns
-    -------
-    ks : list of int
-        The numbers of drafts the law admits, in the order given.
-    values : list of float
-        α* at each of them.
-
-    Raises
-    ------
-    InputError
-        If ``law`` is not one of the three names (the message names ``laws``), or p or q
-        is not a distribution.
-    """
-
-    supp = int(np.count_nonzero(np.asarray(q, dtype=float)))
-    law_from_name(law, q, 1, allowed=law_names(takes_k=True), arg="laws")  # the name, refused clearly
-    xs, ys = [], []
-    for k in ks:
-        if LAWS[law].distinct_drafts and k > supp:
-            continue
-        xs.append(int(k))
-        ys.append(float(optimal_acceptance(p, law_from_name(law, q, k)).value))
-    return xs, ys
-
-
 @in_paper_style
 def plot_alpha_vs_k(
     p: Any,
-    q: Any,
+    q: Any = None,
     ks: Sequence[int] = tuple(range(1, 9)),
-    laws: Sequence[str] = ("iid", "swor", "greedy"),
+    drafts: Sequence[str] = ("iid", "swor", "greedy"),
     ax: Any = None,
     title: str | None = None,
     legend: bool = True,
@@ -78,10 +39,11 @@ def plot_alpha_vs_k(
     Parameters
     ----------
     p, q : array_like, shape (n,)
-        Target and draft distributions.
+        Target and draft distributions; or ``p`` an :class:`~optaccept.optimal.AlphaTable`
+        already computed (then ``q``, ``ks`` and ``drafts`` are the table's).
     ks : sequence of int
         The numbers of drafts on the x axis (a log scale above 10).
-    laws : sequence of {"iid", "swor", "greedy"}
+    drafts : sequence of {"iid", "swor", "greedy"}
         One curve per law.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; None: a new figure in the paper style.
@@ -95,13 +57,13 @@ def plot_alpha_vs_k(
     matplotlib.axes.Axes
         The Axes drawn on.
     """
+    table = p if isinstance(p, AlphaTable) else alpha_table(p, q, ks, tuple(drafts), verify_each=False)
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.1))
-    ks = [int(k) for k in ks]
-    supp = int(np.count_nonzero(np.asarray(q, dtype=float)))
-    stopped = [law for law in laws if law in LAWS and LAWS[law].distinct_drafts and max(ks) > supp]
-    for z, law in enumerate(laws):
+    ks, drafts, supp = list(table.ks), table.drafts, table.support
+    stopped = [law for law in drafts if LAWS[law].distinct_drafts and max(ks) > supp]
+    for z, law in enumerate(drafts):
         label, marker, ls, ms, filled = LAW_STYLES[law]
-        xs, ys = alpha_curve(p, q, ks, law)
+        xs, ys = table.curve(law)
         ax.plot(
             xs,
             ys,

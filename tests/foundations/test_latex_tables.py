@@ -148,6 +148,7 @@ def _writer_tables() -> dict[str, str]:
         "PositionGapTable.to_latex": gaps.to_latex(),
         "RealisedTable.to_latex": realised.to_latex(),
         "verifiers.gap_table": verifiers.gap_table(p, q, ks=(1, 2, 3)).to_latex(),
+        "AlphaTable.to_latex": __import__("optaccept").optimal.alpha_table(p, q, ks=range(1, 9)).to_latex(),
         "verifiers.gap_table k=2..8": verifiers.gap_table(p, q, ks=range(2, 9), progress=False).to_latex(),
         "tree_table": real.tree_table(trees, ks=(1, 2), lengths=(1, 2)).to_latex(),
         "budget curve": _budget_latex(tree.budget_curve(pairs, (2, 4, 8), progress=False)),

@@ -13,7 +13,6 @@ import importlib
 import inspect
 import math
 import pkgutil
-import re
 import warnings
 from fractions import Fraction as F
 
@@ -24,7 +23,7 @@ from test_latex_tables import _check_fits, _check_form, needs_tex
 
 import optaccept as oa
 from optaccept import audit, polyhedra, real, sequence, tree, verifiers
-from optaccept._lib.display import VOCABULARY, Estimate
+from optaccept._lib.display import VOCABULARY
 
 P = np.array([0.40, 0.25, 0.15, 0.12, 0.08])
 Q = np.array([0.30, 0.10, 0.35, 0.05, 0.20])
@@ -340,32 +339,8 @@ def test_to_latex_compiles_and_fits(name, tmp_path):
     _check_fits(table, name, tmp_path)
 
 
-@pytest.mark.parametrize("name", sorted(RENAMED))
-def test_old_names_of_the_standard_error_warn_and_agree(name):
-    r = _built(name)
-    old, new = RENAMED[name]
-    with pytest.warns(DeprecationWarning, match=rf"{name}\.{old} is renamed {name}\.{new}"):
-        got = getattr(r, old)
-    want = getattr(r, new)
-    if isinstance(want, dict):
-        assert got is want
-    else:
-        assert got == want
-    if dataclasses.is_dataclass(r):  # the old constructor keyword works too
-        kwargs = {f.name: getattr(r, f.name) for f in dataclasses.fields(r)}
-        kwargs[old] = kwargs.pop(new)
-        with pytest.warns(DeprecationWarning, match=re.escape(f"{name}({old}=...) is renamed {new}=...")):
-            again = type(r)(**kwargs)
-        assert getattr(again, new) is getattr(r, new)
 
 
-def test_estimate_cell_old_name():
-    e = Estimate(0.5, 0.01)
-    with pytest.warns(DeprecationWarning, match=r"Estimate\.se is renamed Estimate\.std_err"):
-        assert e.se == e.std_err == 0.01
-    with pytest.warns(DeprecationWarning):
-        assert Estimate(0.5, se=0.02).std_err == 0.02
-    assert str(Estimate(0.5, 0.01)) == "0.5000 ± 0.0100" and str(Estimate(0.5, 0.0)) == "0.5000"
 
 
 def test_tree_value_type_rule():

@@ -52,3 +52,22 @@ def test_ruff_clean():
     assert out.returncode == 0, out.stdout[-3000:]
     out = subprocess.run([exe, "format", "--check", "--no-cache", str(root)], capture_output=True, text=True, cwd=root)
     assert out.returncode == 0, "not formatted (run `ruff format .`):\n" + out.stdout[-3000:]
+
+
+def test_readme_is_a_front_page_whose_tour_runs() -> None:
+    """The README is a front page (what optaccept is in its first lines, the two set-up
+    commands, at most about 150 lines), and its tour runs as written and says what it returns."""
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    text = (root / "README.md").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert len(lines) <= 150, len(lines)
+    assert "optimal acceptance" in "\n".join(lines[:10])
+    assert "./run.sh main" in text and "./run.sh test" in text
+    (tour,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    scope: dict = {}
+    exec(compile(tour, "README.md", "exec"), scope)  # noqa: S102 - the README's own code
+    res = scope["res"]
+    assert round(float(res.value), 4) == 0.9075 and tuple(res.subset) == (0, 2, 4)
+    assert scope["oa"].verify(scope["p"], scope["oa"].IID(scope["q"], k=2), res).ok
