@@ -26,6 +26,14 @@ class SetLaw:
         The draft sets of positive probability, each as sorted token ids.
     probs : ndarray of float64 or tuple of Fraction
         ``probs[i]`` = P(set(x̄) = ``sets[i]``); Fractions for an exact law.
+
+    Examples
+    --------
+    >>> import optaccept as oa
+    >>> from fractions import Fraction as F
+    >>> sets = oa.IID([F(1, 2), F(1, 4), F(1, 4)], k=2).set_law()
+    >>> len(sets), sets.sets[:3], sets.probs[:3]  # P(set = {0}) = (1/2)**2, P(set = {1}) = (1/4)**2
+    (6, ((0,), (1,), (2,)), (Fraction(1, 4), Fraction(1, 16), Fraction(1, 16)))
     """
 
     sets: tuple[tuple[int, ...], ...]
