@@ -220,6 +220,16 @@ def legend_below(fig: Any, ax: Any, ncols: int = 3) -> Any:
     -------
     matplotlib.legend.Legend
         The figure legend.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from optaccept import plots
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1], [0, 1], label="a"), ax.plot([0, 1], [1, 0], label="b")
+    >>> legend = plots.legend_below(fig, ax, ncols=2)
+    >>> [t.get_text() for t in legend.get_texts()]
+    ['a', 'b']
     """
 
     handles, labels = ax.get_legend_handles_labels()

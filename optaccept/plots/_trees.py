@@ -163,6 +163,15 @@ def plot_budget_curve(curve: Any, *, ax: Any = None, title: str | None = None, l
     ------
     InputError
         If ``curve`` is not a BudgetCurve.
+
+    Examples
+    --------
+    >>> from optaccept import plots, tree
+    >>> pairs = [tree.synthetic_pair(6, rng=s) for s in range(2)]
+    >>> curve = tree.budget_curve(pairs, budgets=(2, 4), strategies=("dynamic",), progress=False)
+    >>> ax = plots.plot_budget_curve(curve)
+    >>> type(ax).__name__, ax.get_xscale()
+    ('Axes', 'log')
     """
 
     if not isinstance(curve, BudgetCurve):
