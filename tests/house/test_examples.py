@@ -97,7 +97,7 @@ def test_examples_run(name):
     obj = OBJECTS[name]
     finder = doctest.DocTestFinder(recurse=False, exclude_empty=True)
     tests = finder.find(obj, name, globs={})
-    assert tests, f"{name}: no doctest found"
+    assert sum(len(test.examples) for test in tests), f"{name}: no example found"
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     with np.printoptions(precision=4, suppress=True, legacy=False):
         for test in tests:
