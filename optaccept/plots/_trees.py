@@ -96,6 +96,14 @@ def plot_accepted_tokens(
     ------
     InputError
         If ``table`` is not a TreeTable or ``length`` is not one of its lengths.
+
+    Examples
+    --------
+    >>> from optaccept import plots, real
+    >>> table = real.tree_table(real.trees_path("iid"), ks=(1, 2), lengths=(1,), progress=False)
+    >>> ax = plots.plot_accepted_tokens(table, length=1)
+    >>> type(ax).__name__, len(ax.get_lines()) > 0
+    ('Axes', True)
     """
 
     if not isinstance(table, TreeTable):
