@@ -118,6 +118,17 @@ def plot_gaps(
     -------
     matplotlib.axes.Axes
         The Axes drawn on.
+
+    Examples
+    --------
+    >>> from optaccept import llm, plots, real
+    >>> data = real.Distributions.load(real.sample_path()).subset(range(4))
+    >>> table = llm.position_gap_table(data, ks=(2, 4), progress=False)
+    >>> ax = plots.plot_gaps(table)
+    >>> ax.get_title()
+    'draft temperature 0.7; error bars ± 1 s.e.'
+    >>> len(ax.containers)  # one error-bar series per quantity in the table
+    9
     """
     t = _temperature(table, draft_temperature)
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 4.4) if legend else (COLUMN_WIDTH, 2.6))
@@ -178,6 +189,17 @@ def plot_position_gaps(
     -------
     matplotlib.axes.Axes
         The Axes drawn on.
+
+    Examples
+    --------
+    >>> from optaccept import llm, plots, real
+    >>> data = real.Distributions.load(real.sample_path()).subset(range(4))
+    >>> table = llm.position_gap_table(data, ks=(2,), progress=False)
+    >>> ax = plots.plot_position_gaps(table, k=2, verifier="rrs")
+    >>> print(ax.get_xlabel())
+    $\\alpha$*, i.i.d. drafts, $k = 2$
+    >>> len(ax.collections)  # α* < 1 at all 4 positions: one series
+    1
     """
     t = _temperature(table, draft_temperature)
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 2.6))
