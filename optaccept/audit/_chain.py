@@ -91,6 +91,18 @@ class ChainAuditReport(Report):
     details : dict
         How ``expected`` and ``optimum`` were found, counts of transforms, and for a log the
         check that the drafts follow Q.
+
+    Examples
+    --------
+    >>> from optaccept import audit
+    >>> rep = audit.ChainAuditReport(
+    ...     lossless=True, accepted=1.2, std_err=0.02, expected=1.21, optimum=1.5, length=3, steps=1000,
+    ...     false_alarm=1e-6, ks_distance={"p": 0.01, "q": 0.02}, ks_threshold=0.05,
+    ...     accepted_law=[0.3, 0.3, 0.3, 0.1], declared="token")
+    >>> round(rep.gap, 4), round(rep.expected_z, 4), rep.detectable, rep.above_optimum, rep.ok
+    (0.3, -0.5, 0.1, False, True)
+    >>> print(str(rep).splitlines()[4].strip())
+    declared rule           token: 1.2100 (exact; z = -0.50)
     """
 
     _title = "Chain audit report"
@@ -281,6 +293,24 @@ def audit_chain(
         values out of range.
     MethodError
         If the exact values need more chains than the enumeration allows (before any call).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit, tree
+    >>> target, draft = tree.synthetic_pair(4, rng=0)
+    >>> def fn(P, Q, X, rng):  # exact match: the target samples each token, drafts kept while equal
+    ...     u = rng.random(P.shape[:2] + (1,))
+    ...     T = np.minimum((P.cumsum(-1) < u).sum(-1), P.shape[-1] - 1)  # (B, γ + 1) target tokens
+    ...     m = np.cumprod(T[:, :-1] == X, axis=1).sum(1)
+    ...     return m, T[np.arange(len(m)), m]
+    >>> rep = audit.audit_chain(fn, target, draft, 2, samples=2000, rng=0, declared="exact_match")
+    >>> rep.lossless, rep.length, rep.steps
+    (True, 2, 2000)
+    >>> round(rep.expected, 4), round(rep.optimum, 4)  # exact match against block verification
+    (0.4613, 1.3925)
+    >>> abs(rep.expected_z) < 3  # the measured accepted tokens agree with the declared rule
+    True
     """
 
     rng = check_rng(rng)
@@ -426,6 +456,26 @@ def audit_chain_log(
     InputError
         If the entries are not one per call, the log is empty, or a call's shapes or m
         do not fit its γ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit
+    >>> rng = np.random.default_rng(1)  # not the seed of the audit's own uniforms (rng=0)
+    >>> p = np.array([.4, .3, .2, .1]); q = np.array([.25, .25, .25, .25])  # the same rows at every token
+    >>> C, g = 1000, 2  # calls, drafted tokens per call
+    >>> X = rng.choice(4, size=(C, g), p=q)
+    >>> keep = rng.random((C, g)) < np.minimum(1, p[X] / q[X])
+    >>> m = np.cumprod(keep, axis=1).sum(1)  # speculative sampling along the chain
+    >>> residual = np.array([.75, .25, 0, 0])  # (p - q)+ / TV(p, q)
+    >>> Y = np.where(m < g, rng.choice(4, C, p=residual), rng.choice(4, C, p=p))
+    >>> rep = audit.audit_chain_log(np.tile(p, (C, g + 1, 1)), np.tile(q, (C, g, 1)), X, m, Y)
+    >>> rep.lossless, rep.details["drafts_follow_q"], rep.steps
+    (True, True, 1000)
+    >>> round(rep.expected, 4), round(rep.optimum, 4)  # speculative sampling, block verification
+    (1.4415, 1.4831)
+    >>> abs(rep.expected_z) < 3
+    True
     """
 
     rng = check_rng(rng)

@@ -98,6 +98,16 @@ class AuditReport(Report):
         α* of each compared draft law with the same q and k (None if not compared).
     details : dict
         Further facts of the run (the draft law, n or k; intervals of a truncated log).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit, testing, verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> fn = testing.verifier_fn(verifiers.RRS())
+    >>> rep = audit.audit_verifier(fn, p, q, k=2, samples=2000, rng=np.random.default_rng(0), declared="rrs")
+    >>> type(rep).__name__, rep.steps, rep.lossless, rep.declared
+    ('AuditReport', 2000, True, 'rrs')
     """
 
     _title = "Audit report"
@@ -356,6 +366,16 @@ def audit_verifier(
     InputError
         If an input is refused (distributions, k, ``samples``, ``false_alarm``, an unknown
         or inapplicable ``declared``), or ``fn`` returns anything but B token ids in [0, n).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit, testing, verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> fn = testing.verifier_fn(verifiers.RRS())
+    >>> rep = audit.audit_verifier(fn, p, q, k=2, samples=2000, rng=np.random.default_rng(0), declared="rrs")
+    >>> rep.lossless, round(rep.expected, 4), round(rep.alpha_star, 4)  # RRS 0.824 against alpha* 0.9075
+    (True, 0.824, 0.9075)
     """
     rng = check_rng(rng)
     pf, qf = as_distribution_pair(p, q)
@@ -475,6 +495,21 @@ def audit_log(
     InputError
         If the shapes disagree, a row is not a distribution, a token id lies outside
         [0, n), the log is empty, or ``drafts`` or ``declared`` is unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit, testing, verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> rng = np.random.default_rng(1)  # not the seed of the audit's own uniforms (rng=0)
+    >>> T = 2000
+    >>> X = rng.choice(5, size=(T, 1), p=q)  # one draft per step
+    >>> residual = np.array([.1, .15, 0, .07, 0]) / .32  # (p - q)+ / TV(p, q)
+    >>> keep = rng.random(T) < np.minimum(1, p[X[:, 0]] / q[X[:, 0]])
+    >>> Y = np.where(keep, X[:, 0], rng.choice(5, T, p=residual))  # speculative decoding
+    >>> rep = audit.audit_log(np.tile(p, (T, 1)), np.tile(q, (T, 1)), X, Y, declared="sd")
+    >>> rep.lossless, round(rep.expected, 4)  # speculative decoding: sum of min(p, q) = 0.68 per step
+    (True, 0.68)
     """
     rng = check_rng(rng)
     X = np.asarray(X, dtype=np.int64)

@@ -273,6 +273,14 @@ def chain_outputs(output_token_ids: Any, num_draft_tokens: Any = None) -> tuple[
     InputError
         If the output is not 2-D, a request emitted nothing, the padding is out of place,
         or an m exceeds its ``num_draft_tokens``.
+
+    Examples
+    --------
+    >>> from optaccept import audit
+    >>> out = [[5, 7, 2, -1], [3, -1, -1, -1]]  # request 0 accepted 2 drafts then emitted 2; request 1 none
+    >>> m, Y = audit.chain_outputs(out, num_draft_tokens=[3, 3])
+    >>> m.tolist(), Y.tolist()
+    ([2, 0], [2, 3])
     """
     out = np.asarray(output_token_ids, dtype=np.int64)
     if out.ndim != 2 or out.shape[1] < 1:
@@ -425,6 +433,14 @@ def sglang_outputs(
     InputError
         If the arrays' shapes, padding or positions do not fit SGLang's layout, or
         ``accept_token_num`` disagrees.
+
+    Examples
+    --------
+    >>> from optaccept import audit
+    >>> retrieve = [[0, 1, 2]]  # one request, a root and two drafted children, at positions 0, 1, 2
+    >>> v, Y = audit.sglang_outputs(predicts=[9, 4, 0], accept_index=[[0, 1]], retrieve_index=retrieve)
+    >>> v.tolist(), Y.tolist()  # node 1 accepted, then token 4 emitted
+    ([1], [4])
     """
     pr = np.asarray(predicts, dtype=np.int64).reshape(-1)
     ai = np.asarray(accept_index, dtype=np.int64)
@@ -495,6 +511,14 @@ def flashinfer_chain_outputs(
     ------
     InputError
         If the output is malformed or a count fails its check.
+
+    Examples
+    --------
+    >>> from optaccept import audit
+    >>> out = [[5, 7, 2, -1], [3, -1, -1, -1]]
+    >>> m, Y = audit.flashinfer_chain_outputs(out, output_emitted_draft_token_num=[2, 0])
+    >>> m.tolist(), Y.tolist()
+    ([2, 0], [2, 3])
     """
     m, Y = chain_outputs(output_token_ids)
     gamma = np.asarray(output_token_ids).shape[1] - 1
@@ -532,6 +556,14 @@ def shape_from_layout(layout: Any) -> Shape:
     ------
     InputError
         If ``layout`` is none of these layouts, or not a tree in its own.
+
+    Examples
+    --------
+    >>> from optaccept import audit
+    >>> audit.shape_from_layout([[0], [1], [0, 0]]).paths  # EAGLE / Medusa tree_choices
+    ((0,), (1,), (0, 0))
+    >>> audit.shape_from_layout("[(0,), (0, 0)]").size  # a vLLM speculative_token_tree
+    2
     """
 
     if isinstance(layout, str):

@@ -136,6 +136,17 @@ class RegressionGate(Tabular):
         A remark on the decision, or "".
     details : dict
         Further facts (the ``margin``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit
+    >>> rng = np.random.default_rng(0)
+    >>> base = {"accepted": rng.integers(0, 4, 400), "request": np.repeat(np.arange(100), 4)}
+    >>> cand = {"accepted": np.maximum(base["accepted"] - 1, 0), "request": base["request"]}
+    >>> gate = audit.regression_gate(base, cand)
+    >>> type(gate).__name__, gate.regressed, round(gate.difference, 4)
+    ('RegressionGate', True, -0.775)
     """
 
     regressed: bool
@@ -332,6 +343,16 @@ class SampleSize(Tabular):
         The baseline's mean accepted length (AL, counting the bonus token).
     steps_per_request : float
         The baseline's mean steps per request.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit
+    >>> rng = np.random.default_rng(0)
+    >>> base = {"accepted": rng.integers(0, 4, 400), "request": np.repeat(np.arange(100), 4)}
+    >>> n = audit.sample_size(base, change=0.2, power=0.9)
+    >>> n.requests_counts, round(n.baseline_al, 4), n.definition
+    (46, 2.6175, 'pooled')
     """
 
     requests: int | None
@@ -419,6 +440,16 @@ def sample_size(
     InputError
         If a probability lies outside (0, 1), ``definition`` is unknown, the log is refused
         by :func:`step_values`, or it has fewer than two requests.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit
+    >>> rng = np.random.default_rng(0)
+    >>> base = {"accepted": rng.integers(0, 4, 400), "request": np.repeat(np.arange(100), 4)}
+    >>> n = audit.sample_size(base, change=0.1)  # requests per run to see a 10 % drop of the accepted length
+    >>> type(n).__name__, n.requests_counts, n.change
+    ('SampleSize', 183, 0.1)
     """
     change = _check_prob(change, "change")
     false_alarm = _check_prob(false_alarm, "false_alarm")

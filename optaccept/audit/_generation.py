@@ -127,6 +127,24 @@ class GenerationAuditReport(Report):
         Drafted tokens per call.
     details : dict
         Further facts of the run.
+
+    Examples
+    --------
+    >>> from optaccept import audit, tree
+    >>> target = tree.synthetic_pair(6, rng=0)[0]
+    >>> def generate(prompt, rng):  # a plain sampler: one token from the target at a time
+    ...     text = list(prompt)
+    ...     for _ in range(4):
+    ...         text.append(int(rng.choice(6, p=target(tuple(text)))))
+    ...     return text[len(prompt):]
+    >>> prompts = [(1,), (2, 3)]
+    >>> rep = audit.audit_generation(generate, target, prompts=prompts, samples=100, new_tokens=4, rng=0, progress=False)
+    >>> type(rep).__name__, rep.lossless, rep.new_tokens, rep.padded
+    ('GenerationAuditReport', True, 4, 0)
+    >>> rep.tokens_per_call is None  # no draft: no counts
+    True
+    >>> sorted(rep.ks_distance)[:3]  # the pooled test and the dependence tests, along two orders
+    ['lag1-even/id', 'lag1-even/p', 'lag1-odd/id']
     """
 
     _title = "Generation audit report"
@@ -378,6 +396,29 @@ def audit_generation(
     Returns
     -------
     GenerationAuditReport
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit, tree
+    >>> target = tree.synthetic_pair(6, rng=0)[0]
+    >>> def generate(prompt, rng):  # a plain sampler: one token from the target at a time
+    ...     text = list(prompt)
+    ...     for _ in range(4):
+    ...         text.append(int(rng.choice(6, p=target(tuple(text)))))
+    ...     return text[len(prompt):]
+    >>> prompts = [(1,), (2, 3)]
+    >>> rep = audit.audit_generation(generate, target, prompts=prompts, samples=100, new_tokens=4, rng=0, progress=False)
+    >>> rep.lossless, rep.texts, rep.transforms
+    (True, 200, 800)
+    >>> def reseeded(prompt, rng):  # a fresh stream with the same seed at every step
+    ...     text = list(prompt)
+    ...     for _ in range(4):
+    ...         text.append(int(np.random.default_rng(0).choice(6, p=target(tuple(text)))))
+    ...     return text[len(prompt):]
+    >>> bad = audit.audit_generation(reseeded, target, prompts=prompts, samples=100, new_tokens=4, rng=0, progress=False)
+    >>> bad.lossless
+    False
     """
     if drafting is not None and not isinstance(drafting, ChainDrafting):
         raise InputError(f"drafting: an audit.ChainDrafting(draft, length, declared), got {drafting!r}")
@@ -559,6 +600,18 @@ def torch_lm(model: Any, vocab: int) -> Any:
         If torch is not installed.
     InputError
         If ``vocab`` is not a positive integer or ``model`` is not a sequence model.
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> from optaccept import audit, tree
+    >>> target = tree.synthetic_pair(6, rng=0)[0]
+    >>> lm = audit.torch_lm(target, 6)
+    >>> logits = lm(torch.tensor([[1, 2, 3]])).logits  # Hugging Face style: batch × length × vocabulary
+    >>> tuple(logits.shape), lm.config.vocab_size
+    ((1, 3, 6), 6)
+    >>> np.allclose(logits[0, -1].exp().numpy(), target((1, 2, 3)), atol=1e-6)  # next token after (1, 2, 3)
+    True
     """
     try:
         import torch

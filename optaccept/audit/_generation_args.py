@@ -24,6 +24,14 @@ class ChainDrafting:
         Tokens drafted per verifier call, at least 1.
     declared : {"sd", "token", "block", "exact_match", "target_only"}, optional
         The rule the loop claims; its expected tokens per call are then estimated.
+
+    Examples
+    --------
+    >>> from optaccept import audit, tree
+    >>> draft = tree.synthetic_pair(6, rng=0)[1]
+    >>> drafting = audit.ChainDrafting(draft, length=3, declared="sd")
+    >>> drafting.length, drafting.declared
+    (3, 'sd')
     """
 
     draft: Any
@@ -47,6 +55,13 @@ class GenerationOptions:
     seed_torch : bool
         When torch is imported, seed its global generator from ``rng`` before each run, so
         that loops drawing from it are reproducible and runs independent.
+
+    Examples
+    --------
+    >>> from optaccept import audit
+    >>> opts = audit.GenerationOptions(bins=4, max_lag=4)
+    >>> opts.bins, opts.max_lag, opts.seed_torch
+    (4, 4, True)
     """
 
     bins: int = 4

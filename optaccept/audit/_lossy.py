@@ -111,6 +111,19 @@ class LossyAuditReport(Report):
         The declared rule's exact acceptance and bias.
     details : dict
         Further facts of the run.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit
+    >>> p = np.array([.5, .3, .2, 0]); q = np.array([.2, .2, .3, .3])
+    >>> def claims_all(P, Q, X, rng):  # emits from p but reports every draft accepted
+    ...     return np.ones(len(X), dtype=bool), rng.choice(4, len(X), p=p)
+    >>> rep = audit.audit_lossy(claims_all, p, q, samples=5_000, rng=0, progress=False)
+    >>> type(rep).__name__, rep.accepted, round(rep.front_high, 2) < 1
+    ('LossyAuditReport', 1.0, True)
+    >>> rep.above_front, rep.ok  # no rule this little biased accepts every draft
+    (True, False)
     """
 
     _title = "Lossy-rule audit report"
@@ -260,6 +273,22 @@ def audit_lossy(
     InputError
         Naming the argument (an unknown ``declared``, a missing ``weight``, malformed output
         of ``fn``); refusals come before ``fn`` is called.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit
+    >>> p = np.array([.5, .3, .2, 0]); q = np.array([.2, .2, .3, .3]); w = 0.25
+    >>> mix = w * p + (1 - w) * q  # Hugging Face's ensemble: speculative sampling against the mixture
+    >>> def fn(P, Q, X, rng):
+    ...     x = X[:, 0]
+    ...     accepted = rng.random(len(x)) < np.minimum(1, mix[x] / q[x])
+    ...     return accepted, np.where(accepted, x, rng.choice(4, len(x), p=[.75, .25, 0, 0]))
+    >>> rep = audit.audit_lossy(fn, p, q, samples=20_000, rng=0, declared="ensemble", weight=w, progress=False)
+    >>> round(rep.tv_pq, 4), round(rep.expected, 4), round(rep.expected_bias, 4)  # 1 - w TV, (1 - w) TV
+    (0.4, 0.9, 0.3)
+    >>> round(rep.accepted, 2), rep.bias_low <= 0.3 <= rep.bias_high, rep.consistent, rep.above_front
+    (0.9, True, True, False)
     """
 
     rng = check_rng(rng)

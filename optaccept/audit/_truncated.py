@@ -103,6 +103,26 @@ def audit_topm_log(
     InputError
         If the shapes disagree, a logged row is not part of a distribution, a token id is
         out of range, or ``declared`` or ``drafts`` is unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> rng = np.random.default_rng(1)  # not the seed of the audit's own uniforms (rng=0)
+    >>> T = 2000
+    >>> X = rng.choice(5, size=(T, 1), p=q)  # one draft per step
+    >>> residual = np.array([.1, .15, 0, .07, 0]) / .32  # (p - q)+ / TV(p, q)
+    >>> keep = rng.random(T) < np.minimum(1, p[X[:, 0]] / q[X[:, 0]])
+    >>> Y = np.where(keep, X[:, 0], rng.choice(5, T, p=residual))  # speculative decoding
+    >>> ids = np.tile([0, 1, 2], (T, 1))  # the log keeps the target's top 3 only
+    >>> rep = audit.audit_topm_log(ids, p[ids], np.tile(q, (T, 1)), X, Y, declared="sd")
+    >>> rep.lossless
+    True
+    >>> [round(v, 4) for v in rep.details["expected_interval"]]  # holds the exact 0.68
+    [0.55, 0.95]
+    >>> [round(v, 4) for v in rep.details["alpha_star_interval"]]
+    [0.55, 0.75]
     """
 
     rng = check_rng(rng)

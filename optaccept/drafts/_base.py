@@ -26,6 +26,14 @@ class SetLaw:
         The draft sets of positive probability, each as sorted token ids.
     probs : ndarray of float64 or tuple of Fraction
         ``probs[i]`` = P(set(x̄) = ``sets[i]``); Fractions for an exact law.
+
+    Examples
+    --------
+    >>> import optaccept as oa
+    >>> from fractions import Fraction as F
+    >>> sets = oa.IID([F(1, 2), F(1, 4), F(1, 4)], k=2).set_law()
+    >>> len(sets), sets.sets[:3], sets.probs[:3]  # P(set = {0}) = (1/2)**2, P(set = {1}) = (1/4)**2
+    (6, ((0,), (1,), (2,)), (Fraction(1, 4), Fraction(1, 16), Fraction(1, 16)))
     """
 
     sets: tuple[tuple[int, ...], ...]
@@ -46,7 +54,22 @@ def _clean_q(q: Any, name: str, normalize: bool) -> tuple[np.ndarray, tuple[Frac
 
 
 class DraftLaw:
-    """Base class of draft laws. Subclasses are immutable after ``__init__``."""
+    """Base class of draft laws. Subclasses are immutable after ``__init__``.
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> law = oa.IID(q, k=2)
+    >>> isinstance(law, oa.DraftLaw), law.n, law.k
+    (True, 5, 2)
+    >>> round(float(law.subset_prob([0, 2, 4])), 4)  # P(set of drafts inside {0, 2, 4}) = 0.85**2
+    0.7225
+    >>> len(law.set_law())  # the 15 possible draft sets {x1, x2}
+    15
+    >>> law.sample(np.random.default_rng(0), 3).shape
+    (3, 2)
+    """
 
     #: Short name used by the command line and tables.
     name: ClassVar[str] = "law"

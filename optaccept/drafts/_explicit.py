@@ -25,6 +25,16 @@ class Independent(DraftLaw):
     ----------
     qs : array_like, shape (k, n)
         One draft distribution per row.
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> law = oa.Independent([q, p])  # draft 1 ~ q, draft 2 ~ p
+    >>> law.k, round(float(law.subset_prob([0, 1])), 4)  # q({0, 1}) * p({0, 1})
+    (2, 0.26)
+    >>> oa.optimal_acceptance(p, law).value  # a draft from p itself accepts always
+    1.0
     """
 
     name = "independent"
@@ -106,6 +116,16 @@ class Joint(DraftLaw):
         Their probabilities (sum 1; Fractions for the exact path).
     n : int, optional
         Vocabulary size (default: largest token id + 1).
+
+    Examples
+    --------
+    >>> import optaccept as oa
+    >>> from fractions import Fraction as F
+    >>> law = oa.Joint([(0, 1), (1, 0), (2, 2)], [F(1, 4), F(1, 4), F(1, 2)])
+    >>> law.n, law.k, law.subset_prob([0, 1])
+    (3, 2, Fraction(1, 2))
+    >>> oa.optimal_acceptance([F(1, 3), F(1, 3), F(1, 3)], law).value
+    Fraction(5, 6)
     """
 
     name = "joint"

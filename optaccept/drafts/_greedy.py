@@ -36,6 +36,16 @@ class Greedy(DraftLaw):
     InputError
         If q is not a distribution, k is not a positive integer, or q has fewer than k
         tokens with q > 0 (the top tokens and the last draw are distinct).
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> law = oa.Greedy(q, k=3)
+    >>> law.top  # the k - 1 = 2 most likely draft tokens, always drafted
+    (2, 0)
+    >>> round(oa.optimal_acceptance(p, law).value, 4)
+    1.0
     """
 
     name = "greedy"
@@ -145,6 +155,16 @@ class SpecHub(Greedy):
     ------
     InputError
         If q is not a distribution or has fewer than two tokens with q > 0.
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> law = oa.SpecHub(q)
+    >>> law.anchor, law.k  # the argmax of q is in every draft set
+    (2, 2)
+    >>> round(oa.optimal_acceptance(p, law).value, 4) == round(oa.optimal_acceptance(p, oa.Greedy(q, 2)).value, 4)
+    True
     """
 
     name = "spechub"

@@ -29,6 +29,16 @@ class IID(DraftLaw):
     normalize : bool
         Rescale q to sum 1 instead of refusing a sum off by more than float32 rounding
         explains (n·2⁻²³; the rule of ``optaccept._lib.validation``).
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> law = oa.IID(q, k=2)
+    >>> round(float(law.subset_prob([0, 2, 4])), 4)  # q(S)**2 = 0.85**2
+    0.7225
+    >>> round(oa.optimal_acceptance(p, oa.IID(q, k=1)).value, 4)  # one draft: sum of min(p, q)
+    0.68
     """
 
     name = "iid"

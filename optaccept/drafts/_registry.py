@@ -39,6 +39,16 @@ def law_names(**flags: bool) -> tuple[str, ...]:
     ------
     InputError
         If a flag is not one of :data:`CAPABILITIES`.
+
+    Examples
+    --------
+    >>> from optaccept import drafts
+    >>> drafts.law_names()
+    ('iid', 'swor', 'greedy', 'spechub')
+    >>> drafts.law_names(sequential=True)  # the laws a draft tree can draw a node's children from
+    ('iid', 'swor')
+    >>> drafts.law_names(takes_k=False)
+    ('spechub',)
     """
     for flag in flags:
         check_choice("flags", flag, CAPABILITIES)
@@ -76,6 +86,17 @@ def law_from_name(
     ------
     InputError
         If ``name`` is not one of the allowed names, or the law refuses q or k.
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> from optaccept import drafts
+    >>> law = drafts.law_from_name("swor", q, k=2)
+    >>> law, type(law) is oa.WithoutReplacement
+    (WithoutReplacement(n=5, k=2), True)
+    >>> drafts.law_from_name("spechub", q)  # fixes k = 2
+    SpecHub(n=5)
     """
     check_choice(arg, name, tuple(LAWS) if allowed is None else allowed)
     cls = LAWS[name]

@@ -44,6 +44,16 @@ class WithoutReplacement(DraftLaw):
     ------
     InputError
         If q is not a distribution, k is not a positive integer, or k exceeds |supp q|.
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> law = oa.WithoutReplacement(q, k=2)
+    >>> round(float(law.subset_prob([0, 2])), 4)  # .3 * .35/.7 + .35 * .3/.65
+    0.3115
+    >>> round(oa.optimal_acceptance(p, law).value, 4)
+    0.9626
     """
 
     name = "swor"

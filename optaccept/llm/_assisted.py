@@ -50,6 +50,18 @@ class AssistedLog:
         The new token ids ``generate`` returned, one array per prompt.
     meta : dict
         The warp, the models and ``max_new_tokens``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import llm
+    >>> log = llm.AssistedLog(  # one sampler call: 2 drafted tokens, the first accepted, then token 1
+    ...     X=[np.array([0, 1])], P=[np.full((3, 2), 0.5)], Q=[np.full((2, 2), 0.5)], m=[1], Y=[1], prompt=[0],
+    ...     meta={"warp": "T = 1"})
+    >>> log
+    AssistedLog(1 sampler calls, 2 generated tokens, T = 1)
+    >>> len(log), log.P[0].shape
+    (1, (3, 2))
     """
 
     X: list[np.ndarray] = field(default_factory=list)
@@ -144,6 +156,27 @@ def log_assisted_generation(
     ------
     InputError
         If the pair shares one model, or the batch has more than one sequence.
+
+    Examples
+    --------
+    >>> import torch, transformers
+    >>> from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    >>> from optaccept import llm
+    >>> chars = Tokenizer(models.WordLevel({"<eos>": 0, **{chr(c): c - 31 for c in range(32, 127)}}, unk_token="<eos>"))
+    >>> chars.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")  # one token per character
+    >>> tok = transformers.PreTrainedTokenizerFast(tokenizer_object=chars, eos_token="<eos>", pad_token="<eos>")
+    >>> config = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=96, bos_token_id=0, eos_token_id=0)
+    >>> _ = torch.manual_seed(0)
+    >>> from optaccept import audit
+    >>> target, draft = transformers.GPT2LMHeadModel(config).eval(), transformers.GPT2LMHeadModel(config).eval()
+    >>> pair = llm.ModelPair(target, tok, draft)
+    >>> log = llm.log_assisted_generation(pair, ["Hello", "abc"], max_new_tokens=4, rng=0, progress=False)
+    >>> [len(s) for s in log.sequences]  # exactly max_new_tokens per prompt
+    [4, 4]
+    >>> all(len(P) == len(Q) + 1 == len(X) + 1 for P, Q, X in zip(log.P, log.Q, log.X))
+    True
+    >>> audit.audit_chain_log(log.P, log.Q, log.X, log.m, log.Y).steps == len(log)
+    True
     """
     seed = seed_of(rng)
     import torch

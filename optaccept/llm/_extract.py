@@ -298,6 +298,23 @@ def extract(
     -------
     Distributions
         Rows in prompt order, then step order; ``meta`` holds the provenance.
+
+    Examples
+    --------
+    >>> import torch, transformers
+    >>> from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    >>> from optaccept import llm
+    >>> chars = Tokenizer(models.WordLevel({"<eos>": 0, **{chr(c): c - 31 for c in range(32, 127)}}, unk_token="<eos>"))
+    >>> chars.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")  # one token per character
+    >>> tok = transformers.PreTrainedTokenizerFast(tokenizer_object=chars, eos_token="<eos>", pad_token="<eos>")
+    >>> config = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=96, bos_token_id=0, eos_token_id=0)
+    >>> _ = torch.manual_seed(0)
+    >>> pair = llm.ModelPair(transformers.GPT2LMHeadModel(config).eval(), tok).with_temperatures(draft=1.5)
+    >>> data = llm.extract(pair, ["Hello", "abc", "x"], max_new_tokens=3, device="cpu", rng=0, progress=False)
+    >>> data.target.shape, data.draft.shape  # one row per generated position
+    ((9, 96), (9, 96))
+    >>> data.prompt_index.tolist(), data.step.tolist()
+    ([0, 0, 0, 1, 1, 1, 2, 2, 2], [0, 1, 2, 0, 1, 2, 0, 1, 2])
     """
     seed = seed_of(rng)
     _check_args(max_new_tokens, batch_size, seed)

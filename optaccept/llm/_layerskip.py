@@ -153,6 +153,15 @@ def smollm2_layerskip(
     -------
     ModelPair
         Loaded offline (see :meth:`ModelPair.smollm2`); ``draft_id`` names the kept layers.
+
+    Examples
+    --------
+    >>> from optaccept import llm
+    >>> pair = llm.smollm2_layerskip(draft_temperature=1.0)  # doctest: +SKIP
+    >>> pair.vocab_size, pair.shared  # doctest: +SKIP
+    (49152, False)
+    >>> pair.draft_id.endswith("[layer skip: keeps 0-13,18-29 of 30]")  # doctest: +SKIP
+    True
     """
 
     keep = list(DEFAULT_SMOLLM2_LAYERS if layers is None else layers)
@@ -204,6 +213,13 @@ def draft_quality(data: Any) -> dict[str, float]:
     dict of str to float
         ``positions``, ``mean_tv``, ``std_tv``, ``acceptance`` (1 − mean TV) and
         ``argmax_agreement`` (fraction of rows where p and q have the same argmax).
+
+    Examples
+    --------
+    >>> from optaccept import llm, real
+    >>> data = real.Distributions.load(real.sample_path()).subset(range(100))
+    >>> {name: round(value, 4) for name, value in llm.draft_quality(data).items()}
+    {'positions': 100, 'mean_tv': 0.1371, 'std_tv': 0.0702, 'acceptance': 0.8629, 'argmax_agreement': 1.0}
     """
     p, q = data.rows()
     tv = 0.5 * np.abs(p - q).sum(axis=1)

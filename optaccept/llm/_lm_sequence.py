@@ -207,6 +207,23 @@ def sequence_models(
     ------
     InputError
         If ``pair`` is not a ModelPair.
+
+    Examples
+    --------
+    >>> import torch, transformers
+    >>> from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    >>> from optaccept import llm
+    >>> chars = Tokenizer(models.WordLevel({"<eos>": 0, **{chr(c): c - 31 for c in range(32, 127)}}, unk_token="<eos>"))
+    >>> chars.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")  # one token per character
+    >>> tok = transformers.PreTrainedTokenizerFast(tokenizer_object=chars, eos_token="<eos>", pad_token="<eos>")
+    >>> config = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=96, bos_token_id=0, eos_token_id=0)
+    >>> _ = torch.manual_seed(0)
+    >>> pair = llm.ModelPair(transformers.GPT2LMHeadModel(config).eval(), tok).with_temperatures(draft=1.5)
+    >>> p, q = llm.sequence_models(pair, "Hello", device="cpu")  # or a list of token ids
+    >>> type(p).__name__, p(()).shape, round(float(p(()).sum()), 4)  # next-token law after the prompt
+    ('LMSequenceModel', (96,), 1.0)
+    >>> bool((q((5, 6)) > 0).all())  # after the prompt and two more tokens
+    True
     """
     if not isinstance(pair, ModelPair):
         raise InputError("pair: must be a ModelPair")

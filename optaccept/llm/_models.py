@@ -244,6 +244,24 @@ class ModelPair:
     when the sizes differ, both are read on the first ``vocab_size`` = the smaller
     size's rows (the tokenizer must fit in them), and the rows dropped from each side
     are recorded in :meth:`provenance` as ``padded_rows_dropped``.
+
+    Examples
+    --------
+    >>> import torch, transformers
+    >>> from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    >>> from optaccept import llm
+    >>> chars = Tokenizer(models.WordLevel({"<eos>": 0, **{chr(c): c - 31 for c in range(32, 127)}}, unk_token="<eos>"))
+    >>> chars.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")  # one token per character
+    >>> tok = transformers.PreTrainedTokenizerFast(tokenizer_object=chars, eos_token="<eos>", pad_token="<eos>")
+    >>> config = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=96, bos_token_id=0, eos_token_id=0)
+    >>> _ = torch.manual_seed(0)
+    >>> target, draft = transformers.GPT2LMHeadModel(config).eval(), transformers.GPT2LMHeadModel(config).eval()
+    >>> pair = llm.ModelPair(target, tok, draft, target_id="tiny-target", draft_id="tiny-draft")
+    >>> pair.vocab_size, pair.shared
+    (96, False)
+    >>> hot = llm.ModelPair(target, tok).with_temperatures(draft=1.5)  # one model, the draft hotter
+    >>> hot.shared, hot.draft_warp.temperature
+    (True, 1.5)
     """
 
     def __init__(

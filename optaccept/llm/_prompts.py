@@ -89,6 +89,15 @@ def builtin_prompts() -> list[Prompt]:
     -------
     list of Prompt
         The prompts, in a fixed order.
+
+    Examples
+    --------
+    >>> from optaccept import llm
+    >>> prompts = llm.builtin_prompts()
+    >>> len(prompts)
+    36
+    >>> prompts[0]
+    Prompt(id='fact-capital', text='What is the capital of Australia, and why was it chosen?', kind='fact')
     """
     return [Prompt(id=i, text=t, kind=k) for i, k, t in _BUILTIN]
 

@@ -179,6 +179,25 @@ def extract_trees(
     -------
     DraftTrees
         Trees in prompt order; ``meta`` holds the provenance and timings.
+
+    Examples
+    --------
+    >>> import torch, transformers
+    >>> from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    >>> from optaccept import llm
+    >>> chars = Tokenizer(models.WordLevel({"<eos>": 0, **{chr(c): c - 31 for c in range(32, 127)}}, unk_token="<eos>"))
+    >>> chars.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")  # one token per character
+    >>> tok = transformers.PreTrainedTokenizerFast(tokenizer_object=chars, eos_token="<eos>", pad_token="<eos>")
+    >>> config = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=96, bos_token_id=0, eos_token_id=0)
+    >>> _ = torch.manual_seed(0)
+    >>> from optaccept import tree
+    >>> pair = llm.ModelPair(transformers.GPT2LMHeadModel(config).eval(), tok).with_temperatures(draft=1.5)
+    >>> law = tree.TreeDraftLaw(length=2, k=2)  # 2 i.i.d. chains of 2 tokens
+    >>> trees = llm.extract_trees(pair, ["Hello", "abc"], drafts=law, device="cpu", rng=0, progress=False)
+    >>> trees
+    DraftTrees(2 trees, k=2, length=2, drafts='iid', 10 nodes, vocab 96)
+    >>> trees.target.shape == trees.draft.shape == (trees.n_nodes, 96)  # p and q after every node
+    True
     """
     from tqdm.auto import tqdm
 

@@ -110,6 +110,20 @@ class AcceptanceResult(Tabular):
         Value of ``plan`` — a lower bound on α* — when a plan exists.
     law : DraftLaw
         The draft law solved for.
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> res = oa.optimal_acceptance(p, oa.IID(q, k=2))
+    >>> res.method, res.subset, res.ok
+    ('sorted', (0, 2, 4), True)
+    >>> round(float(res), 4), res.std_err
+    (0.9075, None)
+    >>> from fractions import Fraction as F
+    >>> exact = oa.optimal_acceptance([F(1, 2), F(1, 4), F(1, 4)], oa.IID([F(1, 4), F(1, 4), F(1, 2)], k=1))
+    >>> exact.value, exact.exact  # one draft: sum of min(p, q)
+    (Fraction(3, 4), True)
     """
 
     __slots__ = ("value", "method", "plan", "upper_bound", "lower_bound", "law", "_subset", "_subset_fn")
@@ -274,6 +288,15 @@ class Verification(Tabular):
         evaluated (the law's float formula, exact, or with outward rounding), for the lower
         bound the witness or theorem (e.g. Theorem 2.7 of docs/theory.md §2.2 with interval
         evaluation for drafts without replacement at scale).  Shown by the repr.
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> law = oa.IID(q, k=2)
+    >>> check = oa.verify(p, law, oa.optimal_acceptance(p, law))
+    >>> check.ok, round(float(check.dual_value), 4), check.witness is not None
+    (True, 0.9075, True)
     """
 
     dual_value: float | Fraction

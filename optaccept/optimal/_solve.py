@@ -203,6 +203,15 @@ def two_draft_condition(
     ------
     InputError
         If p or q is not a distribution, or their lengths differ.
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> oa.two_draft_condition(p, q)  # p(S) >= q(S)**2 fails on S = {0, 2, 4}: .63 < .85**2
+    (False, (0, 2, 4))
+    >>> oa.two_draft_condition(q, q)  # the target equal to the draft: alpha* = 1
+    (True, None)
     """
     law = IID(q, 2, normalize=normalize)
     pf, px = _clean_p(p, law, normalize)

@@ -31,6 +31,20 @@ class OptimalVerifier:
     law : DraftLaw
     p : ndarray or tuple of Fractions
     exact : bool
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> from optaccept import optimal
+    >>> ov = oa.optimal_verifier(p, oa.WithoutReplacement(q, k=2))
+    >>> isinstance(ov, optimal.OptimalVerifier), round(ov.value, 4), ov.subset
+    (True, 0.9626, (0, 2, 4))
+    >>> ov.conditional((2, 4)).round(4)  # the law of the output given the drafts (2, 4)
+    array([0.    , 0.118 , 0.7685, 0.0738, 0.0397])
+    >>> tokens, out = ov.sample(np.random.default_rng(0), 4)
+    >>> tokens.shape, out.shape
+    ((4, 2), (4,))
     """
 
     kind = "base"

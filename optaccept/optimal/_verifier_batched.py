@@ -58,6 +58,17 @@ def optimal_verifier_batched(
         One output token per row, on the device of ``p``.  Each row builds its own
         verifier (the construction is per position); the uniforms come from
         ``rng``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from optaccept import optimal
+    >>> p = torch.tensor([[.40, .25, .15, .12, .08], [.2, .2, .2, .2, .2]], dtype=torch.float64)
+    >>> q = torch.tensor([[.30, .10, .35, .05, .20], [.2, .2, .2, .2, .2]], dtype=torch.float64)
+    >>> tokens = torch.tensor([[2, 4], [1, 3]])  # one pair of i.i.d. drafts per row
+    >>> out = optimal.optimal_verifier_batched(p, q, tokens, torch.Generator().manual_seed(0))
+    >>> out.shape, out.dtype, out[1].item() in (1, 3)  # p = q on row 1: a draft is always accepted
+    (torch.Size([2]), torch.int64, True)
     """
     import torch
 

@@ -54,6 +54,15 @@ def plot_speed_of_light(
     InputError
         ``curve`` is not a BudgetCurve with ``"ceiling"``, or ``bound`` has not one value
         per budget.
+
+    Examples
+    --------
+    >>> from optaccept import plots, tree
+    >>> pairs = [tree.synthetic_pair(6, rng=s) for s in range(2)]
+    >>> curve = tree.budget_curve(pairs, budgets=(2, 4), strategies=("dynamic", "ceiling"), progress=False)
+    >>> ax = plots.plot_speed_of_light(curve, bound=[1.0, 1.5])  # the bound at each budget
+    >>> len(ax.get_lines()) >= 2
+    True
     """
 
     if not isinstance(curve, BudgetCurve) or "ceiling" not in curve.values:

@@ -118,6 +118,17 @@ def plot_gaps(
     -------
     matplotlib.axes.Axes
         The Axes drawn on.
+
+    Examples
+    --------
+    >>> from optaccept import llm, plots, real
+    >>> data = real.Distributions.load(real.sample_path()).subset(range(4))
+    >>> table = llm.position_gap_table(data, ks=(2, 4), progress=False)
+    >>> ax = plots.plot_gaps(table)
+    >>> ax.get_title()
+    'draft temperature 0.7; error bars ± 1 s.e.'
+    >>> len(ax.containers)  # one error-bar series per quantity in the table
+    9
     """
     t = _temperature(table, draft_temperature)
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 4.4) if legend else (COLUMN_WIDTH, 2.6))
@@ -178,6 +189,17 @@ def plot_position_gaps(
     -------
     matplotlib.axes.Axes
         The Axes drawn on.
+
+    Examples
+    --------
+    >>> from optaccept import llm, plots, real
+    >>> data = real.Distributions.load(real.sample_path()).subset(range(4))
+    >>> table = llm.position_gap_table(data, ks=(2,), progress=False)
+    >>> ax = plots.plot_position_gaps(table, k=2, verifier="rrs")
+    >>> print(ax.get_xlabel())
+    $\\alpha$*, i.i.d. drafts, $k = 2$
+    >>> len(ax.collections)  # α* < 1 at all 4 positions: one series
+    1
     """
     t = _temperature(table, draft_temperature)
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 2.6))
@@ -220,6 +242,16 @@ def legend_below(fig: Any, ax: Any, ncols: int = 3) -> Any:
     -------
     matplotlib.legend.Legend
         The figure legend.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from optaccept import plots
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1], [0, 1], label="a"), ax.plot([0, 1], [1, 0], label="b")
+    >>> legend = plots.legend_below(fig, ax, ncols=2)
+    >>> [t.get_text() for t in legend.get_texts()]
+    ['a', 'b']
     """
 
     handles, labels = ax.get_legend_handles_labels()

@@ -52,6 +52,15 @@ def plot_simulation(estimate: Any, exact: float, *, ax: Any = None) -> Any:
     -------
     matplotlib.axes.Axes
         The Axes drawn on.
+
+    Examples
+    --------
+    >>> from optaccept import plots, sequence
+    >>> chain = sequence.MarkovPair([1.0, 0.0], [[.5, .5], [.5, .5]], [[.8, .2], [.8, .2]], horizon=3)
+    >>> est = sequence.simulate_rejections(chain, samples=200, rng=0)
+    >>> ax = plots.plot_simulation(est, sequence.expected_rejections(chain))
+    >>> type(ax).__name__, len(ax.lines) >= 2
+    ('Axes', True)
     """
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.2))
     counts = np.asarray(estimate.counts, dtype=float)
@@ -107,6 +116,14 @@ def plot_batch_rejections(
     -------
     matplotlib.axes.Axes
         The Axes drawn on.
+
+    Examples
+    --------
+    >>> from optaccept import plots, sequence
+    >>> chain = sequence.MarkovPair([1.0, 0.0], [[.5, .5], [.5, .5]], [[.8, .2], [.8, .2]], horizon=3)
+    >>> ax = plots.plot_batch_rejections(chain, Ms=[1, 2, 4])
+    >>> type(ax).__name__, len(ax.lines) >= 2  # one line per continuation
+    ('Axes', True)
     """
     from ..sequence import batch_expected_rejections
     from ..sequence._batch import batch_rejection_limit
@@ -215,6 +232,15 @@ def plot_pareto_front(p: Any, q: Any, eps: Any = None, *, ax: Any = None) -> Any
     -------
     matplotlib.axes.Axes
         The Axes drawn on.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import plots
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> ax = plots.plot_pareto_front(p, q)
+    >>> type(ax).__name__, ax.get_xlabel() != ""
+    ('Axes', True)
     """
 
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.4))
@@ -264,6 +290,15 @@ def plot_decoder_losses(p: Any, q: Any, eps: Any, *, ax: Any = None, rejection: 
     -------
     matplotlib.axes.Axes
         The left Axes drawn on.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import plots
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> ax = plots.plot_decoder_losses(p, q, eps=np.linspace(0, 0.2, 5))
+    >>> type(ax).__name__
+    'Axes'
     """
 
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.2))

@@ -129,6 +129,16 @@ def paper_style() -> Any:
     -------
     contextmanager
         ``matplotlib.rc_context(PAPER_RC)``, for a ``with`` statement.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from optaccept import plots
+    >>> with plots.paper_style():
+    ...     fig, ax = plots.paper_figure()
+    ...     _ = ax.plot([0, 1], [0, 1])
+    >>> type(ax).__name__
+    'Axes'
     """
     import matplotlib
 
@@ -181,6 +191,13 @@ def paper_figure(
         The new figure.
     ax : matplotlib.axes.Axes or ndarray of Axes
         Its Axes, as ``plt.subplots`` returns them.
+
+    Examples
+    --------
+    >>> from optaccept import plots
+    >>> fig, ax = plots.paper_figure(width="column")
+    >>> round(float(fig.get_size_inches()[0]), 1)  # one column of a two-column paper, in inches
+    3.3
     """
     import matplotlib.pyplot as plt
 
@@ -236,6 +253,18 @@ def save_figure(
     -------
     list of pathlib.Path
         The files written, one per format.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import matplotlib.pyplot as plt
+    >>> from optaccept import plots
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1], [0, 1])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     paths = plots.save_figure(fig, pathlib.Path(tmp) / "line", formats=("png",), dpi=50)
+    ...     print([path.name for path in paths], paths[0].exists())
+    ['line.png'] True
     """
     import matplotlib
 

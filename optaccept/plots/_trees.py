@@ -96,6 +96,14 @@ def plot_accepted_tokens(
     ------
     InputError
         If ``table`` is not a TreeTable or ``length`` is not one of its lengths.
+
+    Examples
+    --------
+    >>> from optaccept import plots, real
+    >>> table = real.tree_table(real.trees_path("iid"), ks=(1, 2), lengths=(1,), progress=False)
+    >>> ax = plots.plot_accepted_tokens(table, length=1)
+    >>> type(ax).__name__, len(ax.get_lines()) > 0
+    ('Axes', True)
     """
 
     if not isinstance(table, TreeTable):
@@ -163,6 +171,15 @@ def plot_budget_curve(curve: Any, *, ax: Any = None, title: str | None = None, l
     ------
     InputError
         If ``curve`` is not a BudgetCurve.
+
+    Examples
+    --------
+    >>> from optaccept import plots, tree
+    >>> pairs = [tree.synthetic_pair(6, rng=s) for s in range(2)]
+    >>> curve = tree.budget_curve(pairs, budgets=(2, 4), strategies=("dynamic",), progress=False)
+    >>> ax = plots.plot_budget_curve(curve)
+    >>> type(ax).__name__, ax.get_xscale()
+    ('Axes', 'log')
     """
 
     if not isinstance(curve, BudgetCurve):

@@ -50,6 +50,13 @@ def plot_acceptance_curves(
     -------
     matplotlib.axes.Axes
         The Axes drawn on.
+
+    Examples
+    --------
+    >>> from optaccept import plots
+    >>> ax = plots.plot_acceptance_curves([0.0, 0.5, 1.0], {"rrs": [0.6, 0.7, 0.8], "optimal": [0.7, 0.8, 0.9]})
+    >>> ax.get_lines()[0].get_label(), len(ax.get_lines()), ax.get_xlabel()
+    ('rrs', 2, '$t$')
     """
     ax = new_axes(ax, figsize=(3.3, 3.0))
     t = np.asarray(t, dtype=float)
@@ -101,6 +108,13 @@ def plot_gap_heatmap(
     -------
     matplotlib.axes.Axes
         The Axes drawn on.
+
+    Examples
+    --------
+    >>> from optaccept import plots
+    >>> ax = plots.plot_gap_heatmap({"rrs": {2: 0.08, 3: 0.05}, "kseq": {2: 0.06, 3: None}})
+    >>> type(ax).__name__, len(ax.images)
+    ('Axes', 1)
     """
     import matplotlib.colors as mcolors
     from matplotlib.patches import Rectangle
@@ -167,6 +181,13 @@ def plot_gap_bars(
     -------
     matplotlib.axes.Axes
         The Axes drawn on.
+
+    Examples
+    --------
+    >>> from optaccept import plots
+    >>> ax = plots.plot_gap_bars({"rrs": {2: 0.08, 3: 0.05}, "kseq": {2: 0.06, 3: 0.04}})
+    >>> type(ax).__name__, len(ax.patches)  # one bar per verifier and k
+    ('Axes', 4)
     """
     ax = new_axes(ax, figsize=(TEXT_WIDTH, 3.0))
     labels = {**VERIFIER_LABELS, **(labels or {})}

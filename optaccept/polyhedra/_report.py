@@ -140,6 +140,15 @@ class KDraftReport(RaysResult):
         Token-permutation orbits of the rays (indices into ``rays``).
     seconds : dict
         Wall-clock seconds of the double description and of the symbolic reading.
+
+    Examples
+    --------
+    >>> from optaccept import polyhedra
+    >>> rep = polyhedra.check_k_draft_condition(2, 2)  # when is alpha* = 1? two tokens, two i.i.d. drafts
+    >>> type(rep).__name__, rep.ok, rep.method, rep.value  # six extreme rays
+    ('KDraftReport', True, 'double_description', 6)
+    >>> rep.inequalities, rep.subsets  # p(S) >= q(S)**2 on each proper subset S
+    ((p0 - q0**2, p1 - q1**2), ((0,), (1,)))
     """
 
     n: int
@@ -457,8 +466,9 @@ def check_k_draft_condition(
 
     Examples
     --------
-    >>> rep = check_k_draft_condition(3, 3)                     # doctest: +SKIP
-    >>> rep.holds, len(rep.rays), rep.inequalities[0]           # doctest: +SKIP
+    >>> from optaccept.polyhedra import check_k_draft_condition
+    >>> rep = check_k_draft_condition(3, 3)  # pycddlib on exact rationals
+    >>> rep.holds, len(rep.rays), rep.inequalities[0]
     (True, 33, p0 - q0**3)
     """
     n, k = _check_nk(n, k)

@@ -37,6 +37,12 @@ def sample_path() -> Path:
     -------
     pathlib.Path
         The ``.npz`` file inside the installed package, for :meth:`Distributions.load`.
+
+    Examples
+    --------
+    >>> from optaccept import real
+    >>> real.sample_path().name
+    'smollm2_t0.7_topk50.npz'
     """
     return Path(str(resources.files("optaccept.data").joinpath(SAMPLE_FILE)))
 
@@ -83,6 +89,12 @@ def trees_path(drafts: str = "iid", prompts: str = "builtin") -> Path:
     FileNotFoundError
         If the extended set is asked for and neither ``$OPTACCEPT_DATA`` nor a checkout's
         ``data/`` folder holds it (an installed wheel outside the repository).
+
+    Examples
+    --------
+    >>> from optaccept import real
+    >>> real.trees_path("iid").name, real.trees_path("swor").name
+    ('smollm2_layerskip_trees_iid.npz', 'smollm2_layerskip_trees_swor.npz')
     """
 
     files = {"builtin": TREES_FILES, "extended": EXTENDED_TREES_FILES}

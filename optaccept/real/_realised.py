@@ -72,6 +72,14 @@ class RealisedTable(Tabular):
         Provenance of the data.
     law : str
         ``"iid"`` (columns ``COLUMNS``) or ``"swor"`` (``SWOR_COLUMNS``).
+
+    Examples
+    --------
+    >>> from optaccept import real
+    >>> data = real.Distributions.load(real.sample_path())
+    >>> tab = real.realised_optimal(data, ks=(2,), positions=2, rng=0, samples=500, progress=False)
+    >>> type(tab).__name__, tab.ok, sorted({k for k, _ in tab.values})
+    ('RealisedTable', True, [2])
     """
 
     positions: np.ndarray
@@ -295,6 +303,14 @@ def realised_optimal(
     Returns
     -------
     RealisedTable
+
+    Examples
+    --------
+    >>> from optaccept import real
+    >>> data = real.Distributions.load(real.sample_path())
+    >>> tab = real.realised_optimal(data, ks=(2,), positions=2, rng=0, samples=500, progress=False)
+    >>> len(tab.positions), tab.size, tab.law
+    (2, 500, 'iid')
     """
     from tqdm.auto import tqdm
 

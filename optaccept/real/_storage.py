@@ -272,6 +272,15 @@ class Distributions:
         generated token) and the token the target sampled there.
     meta : dict
         Provenance (JSON-serialisable).
+
+    Examples
+    --------
+    >>> from optaccept import real
+    >>> data = real.Distributions.load(real.sample_path())
+    >>> data.target.shape == data.draft.shape, data.target.shape[0] > 100
+    (True, True)
+    >>> round(float(data.target[0].sum()), 4)  # each row is a next-token law
+    1.0
     """
 
     def __init__(
@@ -548,6 +557,19 @@ def load_source(source: str | os.PathLike, *, start: int = 0, positions: int | N
     tuple
         ``(PositionPair, None)``: the rows ``start`` .. ``start + positions`` as a
         :class:`~optaccept.sequence.PositionPair`, and no separate draft model.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import numpy as np
+    >>> from optaccept import real, sequence
+    >>> data = real.Distributions(np.array([[.5, .5, 0], [.2, .3, .5]]), np.array([[.8, .2, 0], [.2, .3, .5]]))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "toy.npz"
+    ...     _ = data.save(path)
+    ...     pair, _ = real.load_source(path, start=0, positions=2)
+    ...     print(type(pair).__name__, round(sequence.expected_rejections(pair), 4))  # TV 0.3 + 0
+    PositionPair 0.3
     """
 
     d = Distributions.load(Path(source))

@@ -65,6 +65,15 @@ class DraftTrees:
     InputError
         If an array has the wrong shape, a tree index is out of range, or the trees do not
         each have one root, in order.
+
+    Examples
+    --------
+    >>> from optaccept import real
+    >>> trees = real.DraftTrees.load(real.trees_path("iid"))
+    >>> int((trees.parent == -1).sum())  # one root per tree: 2 trees after each of the 36 built-in prompts
+    72
+    >>> trees.target.shape[0] == trees.parent.shape[0]  # a target row at every node
+    True
     """
 
     def __init__(

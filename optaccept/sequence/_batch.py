@@ -167,6 +167,7 @@ def batch_improvement(p: Any, q: Any, k: int) -> float:
 
     Examples
     --------
+    >>> from optaccept.sequence import batch_improvement
     >>> round(batch_improvement([0.5, 0.5, 0, 0], [0.25] * 4, 3), 12)  # r = 2: (1 - 1/2) - (1 - 1/2)**3
     0.375
     """
@@ -194,6 +195,14 @@ def uniform_batch_improvement(r: float, k: int) -> float:
     ------
     InputError
         If r < 1 or k is not a positive integer.
+
+    Examples
+    --------
+    >>> from optaccept import sequence
+    >>> round(sequence.uniform_batch_improvement(2, 3), 4)  # (1 - 1/2) - (1 - 1/2)**3
+    0.375
+    >>> round(sequence.batch_improvement([.5, .5, 0, 0], [.25] * 4, 3), 4)
+    0.375
     """
     r = float(r)
     if not r >= 1:
@@ -228,6 +237,14 @@ def bernoulli_batch_improvement(u: float, v: float, k: int) -> float:
     ------
     InputError
         If u or v lies outside [0, 1] or k is not a positive integer.
+
+    Examples
+    --------
+    >>> from optaccept import sequence
+    >>> round(sequence.bernoulli_batch_improvement(0.2, 0.5, 2), 4)  # (0.5 - 0.2) * (1 - 0.8)
+    0.06
+    >>> round(sequence.batch_improvement([.5, .5], [.8, .2], 2), 4)  # the same from p, q: 0.3 - 0.3 * 0.8
+    0.06
     """
     u, v = float(u), float(v)
     for name, x in (("u", u), ("v", v)):
@@ -379,6 +396,15 @@ def batch_expected_rejections(
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> from optaccept import sequence
+    >>> chain = sequence.MarkovPair([1.0, 0.0], [[.5, .5], [.5, .5]], [[.8, .2], [.8, .2]], horizon=3)
+    >>> round(sequence.batch_expected_rejections(chain, 1), 4)  # k = 1: Theorem 1's 3 TV
+    0.9
+    >>> round(sequence.batch_expected_rejections(chain, 2), 4)
+    0.8085
     """
     return float(batch_rejection_profile(chain, k, continuation=continuation, progress=progress).sum())
 
@@ -416,6 +442,15 @@ def batch_rejection_limit(chain: SequencePair, *, continuation: str = "single") 
     ------
     InputError
         If ``chain`` is not a sequence pair or ``continuation`` is unknown.
+
+    Examples
+    --------
+    >>> from optaccept import sequence
+    >>> chain = sequence.MarkovPair([1.0, 0.0], [[.5, .5], [.5, .5]], [[.8, .2], [.8, .2]], horizon=3)
+    >>> [round(sequence.batch_expected_rejections(chain, k), 4) for k in (1, 2, 8)]
+    [0.9, 0.8085, 0.5804]
+    >>> round(sequence.batch_rejection_limit(chain), 4)
+    0.51
     """
     chain = _check_pair(chain)
     continuation = _check_continuation(continuation)
@@ -486,6 +521,16 @@ def simulate_batch_rejections(
     InputError
         If ``chain`` is not a sequence pair, k or ``samples`` is not a positive integer,
         ``continuation`` is unknown, or ``rng`` is neither a Generator, a seed nor None.
+
+    Examples
+    --------
+    >>> from optaccept import sequence
+    >>> chain = sequence.MarkovPair([1.0, 0.0], [[.5, .5], [.5, .5]], [[.8, .2], [.8, .2]], horizon=3)
+    >>> est = sequence.simulate_batch_rejections(chain, k=2, samples=500, rng=0)
+    >>> est.runs, round(sequence.batch_expected_rejections(chain, 2), 4)  # the exact value it estimates
+    (500, 0.8085)
+    >>> abs(est.mean - sequence.batch_expected_rejections(chain, 2)) < 5 * est.std_err
+    True
     """
     chain = _check_pair(chain)
     k = _check_m(k)

@@ -114,6 +114,15 @@ class MarkovPair(SequencePair):
     InputError
         Non-stochastic rows, negative or non-finite entries, shape mismatches, a
         horizon below 1, or a 2-D array without a horizon.
+
+    Examples
+    --------
+    >>> from optaccept import sequence
+    >>> chain = sequence.MarkovPair([1.0, 0.0], [[.5, .5], [.5, .5]], [[.8, .2], [.8, .2]], horizon=3)
+    >>> chain.horizon
+    3
+    >>> round(sequence.expected_rejections(chain), 4)  # 3 steps of TV(p, q) = 0.3
+    0.9
     """
 
     _markov = True
@@ -287,6 +296,13 @@ class PositionPair(SequencePair):
     tol : float, optional
         Tolerance on row sums (default: the library's sum rule, n·2⁻²³, which
         covers float32 softmax output); rows are then rescaled to sum exactly 1.
+
+    Examples
+    --------
+    >>> from optaccept import sequence
+    >>> pair = sequence.PositionPair([[.5, .5], [.9, .1]], [[.8, .2], [.9, .1]])
+    >>> round(sequence.expected_rejections(pair), 4)  # TV 0.3 at position 0, 0 at position 1
+    0.3
     """
 
     _markov = False

@@ -121,6 +121,16 @@ def optimal_rejection_distribution(p: Any, q: Any, b: Any) -> tuple[np.ndarray, 
         Optimal rejection law (p itself when b never rejects and p = b q leaves nothing).
     loss : float
         :math:`\mathrm{TV}(\text{output law}, p)` at the optimum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import sequence
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> b = np.minimum(1, p / q)  # speculative decoding's rule
+    >>> law, loss = sequence.optimal_rejection_distribution(p, q, b)
+    >>> law.round(4), round(loss, 12)  # the residual (p - q)+ / TV, and no bias
+    (array([0.3125, 0.4688, 0.    , 0.2187, 0.    ]), 0.0)
     """
     p, q = _pq(p, q)
     b = _as_rule(b, p.size)
@@ -218,6 +228,14 @@ def pareto_front(p: Any, q: Any, eps: Any = None) -> list[tuple[float, float]]:
     -------
     list of (float, float)
         (rejection probability, loss) pairs in the order of ε.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import sequence
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> [(round(r, 4), round(loss, 4)) for r, loss in sequence.pareto_front(p, q)]  # r + loss = TV = 0.32
+    [(0.32, 0.0), (0.08, 0.24), (0.0, 0.32)]
     """
     p, q = _pq(p, q)
     if eps is None:
@@ -252,6 +270,17 @@ class DecoderLosses(Tabular):
         Bias when rejections are drawn from p.
     tv : float
         TV(p, q) (mean over positions).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import sequence
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> dl = sequence.decoder_losses(p, q, eps=[0.0, 0.05])
+    >>> round(dl.tv, 4), dl.rejection.round(4), dl.ok
+    (0.32, array([0.32, 0.22]), True)
+    >>> dl.loss_opt.round(4), dl.loss_uno.round(4)  # Decoding-OPT's bias is never above Decoding-UNO's
+    (array([0. , 0.1]), array([0.1016, 0.1506]))
     """
 
     eps: np.ndarray
@@ -324,6 +353,15 @@ def decoder_losses(p: Any, q: Any, eps: Any) -> DecoderLosses:
     InputError
         If p or q is not made of distributions, their shapes differ, or a threshold is
         negative or not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import sequence
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> dl = sequence.decoder_losses(p, q, eps=[0.0, 0.05])
+    >>> dl.rejection.round(4), dl.loss_opt.round(4)  # eps = 0 is speculative decoding: rejection TV, no bias
+    (array([0.32, 0.22]), array([0. , 0.1]))
     """
     P = _as_stochastic(p, "p")
     Q = _as_stochastic(q, "q")

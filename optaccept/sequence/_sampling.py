@@ -45,6 +45,16 @@ class RejectionEstimate(float, Tabular):
     mean, std, std_err : float
         Sample mean, sample standard deviation, and standard error of the mean.
     runs : int
+
+    Examples
+    --------
+    >>> from optaccept import sequence
+    >>> chain = sequence.MarkovPair([1.0, 0.0], [[.5, .5], [.5, .5]], [[.8, .2], [.8, .2]], horizon=3)
+    >>> est = sequence.simulate_rejections(chain, samples=400, rng=0)
+    >>> isinstance(est, float), est.runs, est.counts.shape, est.tokens.shape
+    (True, 400, (400,), (400, 3))
+    >>> abs(est.mean - 0.9) < 5 * est.std_err  # the exact value is 3 * 0.3
+    True
     """
 
     counts: np.ndarray

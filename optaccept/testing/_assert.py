@@ -81,6 +81,15 @@ def assert_lossless(
     ------
     AssertionError
         With the report, when the test finds the output law differs from p.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit, testing, verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> rep = testing.assert_lossless(testing.verifier_fn(verifiers.RRS()), p, q, k=2, samples=2000)
+    >>> rep.lossless, round(rep.alpha_star, 4)
+    (True, 0.9075)
     """
     false_alarm = _check_false_alarm(false_alarm)
     rep = audit_verifier(
@@ -148,6 +157,16 @@ def assert_acceptance(
         probability below the test's share of ``false_alarm``.
     InputError
         If ``declared`` is not a declared rule, or an input is refused by the audit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit, testing, verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> fn = testing.verifier_fn(verifiers.RRS())
+    >>> rep = testing.assert_acceptance(fn, p, q, k=2, declared="rrs", samples=2000)
+    >>> round(rep.expected, 4), abs(rep.acceptance - rep.expected) < 5 * rep.std_err  # RRS: 0.824 exactly
+    (0.824, True)
     """
     false_alarm = _check_false_alarm(false_alarm)
     check_choice("declared", declared, DECLARED)
@@ -203,6 +222,17 @@ def verifier_fn(verifier: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray, 
     ------
     InputError
         If ``verifier`` is not a verifier of :mod:`optaccept.verifiers`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import audit, testing, verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> fn = testing.verifier_fn(verifiers.SD())
+    >>> P, Q = np.tile(p, (3, 1)), np.tile(q, (3, 1))
+    >>> X = np.array([[0], [2], [4]])  # one draft per row
+    >>> fn(P, Q, X, np.random.default_rng(0)).shape
+    (3,)
     """
 
     if not isinstance(verifier, Verifier):

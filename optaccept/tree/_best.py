@@ -119,7 +119,7 @@ def best_tree(
     Examples
     --------
     >>> from optaccept import tree
-    >>> pairs = [tree.synthetic_pair(50, seed=s) for s in range(4)]
+    >>> pairs = [tree.synthetic_pair(50, rng=s) for s in range(4)]
     >>> shape = tree.best_tree(pairs, budget=8, progress=False)
     >>> shape.size, shape.to_vllm() == tree.Shape.from_vllm(shape.to_vllm()).to_vllm()
     (8, True)

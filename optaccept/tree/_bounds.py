@@ -188,6 +188,18 @@ def upper_bound(
     InputError
         If the tree is given both ways or incompletely, a Markov pair comes without
         ``prompt``, or ``samples`` is below 2.
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> from optaccept import tree
+    >>> p = lambda prefix: [F(1, 3), F(2, 3)]
+    >>> q = lambda prefix: [F(2, 3), F(1, 3)]
+    >>> res = tree.upper_bound(p, q, drafts=tree.TreeDraftLaw(length=1))
+    >>> round(float(res.value), 4)  # one token: alpha* = sum of min(p, q) = 2/3
+    0.6667
+    >>> tree.upper_bound(p, q, drafts=tree.TreeDraftLaw(length=2)).value >= F(11, 9)  # above block verification
+    True
     """
 
     if _is_markov(target) and prompt is None:

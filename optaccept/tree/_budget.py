@@ -202,6 +202,16 @@ class BudgetCurve(Tabular):
         Sequoia's calibrated acceptance rates a_r by rank.
     meta : dict
         Further data (``"sequoia_shapes"``: Sequoia's shape of each budget).
+
+    Examples
+    --------
+    >>> from optaccept import tree
+    >>> pairs = [tree.synthetic_pair(6, rng=s) for s in range(2)]
+    >>> curve = tree.budget_curve(pairs, budgets=(2, 4), strategies=("dynamic",), progress=False)
+    >>> type(curve).__name__, curve.budgets
+    ('BudgetCurve', (2, 4))
+    >>> bool((curve.std_err("dynamic") >= 0).all())
+    True
     """
 
     budgets: tuple[int, ...]
@@ -367,6 +377,16 @@ def budget_curve(
     -------
     BudgetCurve
         ``meta["sequoia_shapes"]`` holds Sequoia's shape of each budget (index paths).
+
+    Examples
+    --------
+    >>> from optaccept import tree
+    >>> pairs = [tree.synthetic_pair(6, rng=s) for s in range(2)]
+    >>> curve = tree.budget_curve(pairs, budgets=(2, 4), strategies=("dynamic",), progress=False)
+    >>> curve.budgets, curve.values["dynamic"].shape  # one row per pair, one column per budget
+    ((2, 4), (2, 2))
+    >>> [round(float(v), 4) for v in curve.mean("dynamic")]
+    [0.5022, 0.6256]
     """
     from tqdm.auto import tqdm
 

@@ -33,7 +33,19 @@ Prefix = tuple[int, ...]
 
 @runtime_checkable
 class SequenceModel(Protocol):
-    """Anything called with a prefix (tuple of token ids) that returns the next-token law."""
+    """Anything called with a prefix (tuple of token ids) that returns the next-token law.
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> from optaccept import tree
+    >>> p = lambda prefix: [F(1, 3), F(2, 3)]
+    >>> q = lambda prefix: [F(2, 3), F(1, 3)]
+    >>> isinstance(p, tree.SequenceModel)  # any callable prefix -> next-token law
+    True
+    >>> p(())  # the law of the first token
+    [Fraction(1, 3), Fraction(2, 3)]
+    """
 
     def __call__(self, prefix: Prefix) -> Any: ...
 
@@ -233,6 +245,17 @@ def model_pair(pair: Any, *, prompt: int | None = None) -> tuple[Callable, Calla
     ------
     InputError
         If ``pair`` is neither pair, or a Markov pair comes without a valid ``prompt``.
+
+    Examples
+    --------
+    >>> from optaccept import sequence, tree
+    >>> pair = sequence.PositionPair([[.5, .5], [.9, .1]], [[.8, .2], [.9, .1]])
+    >>> target, draft = tree.model_pair(pair)
+    >>> target(()).tolist(), draft((0,)).tolist()  # position 0, then position 1
+    ([0.5, 0.5], [0.9, 0.1])
+    >>> res = tree.accepted_tokens(target, draft, tree.TreeDraftLaw(length=2), verifier="token")
+    >>> round(float(res.value), 4)  # 0.7 + 0.7 * 1
+    1.4
     """
 
     from ..sequence import MarkovPair, PositionPair  # (tqdm): optaccept.tree loads without it
@@ -290,6 +313,16 @@ def with_temperature(model: Any, temperature: float, name: str = "model") -> Mod
     ------
     InputError
         If ``model`` is not a sequence model or ``temperature`` is not positive.
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> from optaccept import tree
+    >>> p = lambda prefix: [F(1, 3), F(2, 3)]
+    >>> q = lambda prefix: [F(2, 3), F(1, 3)]
+    >>> cold = tree.with_temperature(p, 0.5)  # laws raised to 1/0.5 = 2, renormalised: (1, 4) / 5
+    >>> [round(float(x), 4) for x in cold(())]
+    [0.2, 0.8]
     """
     return as_model(model, name, temperature=temperature)
 
@@ -336,6 +369,16 @@ def synthetic_pair(n: int, *, rng: Any = 0, scale: float = 2.0, noise: float = 1
     ------
     InputError
         If ``n`` is not a positive integer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import tree
+    >>> target, draft = tree.synthetic_pair(6, rng=0)
+    >>> np.round(target(()), 3), round(float(target((2,)).sum()), 12)
+    (array([0.138, 0.083, 0.387, 0.133, 0.037, 0.222]), 1.0)
+    >>> np.array_equal(target((1, 2)), tree.synthetic_pair(6, rng=0)[0]((1, 2)))  # fixed by (seed, prefix)
+    True
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise InputError(f"n: must be an integer >= 1, got {n!r}")

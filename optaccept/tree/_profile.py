@@ -65,6 +65,16 @@ class AcceptanceProfile(Tabular):
         Standard error of ``mean_accepted`` over the generated texts (clustered by text).
     by_position : ndarray, shape (positions, depth)
         The rates at each position of the text, averaged over the pairs.
+
+    Examples
+    --------
+    >>> from optaccept import tree
+    >>> pair = tree.synthetic_pair(6, rng=0)
+    >>> prof = tree.acceptance_profile(pair, 2, "target_only", positions=4, samples=8, rng=0)
+    >>> type(prof).__name__, prof.verifier, prof.positions
+    ('AcceptanceProfile', 'target_only', 4)
+    >>> bool(prof.rates[0] >= prof.rates[1]), round(prof.mean_accepted - float(prof.rates.sum()), 12)
+    (True, 0.0)
     """
 
     rates: np.ndarray
@@ -231,6 +241,14 @@ def acceptance_profile(
     -------
     AcceptanceProfile
         ``rates``, ``mean_accepted``, ``to_engine(name)`` and the rest (see the class).
+
+    Examples
+    --------
+    >>> from optaccept import tree
+    >>> pair = tree.synthetic_pair(6, rng=0)
+    >>> prof = tree.acceptance_profile(pair, 3, "token", positions=4, samples=8, rng=0)
+    >>> prof.rates.shape, prof.ok  # r_d = P(at least d drafted tokens accepted), d = 1, 2, 3
+    ((3,), True)
     """
     from tqdm.auto import tqdm
 

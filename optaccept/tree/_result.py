@@ -78,6 +78,18 @@ class TreeResult(Tabular):
         ``"exact"`` (enumeration / recursion), ``"lp"`` or ``"sampled"``.
     details : dict
         Anything else (per-tree values of a sampled run, solver statistics).
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> from optaccept import tree
+    >>> p = lambda prefix: [F(1, 3), F(2, 3)]
+    >>> q = lambda prefix: [F(2, 3), F(1, 3)]
+    >>> res = tree.accepted_tokens(p, q, tree.TreeDraftLaw(length=2), verifier="block")
+    >>> type(res).__name__, res.value, res.method, res.std_err  # exact: a Fraction
+    ('TreeResult', Fraction(11, 9), 'exact', None)
+    >>> float(res), res.verifier, res.length
+    (1.2222222222222223, 'block', 2)
     """
 
     value: Any

@@ -115,6 +115,21 @@ def sample_accepted_tokens(
     dict
         verifier -> :class:`TreeResult` with ``std_err``; ``details["values"]`` holds
         the per-tree values.
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> from optaccept import tree
+    >>> p = lambda prefix: [F(1, 3), F(2, 3)]
+    >>> q = lambda prefix: [F(2, 3), F(1, 3)]
+    >>> import numpy as np
+    >>> law = tree.TreeDraftLaw(length=2)
+    >>> est = tree.sample_accepted_tokens(
+    ...     p, q, drafts=law, verifiers=("token",), samples=200, rng=np.random.default_rng(0), progress=False
+    ... )
+    >>> res = est["token"]
+    >>> res.method, res.trees, abs(res.value - 10 / 9) < 5 * res.std_err  # the exact value: 10/9
+    ('sampled', 200, True)
     """
     from tqdm.auto import tqdm
 

@@ -81,6 +81,17 @@ class Shape:
 
     ``print(shape)`` and Jupyter show its size and, for a :func:`optaccept.tree.best_tree`
     result, its values and vLLM's string.
+
+    Examples
+    --------
+    >>> from optaccept import tree
+    >>> shape = tree.Shape.from_choices([[0], [1], [0, 0]])  # two children of the root, one grandchild
+    >>> shape.size, shape.depth, shape.paths
+    (3, 2, ((0,), (1,), (0, 0)))
+    >>> shape.to_vllm()
+    '[(0,), (1,), (0, 0)]'
+    >>> tree.Shape.from_vllm(shape.to_vllm()) == shape
+    True
     """
 
     __slots__ = ("paths", "depth", "size", "_b", "branching", "meta")

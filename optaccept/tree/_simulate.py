@@ -235,6 +235,20 @@ def simulate(
         argument is refused.
     MethodError
         If the rule is not lossless on this tree.
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> from optaccept import tree
+    >>> p = lambda prefix: [F(1, 3), F(2, 3)]
+    >>> q = lambda prefix: [F(2, 3), F(1, 3)]
+    >>> import numpy as np
+    >>> law = tree.TreeDraftLaw(length=2)
+    >>> accepted, texts = tree.simulate(p, q, drafts=law, samples=400, rng=np.random.default_rng(0), progress=False)
+    >>> accepted.shape, int(accepted.max()) <= 2, len(texts)
+    ((400,), True, 400)
+    >>> round(float(accepted.mean()), 2)  # the exact mean: 10/9
+    1.07
     """
     from tqdm.auto import tqdm
 

@@ -158,6 +158,19 @@ def sweep(
     list of dict
         Keys: source, temperature, k, length, drafts, verifier, value, std_err,
         method, skipped.
+
+    Examples
+    --------
+    >>> from optaccept import tree
+    >>> sources = {"toy": tree.synthetic_pair(6, rng=0)}
+    >>> chains = (tree.TreeDraftLaw(length=2),)
+    >>> rows = tree.sweep(
+    ...     sources, temperatures=(1.0, 0.5), drafts=chains, verifiers=("token", "block"), n_jobs=1, progress=False
+    ... )
+    >>> len(rows), sorted(rows[0])[:4]
+    (4, ['drafts', 'k', 'length', 'method'])
+    >>> [(r["temperature"], r["verifier"], round(float(r["value"]), 4)) for r in rows]
+    [(1.0, 'token', 0.7737), (1.0, 'block', 0.8077), (0.5, 'token', 0.4213), (0.5, 'block', 0.4335)]
     """
     import joblib
 

@@ -85,6 +85,22 @@ class Verifier:
     acceptance(p, q, k, notion="output")   its exact acceptance
     sample(p, q, k, rng, size)             (y, accepted) with accepted = Y ∈ set(x̄)
     simulate(p, q, k, rng, size)           :class:`Draws` (drafts, y, both indicators)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> v = verifiers.RRS()
+    >>> isinstance(v, verifiers.Verifier), v.name, v.supports(3)
+    (True, 'rrs', True)
+    >>> v.drafts(q, 2)
+    IID(n=5, k=2)
+    >>> round(v.acceptance(p, q, 2), 4)
+    0.824
+    >>> y, accepted = v.sample(p, q, 2, np.random.default_rng(0), 5)
+    >>> y.shape, accepted.dtype
+    ((5,), dtype('bool'))
     """
 
     name: ClassVar[str] = "verifier"

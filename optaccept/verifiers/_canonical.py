@@ -94,6 +94,18 @@ class CanonicalDecomposition(Tabular):
         Σ_y min(p(y), p_I(y)) — equals α* of the law.
     alpha_star : float
         α* from ``optimal_acceptance`` (the independent re-check).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> import optaccept as oa
+    >>> cd = verifiers.canonical_decomposition(p, oa.Greedy(q, k=2))
+    >>> cd.sets[:2], cd.beta.sum(axis=1).round(6)[:2]  # sets {2, y}; each row of weights sums to 1
+    (((0, 2), (1, 2)), array([1., 1.]))
+    >>> round(cd.value, 4), round(cd.alpha_star, 4)
+    (0.8608, 0.8608)
     """
 
     sets: tuple[tuple[int, ...], ...]
@@ -155,6 +167,18 @@ def canonical_decomposition(p: Any, drafts: DraftLaw, *, max_sets: int = MAX_ENU
         Bad p or law.
     SolverError
         The LP failed, or its value differs from α* by more than 1e-7.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> import optaccept as oa
+    >>> cd = verifiers.canonical_decomposition(p, oa.IID(q, k=2))
+    >>> round(cd.value, 4), cd.ok  # sum of min(p, p_I) = alpha*
+    (0.9075, True)
+    >>> cd.p_I.round(4)
+    array([0.42  , 0.19  , 0.2225, 0.0875, 0.08  ])
     """
 
     if not isinstance(drafts, DraftLaw):

@@ -44,6 +44,19 @@ class GapTable(Tabular):
         α* of each verifier's own draft law per k.
     missing : dict of str to dict of int to str
         Why a cell is empty, where it is.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> t = verifiers.gap_table(p, q, ks=(1, 2), verifiers=[verifiers.SD(), verifiers.RRS()], progress=False)
+    >>> t.ks, t.names
+    ((1, 2), ('sd', 'rrs'))
+    >>> round(t.alpha["rrs"][2], 4), round(t.alpha_star["rrs"][2], 4)  # RRS against alpha* of i.i.d. drafts
+    (0.824, 0.9075)
+    >>> t.alpha["sd"][2], t.why("sd", 2)
+    (None, 'not defined for this k')
     """
 
     ks: tuple[int, ...]

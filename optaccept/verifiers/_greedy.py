@@ -23,7 +23,19 @@ __all__ = ["HuGreedy"]
 
 
 class HuGreedy(Verifier):
-    """Hu et al.'s greedy verifier on ``Greedy(q, k)``: α = p(T) + Σ_{y∉T} min(p, q̃)."""
+    """Hu et al.'s greedy verifier on ``Greedy(q, k)``: α = p(T) + Σ_{y∉T} min(p, q̃).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> v = verifiers.HuGreedy()
+    >>> v.drafts(q, 2).top  # the most likely draft token, always drafted
+    (2,)
+    >>> round(v.acceptance(p, q, 2), 4)  # p(T) + sum over y not in T of min(p, q restricted)
+    0.8608
+    """
 
     name = "hu_greedy"
     title = "Hu et al. greedy drafts + verifier"

@@ -172,6 +172,14 @@ class KhistiIS(Verifier):
     ----------
     s : int
         LP truncation threshold (Khisti et al. use 5 to 15).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> round(verifiers.KhistiIS(s=5).acceptance(p, q, 2), 4)
+    0.9075
     """
 
     name = "khisti_is"

@@ -75,7 +75,16 @@ def kseq_rho(p: np.ndarray, q: np.ndarray, k: int, xtol: float = RHO_XTOL) -> fl
 
 
 class KSeq(Verifier):
-    """K-SEQ of SpecTr with ρ* found by bisection (tolerance :data:`RHO_XTOL`)."""
+    """K-SEQ of SpecTr with ρ* found by bisection (tolerance :data:`RHO_XTOL`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> round(verifiers.KSeq().acceptance(p, q, 2), 4)
+    0.84
+    """
 
     name = "kseq"
     title = "K-SEQ (SpecTr)"

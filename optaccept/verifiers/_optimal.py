@@ -30,6 +30,18 @@ class Optimal(Verifier):
     ----------
     drafts : str
         Which draft law q and k build (default ``"iid"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> import optaccept as oa
+    >>> v = verifiers.Optimal("swor")
+    >>> v.name, round(v.acceptance(p, q, 2), 4)
+    ('optimal_swor', 0.9626)
+    >>> round(v.acceptance(p, q, 2), 10) == round(oa.optimal_acceptance(p, oa.WithoutReplacement(q, 2)).value, 10)
+    True
     """
 
     title = "optimal verifier"

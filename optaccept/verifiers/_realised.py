@@ -54,6 +54,15 @@ class RealisedAcceptance(Tabular):
         shrinks like 1/sqrt(size)).
     law : str
         The draft law: ``"iid"`` or ``"swor"`` (without replacement).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> r = verifiers.realised_acceptance(p, q, 2, np.random.default_rng(0), samples=2000)
+    >>> type(r).__name__, r.size, round(r.value, 4), r.ok  # |mean - alpha*| within 5 standard errors
+    ('RealisedAcceptance', 2000, 0.9075, True)
     """
 
     k: int
@@ -138,7 +147,7 @@ def realised_acceptance(
     >>> import numpy as np
     >>> from optaccept import verifiers
     >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
-    >>> r = verifiers.realised_acceptance(p, q, 2, np.random.default_rng(0), size=20_000)
+    >>> r = verifiers.realised_acceptance(p, q, 2, np.random.default_rng(0), samples=2000)
     >>> round(r.value, 4), abs(r.z) < 5
     (0.9075, True)
     """

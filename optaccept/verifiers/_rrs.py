@@ -88,7 +88,16 @@ def rrs_residuals(p: np.ndarray, q: np.ndarray, k: int) -> tuple[np.ndarray, np.
 
 
 class RRS(Verifier):
-    """RRS with replacement (SpecInfer): α = 1 − ∏_{m=1}^{k} TV(r^m, q), both notions."""
+    """RRS with replacement (SpecInfer): α = 1 − ∏_{m=1}^{k} TV(r^m, q), both notions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> [round(verifiers.RRS().acceptance(p, q, k), 4) for k in (1, 2, 3)]
+    [0.68, 0.824, 0.8544]
+    """
 
     name = "rrs"
     title = "RRS with replacement (SpecInfer)"
@@ -281,7 +290,19 @@ class RRSWithoutReplacement(Verifier):
     """RRS without replacement (Jeon et al.): exact acceptance from the residual lemma of
     the module docstring, O(n log n) at k ≤ 2 and O(N_{k−2}·n log n) beyond (N_{k−2} rejection
     paths of length k − 2, refused beyond :data:`MAX_RRS_STATES` / :data:`MAX_RRS_WORK`);
-    both notions equal."""
+    both notions equal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> v = verifiers.RRSWithoutReplacement()
+    >>> v.drafts(q, 2)
+    WithoutReplacement(n=5, k=2)
+    >>> round(v.acceptance(p, q, 2), 4)
+    0.8487
+    """
 
     name = "rrs_wor"
     title = "RRS without replacement (Jeon et al.)"

@@ -36,7 +36,18 @@ def sd_step(p: np.ndarray, q: np.ndarray, x: np.ndarray, rng: np.random.Generato
 
 
 class SD(Verifier):
-    """Single-draft speculative decoding (k = 1): α = Σ_y min(p(y), q(y)) in both notions."""
+    """Single-draft speculative decoding (k = 1): α = Σ_y min(p(y), q(y)) in both notions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> round(verifiers.SD().acceptance(p, q, 1), 4)  # sum of min(p, q)
+    0.68
+    >>> verifiers.SD().supports(2)
+    False
+    """
 
     name = "sd"
     title = "speculative decoding (k = 1)"
@@ -55,7 +66,16 @@ class SD(Verifier):
 
 class NSS(Verifier):
     """Naive sampling: Y ~ p ignoring the drafts (i.i.d. from q); "accepted" when Y is a
-    draft.  α = Σ_y p(y) (1 − (1 − q(y))ᵏ), the same in both notions."""
+    draft.  α = Σ_y p(y) (1 − (1 − q(y))ᵏ), the same in both notions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> round(verifiers.NSS().acceptance(p, q, 2), 4)  # sum of p (1 - (1 - q)**2)
+    0.3786
+    """
 
     name = "nss"
     title = "naive sampling (ignore drafts)"
@@ -77,6 +97,15 @@ class NaiveTree(Verifier):
 
     rule:   Σ min(p, q)
     output: Σ min(p, q) + Σ_y (p − q)₊(y) (1 − (1 − q(y))^{k−1})
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> v = verifiers.NaiveTree()
+    >>> round(v.acceptance(p, q, 2, notion="rule"), 4), round(v.acceptance(p, q, 2), 4)
+    (0.68, 0.7285)
     """
 
     name = "naive_tree"

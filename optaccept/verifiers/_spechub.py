@@ -58,7 +58,19 @@ def _stages(p: np.ndarray, q: np.ndarray, a: int):
 
 
 class SpecHubVerifier(Verifier):
-    """SpecHub's four-stage verifier (k = 2 only, its own draft law ``SpecHub(q)``)."""
+    """SpecHub's four-stage verifier (k = 2 only, its own draft law ``SpecHub(q)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> v = verifiers.SpecHubVerifier()
+    >>> v.drafts(q, 2), v.supports(3)
+    (SpecHub(n=5), False)
+    >>> round(v.acceptance(p, q, 2), 4)
+    0.8608
+    """
 
     name = "spechub"
     title = "SpecHub (hub drafts, k = 2)"

@@ -148,6 +148,17 @@ class TargetOnly(Verifier):
     ------
     InputError
         If ``drafts`` is not one of the three names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optaccept import verifiers
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> v = verifiers.TargetOnly("iid")  # Y ~ p whatever the drafts: accepted when Y is drafted
+    >>> round(v.acceptance(p, q, 2), 4)  # sum of p (1 - (1 - q)**2), as naive sampling
+    0.3786
+    >>> round(verifiers.TargetOnly("greedy").acceptance(p, q, 2), 4)
+    0.4069
     """
 
     name = "target_only"
