@@ -42,6 +42,16 @@ class AlphaTable(Tabular):
         ``methods[law][k]``: the method that computed the value.
     support : int
         |supp q|, the largest k of the laws with distinct drafts.
+
+    Examples
+    --------
+    >>> import optaccept as oa
+    >>> t = oa.optimal.alpha_table([.5, .3, .2], [.2, .3, .5], ks=(1, 2, 4), drafts=("iid", "swor"))
+    >>> ks, values = t.curve("swor")  # without replacement: k ≤ |supp q| = 3
+    >>> ks, [round(v, 4) for v in values]  # k = 2: 69/70 by the dual (★) over all 8 subsets
+    ([1, 2], [0.7, 0.9857])
+    >>> t.ok, t.to_pandas().shape
+    (True, (6, 5))
     """
 
     ks: tuple[int, ...]

@@ -62,7 +62,7 @@ def plot_alpha_vs_k(
     >>> import numpy as np
     >>> from optaccept import plots
     >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
-    >>> ax = plots.plot_alpha_vs_k(p, q, ks=(1, 2, 3), laws=("iid", "swor"))
+    >>> ax = plots.plot_alpha_vs_k(p, q, ks=(1, 2, 3), drafts=("iid", "swor"))
     >>> [line.get_label() for line in ax.get_lines()][:2]
     ['i.i.d. drafts (with replacement)', 'drafts without replacement']
     """

@@ -191,13 +191,25 @@ def test_tree_exact_match_equals_target_only_and_refuses_iid():
     assert rep.expected == pytest.approx(hand, abs=1e-12) and ref == pytest.approx(hand, abs=1e-12)
     assert rep.lossless and abs(rep.accepted - hand) < 5 * rep.std_err
     as_vllm = audit.audit_tree(
-        fn, target, draft, "[(1,), (0, 0), (0,)]", "topk", samples=200, rng=0, declared="exact_match"
+        fn,
+        target,
+        draft,
+        tree.TreeDraftLaw(audit.shape_from_layout("[(1,), (0, 0), (0,)]"), "topk"),
+        samples=200,
+        rng=0,
+        declared="exact_match",
     )
     assert as_vllm.expected == pytest.approx(hand, abs=1e-12)  # vLLM's tree string: the same shape
     calls = []
     with pytest.raises(oa.InputError, match="^declared: 'exact_match'"):
         audit.audit_tree(
-            lambda *a: calls.append(1), target, draft, shape, "iid", samples=10, rng=0, declared="exact_match"
+            lambda *a: calls.append(1),
+            target,
+            draft,
+            tree.TreeDraftLaw(shape, "iid"),
+            samples=10,
+            rng=0,
+            declared="exact_match",
         )
     assert not calls
 

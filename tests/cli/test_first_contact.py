@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from optaccept.cli import main
+from optaccept.cli._main import main
 
 P = "0.40,0.25,0.15,0.12,0.08"
 Q = "0.30,0.10,0.35,0.05,0.20"
@@ -96,7 +96,7 @@ def _help(argv, capsys) -> str:
 
 def test_main_help_lists_every_part(capsys):
     """main --help listed five of the seven parts of the main job."""
-    from optaccept.jobs import PARTS
+    from optaccept.jobs._main import PARTS
 
     text = " ".join(_help(["main"], capsys).split())
     assert f"run only these parts: {' '.join(PARTS)}" in text
@@ -107,7 +107,7 @@ def test_help_has_no_rest_markup(capsys):
     """audit --help printed the docstring's ``P`` and :func:`...` markup."""
     import argparse
 
-    from optaccept.cli import build_parser
+    from optaccept.cli._main import build_parser
 
     def commands(parser, prefix=()):
         for action in parser._actions:

@@ -339,10 +339,6 @@ def test_to_latex_compiles_and_fits(name, tmp_path):
     _check_fits(table, name, tmp_path)
 
 
-
-
-
-
 def test_tree_value_type_rule():
     """value is a Fraction exactly when the models give Fractions and no LP or sampling is
     used; float(result) is the float either way."""

@@ -90,9 +90,9 @@ def test_rows_are_the_models_next_token_distributions(pair, model, tok):
 
 
 def test_seeded_and_independent_of_batching(pair):
-    a = run(pair, batch_size=2, seed=3)
-    b = run(pair, batch_size=5, seed=3)
-    c = run(pair, batch_size=2, seed=4)
+    a = run(pair, batch_size=2, rng=3)
+    b = run(pair, batch_size=5, rng=3)
+    c = run(pair, batch_size=2, rng=4)
     assert np.array_equal(a.token, b.token)
     np.testing.assert_allclose(a.target, b.target, atol=1e-6)
     assert not np.array_equal(a.token, c.token)

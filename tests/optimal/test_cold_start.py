@@ -39,7 +39,7 @@ oa.optimal_acceptance(p, oa.WithoutReplacement(q, 3)); oa.optimal_verifier(p, oa
 """,
     "accepted_tokens": """
 from optaccept import tree
-target, draft = tree.synthetic_pair(5, seed=2)
+target, draft = tree.synthetic_pair(5, rng=2)
 for v in ("token", "target_only", "optimal", "token_optimal"):
     tree.accepted_tokens(target, draft, tree.TreeDraftLaw(length=2, k=2, children="iid"), verifier=v)
 tree.accepted_tokens(target, draft, tree.TreeDraftLaw(length=2, k=1), verifier="block")

@@ -122,5 +122,5 @@ def test_without_replacement_on_real_rows(data) -> None:
         assert abs(s["z"]) <= 5 and abs(s["rule"] - s["alpha_swor"]) <= 1e-12
         assert s["rrs_wor"] <= s["alpha_swor"] + 1e-12
     assert "RRS w/o repl." in tb.to_markdown() and "law='swor'" in repr(tb)
-    with pytest.raises(oa.InputError, match="law"):
+    with pytest.raises(oa.InputError, match="^drafts:"):
         real.realised_optimal(data, positions=1, drafts="joint", progress=False)

@@ -130,5 +130,5 @@ def test_bad_arguments():
     chain = MarkovPair.random(states=3, horizon=2, rng=0)
     with pytest.raises(InputError, match="chain"):
         expected_rejections(np.eye(3))
-    with pytest.raises(InputError, match="runs"):
+    with pytest.raises(InputError, match="^samples:"):
         simulate_rejections(chain, samples=0, rng=0)

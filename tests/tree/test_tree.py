@@ -293,7 +293,7 @@ def test_rao_blackwell_matches_exact(tmp_path):
     for v in out:
         np.testing.assert_array_equal(again[v].details["values"], out[v].details["values"])
     with pytest.raises(InputError, match="checkpoint"):
-        run(k=1, trees=100)
+        run(drafts=tree.TreeDraftLaw(length=2, k=1, children="swor"), samples=100)
 
 
 def test_block_per_chain_and_large_vocabulary():
@@ -379,12 +379,12 @@ def test_sweep_default_backend():
     for r in rows:
         if r["skipped"]:
             continue
-        want = tree.accepted_tokens(
-            target, draft, r["length"], r["k"], r["drafts"], r["verifier"], temperature=r["temperature"]
-        )
+        law = tree.TreeDraftLaw(length=r["length"], k=r["k"], children=r["drafts"])
+        want = tree.accepted_tokens(target, draft, law, r["verifier"], temperature=r["temperature"])
         assert r["value"] == pytest.approx(float(want.value), abs=1e-12)
-    sampled = tree.sweep([(target, draft)], ks=(2,), lengths=(2,), verifiers=("token",), samples=50, rng=1)
-    again = tree.sweep([(target, draft)], ks=(2,), lengths=(2,), verifiers=("token",), samples=50, rng=1)
+    chains = (tree.TreeDraftLaw(length=2, k=2),)
+    sampled = tree.sweep([(target, draft)], drafts=chains, verifiers=("token",), samples=50, rng=1)
+    again = tree.sweep([(target, draft)], drafts=chains, verifiers=("token",), samples=50, rng=1)
     assert sampled[0]["value"] == again[0]["value"] and sampled[0]["std_err"] > 0
 
 

@@ -257,12 +257,12 @@ def test_shape_errors():
     ]:
         with pytest.raises(InputError, match=msg):
             tree.accepted_tokens(p, p, drafts=tree.TreeDraftLaw(bad, "topk"), verifier="target_only")
-    with pytest.raises(InputError, match="children"):
-        tree.accepted_tokens(p, p, drafts=tree.TreeDraftLaw((2,), "iid"), verifier="target_only")
-    with pytest.raises(InputError, match="children"):
-        tree.accepted_tokens(p, p, drafts=tree.TreeDraftLaw((2,), "beam"), verifier="target_only")
-    with pytest.raises(InputError, match="not both"):
-        tree.accepted_tokens(p, p, drafts=tree.TreeDraftLaw((2,), "topk"))
+    with pytest.raises(InputError, match="^children:"):
+        tree.TreeDraftLaw((2,))  # a shape needs its children's law
+    with pytest.raises(InputError, match="^children:"):
+        tree.TreeDraftLaw((2,), "beam")
+    with pytest.raises(InputError, match="^length: set by the shape"):
+        tree.TreeDraftLaw((2,), "topk", length=2)
     with pytest.raises(MethodError, match="one chain"):
         tree.accepted_tokens(p, p, drafts=tree.TreeDraftLaw((2,), "swor"), verifier="block")
     assert as_shape((3, 2, 1)).size == 3 + 6 + 6
