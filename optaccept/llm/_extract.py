@@ -27,7 +27,7 @@ from .._lib.rows import resolve_device
 from .._lib.sampling import torch_categorical
 from .._lib.validation import seed_of
 from ..real import Distributions
-from ._models import ModelPair, Warp, forward, package_versions
+from ._models import ModelPair, Warp, forward, package_versions, past_of
 from ._prompts import Prompt, as_prompts
 
 __all__ = ["extract", "extract_sweep"]
@@ -99,7 +99,7 @@ def _generate_and_read(
     ids, mask, pos = _left_pad(prompt_ids, pad, device)
     width = ids.shape[1]
     out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1)
-    past = out.past_key_values
+    past = past_of(out)
     first_logits = out.logits[:, -1, :]
     logits = first_logits
     start_pos = pos[:, -1:] + 1
@@ -123,7 +123,7 @@ def _generate_and_read(
         out = forward(
             model, input_ids=step, attention_mask=gen_mask, position_ids=next_pos, past_key_values=past, use_cache=True
         )
-        past = out.past_key_values
+        past = past_of(out)
         logits = out.logits[:, -1, :]
         next_pos = next_pos + 1
     # Teacher forcing of the continuations (all but their last token).

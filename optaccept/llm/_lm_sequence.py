@@ -20,7 +20,7 @@ import torch
 from .._errors import InputError
 from .._lib.rows import resolve_device
 from ._extract import _encode
-from ._models import ModelPair, Warp, forward
+from ._models import ModelPair, Warp, forward, past_of
 from ._prompts import as_prompts
 
 __all__ = ["LMSequenceModel", "sequence_models"]
@@ -250,7 +250,7 @@ class _TreeRunner:
         self.P = len(prompt_ids)
         with torch.no_grad():
             out = model(input_ids=torch.tensor([prompt_ids], device=device), use_cache=True, logits_to_keep=1)
-        self.past = out.past_key_values
+        self.past = past_of(out)
         self.root_logits = out.logits[0, -1].float()
         self.fed = 0  # nodes currently in the cache after the prompt
         self._parents: list[int] = []  # parent (fed index, -1 = prompt) of each fed node
@@ -292,7 +292,7 @@ class _TreeRunner:
             past_key_values=self.past,
             use_cache=True,
         )
-        self.past = out.past_key_values
+        self.past = past_of(out)
         self.fed = total
         return out.logits[0].float()
 

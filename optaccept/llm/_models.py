@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib.metadata
+import logging
 import os
 import re
 import shutil
@@ -46,11 +47,25 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?
 
 def forward(model: Any, **kwargs: Any) -> Any:
     """``model(**kwargs)`` without transformers' deprecation warning for the cache keyword
-    (5.x renames ``past_key_values`` to ``cache`` but still accepts it; 4.x knows only
-    ``past_key_values``): the warning is about our call, and reaches no user."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r".*`past_key_values` is deprecated", category=FutureWarning)
-        return model(**kwargs)
+    (5.x renames ``past_key_values`` to ``cache`` but still accepts it, and says so once through
+    its logger; 4.x knows only ``past_key_values``): the notice is about our call, and reaches no
+    user."""
+    generic = logging.getLogger("transformers.utils.generic")  # where 5.x logs the rename
+    level = generic.level
+    generic.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*`past_key_values` is deprecated", category=FutureWarning)
+            return model(**kwargs)
+    finally:
+        generic.setLevel(level)
+
+
+def past_of(out: Any) -> Any:
+    """The key/value cache of a forward's output, read without transformers 5.x's notice that
+    ``past_key_values`` is now ``cache`` (4.x has only ``past_key_values``)."""
+    cache = out.get("cache") if hasattr(out, "get") else None
+    return cache if cache is not None else out.past_key_values
 
 
 @contextlib.contextmanager

@@ -307,3 +307,20 @@ def test_compact_rows_keep_alpha(model, tok):
             np.testing.assert_allclose(
                 batched_verifier_acceptance(pc, qc, k, v), batched_verifier_acceptance(p, q, k, v), atol=1e-12
             )
+
+
+def test_no_third_party_notice_reaches_the_user():
+    """transformers 5.x logs, once per process, that ``past_key_values`` is now ``cache``, on our
+    calls and reads of the cache: a fresh process running an extraction and a sequence model
+    (their documented examples, on a tiny offline model) shows the user nothing on stderr."""
+    import subprocess
+    import sys
+
+    code = (
+        "import doctest; import optaccept.llm as L; from optaccept.llm import _extract; "
+        "doctest.run_docstring_examples(_extract.extract, {}); "
+        "doctest.run_docstring_examples(L.sequence_models, {})"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "deprecated" not in run.stderr and "Failed example" not in run.stdout, run.stderr[-2000:] + run.stdout
