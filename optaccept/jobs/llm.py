@@ -290,7 +290,7 @@ def run(figures_dir: pathlib.Path, *, quick: bool = False) -> list[pathlib.Path]
         t_load = time.perf_counter() - t0
         t0 = time.perf_counter()
         sweep = extract_sweep(
-            pair, DRAFT_TEMPERATURES, prompts, max_new_tokens=n_tokens, device="auto", seed=0, progress=True
+            pair, DRAFT_TEMPERATURES, prompts, max_new_tokens=n_tokens, device="auto", rng=0, progress=True
         )
         t_extract = time.perf_counter() - t0
         n_pos = len(next(iter(sweep.values())))

@@ -360,7 +360,7 @@ def extract_sweep(
     *,
     max_new_tokens: int = 32,
     device: Any = "auto",
-    seed: int = 0,
+    rng: int = 0,
     batch_size: int = 8,
     chat: bool | None = None,
     progress: bool = True,
@@ -377,7 +377,7 @@ def extract_sweep(
         The models; its draft warp's truncation is kept, its temperature replaced.
     draft_temperatures : sequence of float
         The draft temperatures, at least one.
-    prompts, max_new_tokens, device, seed, batch_size, chat, progress :
+    prompts, max_new_tokens, device, rng, batch_size, chat, progress :
         As in :func:`extract`.
 
     Returns
@@ -391,6 +391,7 @@ def extract_sweep(
         If ``draft_temperatures`` is empty or another argument is refused as in
         :func:`extract`.
     """
+    seed = seed_of(rng)
     _check_args(max_new_tokens, batch_size, seed)
     temps = [float(t) for t in draft_temperatures]
     if not temps:

@@ -172,6 +172,7 @@ BUILDERS = {
     "RegressionGate": lambda: audit.regression_gate(_counts_log(0), _counts_log(1)),
     "SampleSize": lambda: audit.sample_size(_counts_log(0)),
     "GapTable": lambda: verifiers.gap_table(P, Q, ks=(1, 2, 3), progress=False),
+    "AlphaTable": lambda: oa.optimal.alpha_table(P, Q, ks=(1, 2, 3, 9)),
     "CanonicalDecomposition": lambda: verifiers.canonical_decomposition(P, oa.IID(Q, 2)),
     "RealisedAcceptance": lambda: verifiers.realised_acceptance(P, Q, 2, np.random.default_rng(0), samples=2_000),
     "RealisedTable": lambda: real.realised_optimal(
@@ -224,6 +225,10 @@ OWN_NUMBERS = {
     "GapTable": lambda t: {
         "alpha": [t.alpha[n][k] for n, k in _rows(t, t.names)],
         "alpha_star": [t.alpha_star[n][k] for n, k in _rows(t, t.names)],
+    },
+    "AlphaTable": lambda t: {
+        "alpha_star": [t.values[d][k] for d in t.drafts for k in t.ks],
+        "certified": [t.certified[d][k] for d in t.drafts for k in t.ks],
     },
     "CanonicalDecomposition": lambda c: {"value": [c.value], "alpha_star": [c.alpha_star]},
     "RealisedAcceptance": lambda r: {"value": [r.value], "mean": [r.mean], "std_err": [r.std_err], "tv": [r.tv]},

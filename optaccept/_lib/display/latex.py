@@ -31,6 +31,7 @@ _LATEX_ESCAPES = {
     "×": r"$\times$",
     "→": r"$\to$",
     "∞": r"$\infty$",
+    "★": r"$\star$",
     "∅": r"$\emptyset$",
     "⊆": r"$\subseteq$",
     "∈": r"$\in$",
