@@ -105,8 +105,6 @@ class ChainAuditReport(Report):
     declared rule           token: 1.2100 (exact; z = -0.50)
     """
 
-    _title = "Chain audit report"
-
     lossless: bool
     accepted: float
     std_err: float
@@ -135,7 +133,19 @@ class ChainAuditReport(Report):
         above the optimum (:attr:`above_optimum`)."""
         return bool(self.lossless) and not self.above_optimum
 
-    _caption = "Audit of a chain verifier: the measured accepted tokens and the test of its output law."
+    @property
+    def _audited(self) -> str:
+        """``"tree"`` for :func:`optaccept.audit.audit_tree`'s report (its ``details`` hold the
+        tree's ``"shape"``), ``"chain"`` otherwise: the one rule for the title and caption."""
+        return "tree" if "shape" in self.details else "chain"
+
+    @property
+    def _title(self) -> str:  # type: ignore[override]
+        return "Tree audit report" if self._audited == "tree" else "Chain audit report"
+
+    @property
+    def _caption(self) -> str:  # type: ignore[override]
+        return f"Audit of a {self._audited} verifier: the measured accepted tokens and the test of its output law."
 
     @property
     def gap(self) -> float:
@@ -185,7 +195,8 @@ class ChainAuditReport(Report):
             ),
             (
                 "accepted tokens / call",
-                f"{self.accepted:.4f} ± {self.std_err:.4f} (measured; γ = {self.length}, {self.steps:,} calls)",
+                f"{self.accepted:.4f} ± {self.std_err:.4f} (measured; "
+                f"{'depth' if self._audited == 'tree' else 'γ'} = {self.length}, {self.steps:,} calls)",
             ),
             (
                 "declared rule",

@@ -32,9 +32,38 @@ from ..tree import TreeDraftLaw, accepted_tokens, upper_bound
 from ..tree._models import as_model
 from ..tree._shaped_tree import sample_shaped
 from ._chain import ChainAuditReport
+from ._formats import chain_outputs
 from ._pit import FALSE_ALARM, ORDERS, pit_values
 
 __all__ = ["audit_tree"]
+
+
+def _tree_result(out: Any, B: int, depth: int, strings: list, lo: int) -> tuple[np.ndarray, np.ndarray]:
+    """(v, Y) from what a tree verifier returns: (v, Y), or the padded output [B, depth + 1]
+    that :func:`audit_chain` accepts too (the accepted path's tokens, then the emitted token,
+    then −1: vLLM's ``rejection_sample`` form, read by :func:`optaccept.audit.chain_outputs`);
+    its accepted node is the node whose string is that path (any one of equal strings under
+    "iid" children: the audit reads the text and the depth only, the same for each)."""
+
+    if isinstance(out, tuple) and len(out) == 2:
+        return (np.asarray(out[0], dtype=np.int64).reshape(-1), np.asarray(out[1], dtype=np.int64).reshape(-1))
+    if isinstance(out, tuple) or np.ndim(out) != 2:
+        raise InputError(
+            "fn: must return (v, Y), accepted nodes and emitted tokens, or a padded output "
+            f"[B, depth + 1] = [{B}, {depth + 1}] with −1 padding (the accepted path's tokens, then the emitted token)"
+        )
+    if np.shape(out) != (B, depth + 1):
+        raise InputError(f"fn: a padded output must have shape ({B}, {depth + 1}), got {np.shape(out)}")
+    rows = np.asarray(out, dtype=np.int64)
+    m, Y = chain_outputs(rows)
+    v = np.empty(B, dtype=np.int64)
+    for b in range(B):
+        path = tuple(int(x) for x in rows[b, : m[b]])
+        node = next((i for i, w in enumerate(strings[b]) if w == path), None)
+        if node is None:
+            raise InputError(f"fn: the accepted tokens {list(path)} of row {b} are not a path of tree {lo + b}")
+        v[b] = node
+    return v, Y
 
 
 @one_renormalization_warning
@@ -65,9 +94,14 @@ def audit_tree(
     target-only's law when siblings are distinct, so "topk" or "swor" children only).  The
     exact values are computed before ``fn`` is called, so a refusal costs nothing.
 
-    Returns a :class:`ChainAuditReport` (``length`` is the shape's depth; ``optimum`` the LP
-    value, or the §4b *upper bound* when the LP is too large, printed as a bound:
-    ``details["optimum_method"]``).
+    ``fn`` returns (v, Y), or the padded output [B, depth + 1] that :func:`audit_chain` reads
+    as well (vLLM's ``rejection_sample`` form: the accepted path's tokens, then the emitted
+    token, then −1; :func:`optaccept.audit.chain_outputs`), whose path is matched to the
+    drafted tree's node.
+
+    Returns a :class:`ChainAuditReport` titled "Tree audit report" (``length`` is the shape's
+    depth; ``optimum`` the LP value, or the §4b *upper bound* when the LP is too large, printed
+    as a bound: ``details["optimum_method"]``).
 
     Parameters
     ----------
@@ -196,10 +230,7 @@ def audit_tree(
                     Q[b, i] = Qm(w)
             strings.append(row)
         out = fn(toks.copy(), parents.copy(), P.copy(), Q.copy(), rng)
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise InputError("fn: must return (v, Y): accepted nodes and emitted tokens")
-        v = np.asarray(out[0], dtype=np.int64).reshape(-1)
-        Y = np.asarray(out[1], dtype=np.int64).reshape(-1)
+        v, Y = _tree_result(out, B, L, strings, lo)
         if v.shape != (B,) or Y.shape != (B,) or v.min() < 0 or v.max() > N or Y.min() < 0 or Y.max() >= n:
             raise InputError(f"fn: must return node indices in [0, {N}] and tokens in [0, {n}), {B} of each")
         rowsP = np.empty((B * (L + 1), n))

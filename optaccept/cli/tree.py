@@ -222,7 +222,7 @@ def _tree(args: argparse.Namespace) -> int:
         except InputError as e:
             raise _rename(e) from None
         v = np.asarray(values)
-        se = sample_std_err(v)  # over contexts
+        se = sample_std_err(v) if v.size > 1 else None  # over contexts; unknown from one context
         out = {
             "shape": shape.to_choices(),
             "vllm": shape.to_vllm(),
@@ -241,7 +241,7 @@ def _tree(args: argparse.Namespace) -> int:
         else:
             print(f"shape ({shape.size} nodes): {shape.to_vllm()}")
             print(f"children = {args.children}   verifier = {args.verifier}")
-            print(f"accepted tokens per step = {out['accepted']:.6f} ± {se:.2g} over {v.size} synthetic contexts")
+            print(f"accepted tokens per step = {out['accepted']:.6f} ± {_se_text(se)} over {v.size} synthetic contexts")
         return 0
     try:
         best = tree.best_tree(
@@ -308,6 +308,11 @@ def _engines(shape: Any) -> dict[str, Any]:
     return out
 
 
+def _se_text(se: float | None) -> str:
+    """A standard error as printed: unknown (None) from fewer than two contexts."""
+    return "unknown (needs at least 2 contexts)" if se is None else f"{se:.2g}"
+
+
 def _profile(args: argparse.Namespace, pairs: list, shape: Any, source: dict[str, Any]) -> int:
     """``--profile``: tree.acceptance_profile on the synthetic pairs, with the engine forms."""
     from .. import tree
@@ -354,7 +359,7 @@ def _profile(args: argparse.Namespace, pairs: list, shape: Any, source: dict[str
     )
     print("P(accepted >= d):  " + "  ".join(f"d={d}: {r:.4f}" for d, r in enumerate(prof.rates, 1)))
     print(
-        f"mean accepted drafted tokens = {prof.mean_accepted:.6f} ± {prof.std_err:.2g}   "
+        f"mean accepted drafted tokens = {prof.mean_accepted:.6f} ± {_se_text(prof.std_err)}   "
         f"AL (bonus token counted) = {prof.al:.6f}"
     )
     print("replay it in an engine:")

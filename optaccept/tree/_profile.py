@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
-from .._lib.display import Tabular
+from .._lib.display import Tabular, html_fields
 from .._lib.sampling import draw
 from .._lib.statistics import std_err as sample_std_err
 from .._lib.validation import check_choice, check_rng, check_size, one_renormalization_warning
@@ -61,8 +61,10 @@ class AcceptanceProfile(Tabular):
         "unconditional per-position acceptance rates").
     mean_accepted : float
         E[accepted drafted tokens] = Σ rates (AL − 1; the correction or bonus token not counted).
-    std_err : float
-        Standard error of ``mean_accepted`` over the generated texts (clustered by text).
+    std_err : float or None
+        Standard error of ``mean_accepted`` over the generated texts (clustered by text: the
+        positions of one text are not independent).  None — unknown — for a profile of a single
+        text, whose spread over texts cannot be estimated; never 0 for a sampled profile.
     by_position : ndarray, shape (positions, depth)
         The rates at each position of the text, averaged over the pairs.
 
@@ -79,7 +81,7 @@ class AcceptanceProfile(Tabular):
 
     rates: np.ndarray
     mean_accepted: float
-    std_err: float
+    std_err: float | None
     by_position: np.ndarray
     shape: Any
     verifier: str
@@ -165,7 +167,28 @@ class AcceptanceProfile(Tabular):
             f"Acceptance profile ({self.verifier}, {self.children} children, shape {self.shape!r}; {self.method}; "
             f"{self.texts} texts × {self.positions} positions)\n"
             f"  P(accepted ≥ d), d = 1…{self.rates.size}: [{rates}]\n"
-            f"  mean accepted {self.mean_accepted:.4f} ± {self.std_err:.4f}; AL {self.al:.4f}"
+            f"  mean accepted {self.mean_accepted:.4f} ± {self._se_text()}; AL {self.al:.4f}"
+        )
+
+    def _se_text(self) -> str:
+        if self.std_err is None:
+            return f"unknown (standard error needs at least 2 texts, got {self.texts})"
+        return f"{self.std_err:.4f}"
+
+    def _repr_html_(self) -> str:
+        return html_fields(
+            "Acceptance profile",
+            [
+                ("rates", self.rates),
+                ("mean_accepted", self.mean_accepted),
+                ("std_err", "unknown (fewer than 2 texts)" if self.std_err is None else self.std_err),
+                ("al", self.al),
+                ("verifier", self.verifier),
+                ("children", self.children),
+                ("method", self.method),
+                ("texts", self.texts),
+                ("positions", self.positions),
+            ],
         )
 
 
@@ -310,8 +333,9 @@ def acceptance_profile(
     mean_rates = np.minimum.accumulate(rates.mean(axis=(0, 1)))  # non-increasing up to round-off
     per_text = rates.sum(axis=2).mean(axis=1)
     R = per_text.size
-    # one text: the spread over its positions
-    se = sample_std_err(per_text) if R > 1 else sample_std_err(rates.sum(axis=2))
+    # clustered by text; one text gives no spread over texts (its positions are dependent):
+    # the standard error is then unknown (None), never the 0 of a single cluster
+    se = sample_std_err(per_text) if R > 1 else None
     method = "exact per position" if children == "topk" else f"Rao–Blackwellised ({samples} trees per position)"
     return AcceptanceProfile(
         rates=mean_rates,

@@ -241,14 +241,20 @@ class Shape:
             ``topk`` children per step and verifies the ``num_draft_tokens − 1`` candidates of
             largest draft path probability.  That tree is the same in every context only for a
             chain (``topk = 1``), one level (b,) and two full levels (b, b); for any other
-            shape ``strict=True`` raises, and ``strict=False`` returns the parameters of
-            SGLang's dynamic tree of the same nodes and depth (``topk`` the largest branching,
-            raised until the candidates cover the nodes).
+            shape ``strict=True`` raises.  ``strict=False`` is for running SGLang on a budget
+            like this shape's anyway: it returns the parameters of SGLang's *dynamic* tree of the
+            same nodes and depth (``topk`` the largest branching, raised until the candidates
+            cover the nodes) — a different tree, which changes with the context and is not this
+            shape — and says so in the dict: its key ``"sglang_tree"`` states which tree SGLang
+            will draft (remove that key before passing the rest to SGLang;
+            :meth:`from_engine` refuses these parameters, as they give no static shape).
 
         Returns
         -------
         dict
-            Parameter name → value, ready to pass to the engine.
+            Parameter name → value, ready to pass to the engine; for SGLang with
+            ``strict=False`` and a shape it cannot draft statically, also ``"sglang_tree"``, the
+            statement of the dynamic tree it drafts instead (not an SGLang parameter).
 
         Raises
         ------
@@ -256,6 +262,19 @@ class Shape:
             An unknown engine ``name``.
         MethodError
             ``"sglang"`` with ``strict=True`` for a shape SGLang cannot draft statically.
+
+        Examples
+        --------
+        >>> from optaccept import tree
+        >>> tree.Shape.from_choices([[0], [1], [0, 0], [1, 0]]).to_engine("sglang")
+        Traceback (most recent call last):
+        ...
+        optaccept._errors.MethodError: name 'sglang': SGLang drafts a dynamic tree; ...
+        >>> params = tree.Shape.from_choices([[0], [1], [0, 0], [1, 0]]).to_engine("sglang", strict=False)
+        >>> params["speculative_num_steps"], params["speculative_eagle_topk"], params["speculative_num_draft_tokens"]
+        (2, 2, 5)
+        >>> params["sglang_tree"][:63]
+        "SGLang's dynamic tree, not Shape([(0,), (1,), (0, 0), (1, 0)]):"
         """
         if name == "vllm":
             return {"speculative_token_tree": self.to_vllm(), "num_speculative_tokens": self.size}
@@ -277,6 +296,17 @@ class Shape:
             steps, topk = self.depth, max(self._b.values())
             while topk + (steps - 1) * topk * topk < self.size:
                 topk += 1
+            return {
+                "speculative_num_steps": steps,
+                "speculative_eagle_topk": topk,
+                "speculative_num_draft_tokens": self.size + 1,
+                "sglang_tree": (
+                    f"SGLang's dynamic tree, not {self!r}: the {self.size} of largest draft path probability "
+                    f"among the candidates of {topk} beams x {topk} children over {steps} steps, chosen anew "
+                    f"in every context (depth at most {steps}); its static parameters reproduce only a chain, "
+                    "(b,) or (b, b)"
+                ),
+            }
         return {
             "speculative_num_steps": steps,
             "speculative_eagle_topk": topk,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from optaccept import audit, tree
+from optaccept import InputError, audit, tree
 
 
 def _rrs_tree(tokens, parents, P, Q, rng, *, renormalise=True, accept_ties=False):
@@ -102,3 +102,67 @@ def test_tree_verifier_bugs_are_caught():
         _rrs_tree, *PAIR, tree.TreeDraftLaw((2, 1), "topk"), samples=4000, rng=np.random.default_rng(4)
     )
     assert not bad.lossless, bad
+
+
+def _padded(fn):
+    """``fn``'s (v, Y) as the padded output [B, depth + 1] audit_chain reads (vLLM's form):
+    the accepted path's tokens, the emitted token, then −1."""
+
+    def padded(tokens, parents, P, Q, rng):
+        v, Y = fn(tokens, parents, P, Q, rng)
+        depth = max(_depth(parents, i) for i in range(parents.size))
+        out = np.full((tokens.shape[0], depth + 1), -1, dtype=np.int64)
+        for b, (u, y) in enumerate(zip(v, Y)):
+            path = []
+            while u > 0:
+                path.append(int(tokens[b, u]))
+                u = parents[u]
+            out[b, : len(path) + 1] = path[::-1] + [int(y)]
+        return out
+
+    return padded
+
+
+def _depth(parents, i):
+    d = 0
+    while parents[i] >= 0:
+        i, d = parents[i], d + 1
+    return d
+
+
+@pytest.mark.parametrize("children", ["swor", "iid"])
+def test_padded_output_and_title_are_those_of_the_chain_audit(children):
+    """Issue 46: audit_tree reads the padded output audit_chain accepts (same report as the
+    (v, Y) form at the same seed) and titles its report "Tree audit report"."""
+    law = tree.TreeDraftLaw([(0,), (1,), (0, 0)], children)
+    kw = dict(samples=600, declared="token", batch=200)
+    rep = audit.audit_tree(_rrs_tree, *PAIR, law, rng=np.random.default_rng(5), **kw)
+    pad = audit.audit_tree(_padded(_rrs_tree), *PAIR, law, rng=np.random.default_rng(5), **kw)
+    assert pad.accepted == rep.accepted and pad.ks_distance == rep.ks_distance
+    assert pad.accepted_law == rep.accepted_law and pad.lossless == rep.lossless
+    for r in (rep, pad):
+        assert str(r).startswith("Tree audit report\n") and "Chain" not in str(r)
+        assert "Tree audit report" in r._repr_html_() and "tree verifier" in r.to_latex()
+    # the chain audit keeps its title
+    chain = audit.ChainAuditReport(**{k: getattr(rep, k) for k in rep.__dataclass_fields__ if k != "details"})
+    assert str(chain).startswith("Chain audit report\n")
+
+
+def test_padded_output_is_checked():
+    law = tree.TreeDraftLaw((2, 1), "swor")
+
+    def wrong_shape(tokens, parents, P, Q, rng):
+        return np.zeros((tokens.shape[0], 4), dtype=np.int64)
+
+    with pytest.raises(InputError, match="fn: a padded output"):
+        audit.audit_tree(wrong_shape, *PAIR, law, samples=10, rng=0)
+
+    def off_tree(tokens, parents, P, Q, rng):  # accepts a token no child carries
+        out = np.full((tokens.shape[0], 3), -1, dtype=np.int64)
+        for b in range(tokens.shape[0]):
+            out[b, 0] = next(x for x in range(4) if x not in tokens[b, 1:3])
+            out[b, 1] = 0
+        return out
+
+    with pytest.raises(InputError, match="not a path of tree 0"):
+        audit.audit_tree(off_tree, *PAIR, law, samples=10, rng=0)

@@ -131,3 +131,21 @@ def test_refusals():
         tree.acceptance_profile(5, 2)
     with pytest.raises(InputError, match="name"):
         tree.acceptance_profile(pair, 2, positions=1).to_engine("tgi")
+
+
+def test_standard_error_of_one_text_is_unknown_not_zero():
+    """Issue 46: a profile of one text (its positions dependent) has no spread over texts: its
+    std_err is None (unknown), shown as unknown, never 0.0; two or more texts keep the
+    clustered standard error over the texts' means."""
+    pair = tree.synthetic_pair(6, rng=0)
+    for positions in (1, 4):
+        for seed in (0, 1):
+            prof = tree.acceptance_profile(pair, 3, "target_only", positions=positions, rng=seed)
+            assert prof.texts == 1 and prof.std_err is None
+            assert "unknown" in str(prof) and "± 0.0" not in str(prof)
+            assert "unknown" in prof._repr_html_()
+    pairs = [tree.synthetic_pair(6, rng=s) for s in range(3)]
+    prof = tree.acceptance_profile(pairs, 3, "target_only", positions=4, rng=0)
+    per_text = prof.details["per_text_mean"]
+    assert prof.std_err == pytest.approx(float(np.std(per_text, ddof=1) / math.sqrt(3)), abs=1e-15)
+    assert "unknown" not in str(prof)

@@ -426,6 +426,9 @@ def test_sglang_parameters_draft_the_shape_in_every_context():
             except MethodError as e:
                 assert "strict=False" in str(e) and "\n" not in str(e)
                 params = s.to_engine("sglang", strict=False)
+                # never silently (issue 46): the dict states that SGLang drafts another tree
+                statement = params.pop("sglang_tree")
+                assert statement.startswith(f"SGLang's dynamic tree, not {s!r}") and "(b, b)" in statement
                 assert params["speculative_num_draft_tokens"] == n + 1
                 assert params["speculative_num_steps"] == s.depth
                 got = {sglang_tree(q, *params.values()) for q in drafts}
@@ -435,6 +438,7 @@ def test_sglang_parameters_draft_the_shape_in_every_context():
                     tree.Shape.from_engine("sglang", params)
                 continue
             static += 1
+            assert s.to_engine("sglang", strict=False) == params  # a static shape: nothing to state
             for q in drafts:
                 assert sglang_tree(q, *params.values()) == s.paths
             assert tree.Shape.from_engine("sglang", params) == s
