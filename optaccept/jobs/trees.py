@@ -48,7 +48,9 @@ __all__ = [
 #: How the shipped files were made (``optaccept.llm.extract_trees`` arguments).
 SHIPPED_SETTINGS = dict(k=4, length=4, trees_per_prompt=2, seed=0)
 #: the same, as extract_trees takes them: the chains' law apart
-_SHIPPED_RUN = {("rng" if key == "seed" else key): v for key, v in SHIPPED_SETTINGS.items() if key not in ("k", "length")}
+_SHIPPED_RUN = {
+    ("rng" if key == "seed" else key): v for key, v in SHIPPED_SETTINGS.items() if key not in ("k", "length")
+}
 
 
 def _shipped_law(children: str) -> TreeDraftLaw:
