@@ -588,7 +588,7 @@ def check_k(k: Any, name: str = "k") -> int:
 
 
 def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
-    """The library's one rule for randomness (README, "Randomness"), applied by every function
+    """The library's one rule for randomness (docs/reference.md, "Randomness"), applied by every function
     that takes ``rng``.
 
     Parameters

@@ -1,5 +1,5 @@
 """What the exact polyhedral results share: their answers are exact, so ``std_err`` is None,
-and ``method`` names how they were obtained (README, "Results")."""
+and ``method`` names how they were obtained (docs/reference.md, "Results")."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Result types call :func:`html_table` from their ``_repr_html_`` and :func:`short` from their
 ``__repr__``; nothing here imports IPython, and pandas only inside :meth:`Tabular.to_pandas`.
-Every result speaks one vocabulary (``value``, ``std_err``, ``method``, ``ok``; README,
+Every result speaks one vocabulary (``value``, ``std_err``, ``method``, ``ok``; docs/reference.md,
 "Results"): :class:`Tabular` gives it ``to_pandas`` and ``to_latex``.
 """
 
@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-#: The four names every result answers to (README, "Results"): the headline number, its standard
+#: The four names every result answers to (docs/reference.md, "Results"): the headline number, its standard
 #: error (None for an exact value), how it was obtained, and whether its own checks passed.
 VOCABULARY = ("value", "std_err", "method", "ok")
 
