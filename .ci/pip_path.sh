@@ -23,7 +23,7 @@ p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
 res = oa.optimal_acceptance(p, oa.IID(q, k=2))
 assert abs(res.value - 0.9075) < 1e-12, res.value
 assert oa.verify(p, oa.IID(q, k=2), res).ok
-target, draft = tree.synthetic_pair(16, seed=0)
+target, draft = tree.synthetic_pair(16, rng=0)
 print("pip path ok: alpha* =", res.value, "| llm layer:", llm.__name__)
 PY
 rm -rf "$(dirname "$ENV")"

@@ -67,7 +67,7 @@ def best_tree(
     pairs : list of (target, draft)
         Sequence models after one context each (callables ``prefix -> law``, objects
         with ``next_token_probs``, e.g. ``llm.sequence_models(pair, prompt)`` over
-        prompts, or ``[tree.synthetic_pair(n, seed=s) for s in …]``).
+        prompts, or ``[tree.synthetic_pair(n, rng=s) for s in …]``).
     budget : int, optional
         Nodes below the root (1 … 4,096; 1 … 1,024 for ``"sequoia"``).  With ``cost``: the largest size searched
         (default: the cost table's largest size, or 64 for a callable).

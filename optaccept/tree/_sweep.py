@@ -11,7 +11,7 @@ default (``n_jobs``), or a Dask or Ray cluster with no code change::
     client = Client("scheduler-address:8786")    #     register_ray()
     with joblib.parallel_backend("dask"):        #     joblib.parallel_backend("ray")
         laws = [tree.TreeDraftLaw(length=L, k=k) for k in (1, 2, 4) for L in (1, 2, 3)]
-        rows = tree.sweep(sources, drafts=laws, samples=10_000, seed=0)
+        rows = tree.sweep(sources, drafts=laws, samples=10_000, rng=0)
 
 Sources are loaded inside the task (a file path travels, not its arrays).
 """
