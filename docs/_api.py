@@ -15,20 +15,12 @@ import importlib
 import inspect
 from pathlib import Path
 
-#: The public namespaces, in the order of the reference (as ``tests/house/test_surface.py``).
-NAMESPACES = (
-    "optaccept",
-    "optaccept.drafts",
-    "optaccept.optimal",
-    "optaccept.verifiers",
-    "optaccept.polyhedra",
-    "optaccept.sequence",
-    "optaccept.tree",
-    "optaccept.real",
-    "optaccept.audit",
-    "optaccept.testing",
-    "optaccept.llm",
-    "optaccept.plots",
+import optaccept
+
+#: The public namespaces, in the order of the reference: the package and the sub-packages its
+#: ``__all__`` lists (the one list of them; ``tests/house/test_surface.py`` reads it too).
+NAMESPACES = ("optaccept",) + tuple(
+    f"optaccept.{name}" for name in optaccept.__all__ if inspect.ismodule(getattr(optaccept, name))
 )
 
 #: One line under each page's title.

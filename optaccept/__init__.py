@@ -62,6 +62,8 @@ __all__ = [
     "SolverError",
     "MissingDependencyError",
     "RenormalizedWarning",
+    "drafts",
+    "optimal",
     "verifiers",
     "polyhedra",
     "sequence",

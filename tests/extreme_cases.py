@@ -4,7 +4,8 @@ Every reference reads the float inputs as the exact rationals they are (``Fracti
 rescales them to sum exactly 1, enumerates the ordered draft tuples of the law in
 Fractions and takes the dual (★) α* = min_S p(S) + 1 − D(set ⊆ S) over all 2^n subsets.
 Nothing here calls the library, so the references share no code (and no rounding) with
-what they check.  Used by ``tests/foundations/test_extremes.py`` and ``benchmarks/bench_extremes.py``.
+what they check.  Used by ``tests/foundations/test_extremes.py`` and ``benchmarks/bench_extremes.py``;
+:func:`nasty_row_pairs` by the optimal verifier's one-shot tests.
 """
 
 from __future__ import annotations
@@ -303,3 +304,48 @@ def uniform_alpha(p: np.ndarray, k: int) -> float:
         P += ps[m - 1] / tot
         best = min(best, P + 1 - Fraction(math.comb(m, k), math.comb(n, k)))
     return float(best)
+
+
+def nasty_row_pairs(rng: np.random.Generator, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Pairs (p, q) of length n: zeros on both sides, disjoint supports, ties, p = q,
+    near-one-hot laws (1 − 1e-12), tiny masses, ratios equal but for their last bits."""
+    zp = rng.dirichlet(np.full(n, 0.3))
+    zp[: n // 3] = 0.0
+    zp /= zp.sum()
+    hot = np.full(n, 1e-12 / (n - 1))
+    hot[n // 2] = 1.0 - 1e-12
+    base = rng.dirichlet(np.ones(max(n // 6, 1)))
+    ties = np.resize(np.repeat(base, 6), n)
+    ties /= ties.sum()
+    flat = np.full(n, 1.0 / n)
+    left = np.zeros(n)
+    left[: n // 2] = rng.random(n // 2)
+    right = np.zeros(n)
+    right[n // 2 :] = rng.random(n - n // 2)
+    left /= left.sum()
+    right /= right.sum()
+    tiny = rng.dirichlet(np.ones(n))
+    tiny[::3] *= 1e-200
+    tiny /= tiny.sum()
+    near = rng.dirichlet(np.ones(n))
+    close = near * (1 + 1e-15 * rng.integers(-3, 4, n))
+    close /= close.sum()
+    mixed = 0.5 * left + 0.5 * right  # overlapping supports with both sides' zeros
+    sub = rng.dirichlet(np.ones(n))
+    sub[::4] = 5e-320  # subnormal masses: ratios off the normal range (the numpy order)
+    sub /= sub.sum()
+    return [
+        (sub, rng.dirichlet(np.ones(n))),
+        (rng.dirichlet(np.ones(n)), sub),
+        (zp, rng.dirichlet(np.ones(n))),
+        (rng.dirichlet(np.ones(n)), hot),
+        (hot, flat),
+        (ties, ties[::-1].copy()),
+        (flat, flat),
+        (zp, zp),
+        (left, mixed),
+        (mixed, right),
+        (tiny, rng.dirichlet(np.ones(n))),
+        (rng.dirichlet(np.ones(n)), tiny),
+        (near, close),
+    ]

@@ -98,14 +98,16 @@ class DraftLaw:
     def _set_q_and_k(self, q: Any, k: Any, normalize: bool, distinct: str = "") -> None:
         """Set ``q`` (read-only float64, and its exact Fractions when given so), ``k`` and ``n``.
         ``distinct`` names the k drafts (``"{k} draws without replacement"``, formatted with k)
-        when they must be distinct tokens: then k > |supp q| is refused with that name."""
+        when they must be distinct tokens: then k > |supp q| is refused with that name, blaming
+        ``k`` — or ``q`` for a law that fixes k itself (``takes_k`` False)."""
         self.q, self._exact = _clean_q(q, "q", normalize)
         self.k = check_k(k)
         self.n = self.q.size
         supp = int(np.count_nonzero(self.q))
         if distinct and self.k > supp:
             what = distinct.format(k=self.k)
-            raise InputError(f"k: {what} need at least {self.k} tokens with q > 0, but q has {supp}")
+            arg = "k" if self.takes_k else "q"
+            raise InputError(f"{arg}: {what} need at least {self.k} tokens with q > 0, but q has {supp}")
 
     @property
     def exact(self) -> bool:

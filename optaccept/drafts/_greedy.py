@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from .._errors import InputError
 from .._lib.limits import MAX_ENUMERATION
 from .._lib.subsets import subset_sums, subset_sums_exact
 from .._lib.validation import check_rng, check_size
@@ -51,9 +50,11 @@ class Greedy(DraftLaw):
     name = "greedy"
     distinct_drafts = True
     batched = True
+    #: the drafts, as a refusal of too small a support names them (formatted with k)
+    _distinct: ClassVar[str] = "greedy drafts with k = {k}"
 
     def __init__(self, q: Any, k: int, *, normalize: bool = False) -> None:
-        self._set_q_and_k(q, k, normalize, distinct="greedy drafts with k = {k}")
+        self._set_q_and_k(q, k, normalize, distinct=self._distinct)
         if self._exact is not None:
             order = sorted(range(self.n), key=lambda i: (-self._exact[i], i))
         else:
@@ -170,17 +171,10 @@ class SpecHub(Greedy):
     name = "spechub"
     takes_k = False
     batched = False
+    _distinct = "SpecHub's two distinct drafts"
 
     def __init__(self, q: Any, *, normalize: bool = False) -> None:
-        try:
-            super().__init__(q, 2, normalize=normalize)
-        except InputError as exc:  # the two drafts are SpecHub's own, not a k the caller gave
-            if str(exc).startswith("k: "):
-                supp = str(exc).rsplit(" ", 1)[-1]
-                raise InputError(
-                    f"q: SpecHub drafts two distinct tokens, so q needs at least 2 tokens with q > 0; it has {supp}"
-                ) from None
-            raise
+        super().__init__(q, 2, normalize=normalize)
 
     @property
     def anchor(self) -> int:

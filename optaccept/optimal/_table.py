@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._lib.display import Tabular, html_table
-from .._lib.validation import check_choice, check_k
+from .._lib.validation import as_distribution, check_choice, check_k, one_renormalization_warning
 from ..drafts import LAWS, law_from_name, law_names
 from ._solve import optimal_acceptance
 from ._verify import verify
@@ -153,6 +153,7 @@ class AlphaTable(Tabular):
         )
 
 
+@one_renormalization_warning
 def alpha_table(
     p: Any,
     q: Any,
@@ -195,8 +196,7 @@ def alpha_table(
     """
     ks = tuple(check_k(k) for k in ks)
     drafts = tuple(check_choice("drafts", d, _TABLE_LAWS) for d in drafts)
-    qf = np.asarray(law_from_name("iid", q, 1).q, dtype=float)  # q cleaned once, by the law's own rule
-    support = int(np.count_nonzero(qf))
+    support = int(np.count_nonzero(as_distribution(q, "q")))
     values: dict[str, dict[int, float | None]] = {}
     certified: dict[str, dict[int, bool | None]] = {}
     methods: dict[str, dict[int, str | None]] = {}

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..drafts import LAWS
 from ..optimal import AlphaTable, alpha_table
 from ._style import COLUMN_WIDTH, in_paper_style, integer_ticks, legend_under, new_axes, palette_color
 
@@ -69,7 +68,7 @@ def plot_alpha_vs_k(
     table = p if isinstance(p, AlphaTable) else alpha_table(p, q, ks, tuple(drafts), verify_each=False)
     ax = new_axes(ax, figsize=(COLUMN_WIDTH, 3.1))
     ks, drafts, supp = list(table.ks), table.drafts, table.support
-    stopped = [law for law in drafts if LAWS[law].distinct_drafts and max(ks) > supp]
+    stopped = [law for law in drafts if None in table.values[law].values()]  # not defined beyond |supp q|
     for z, law in enumerate(drafts):
         label, marker, ls, ms, filled = LAW_STYLES[law]
         xs, ys = table.curve(law)

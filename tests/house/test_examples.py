@@ -14,26 +14,14 @@ import re
 import sys
 
 import pytest
+from test_surface import PUBLIC
 
 from optaccept import MissingDependencyError
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 #: Packages whose ``__all__`` makes the public API.
-PACKAGES = (
-    "optaccept",
-    "optaccept.drafts",
-    "optaccept.optimal",
-    "optaccept.verifiers",
-    "optaccept.polyhedra",
-    "optaccept.sequence",
-    "optaccept.tree",
-    "optaccept.real",
-    "optaccept.audit",
-    "optaccept.testing",
-    "optaccept.llm",
-    "optaccept.plots",
-)
+PACKAGES = PUBLIC
 
 #: Public names without an ``Examples`` section, each with its reason.
 EXCEPTIONS = {

@@ -11,25 +11,17 @@ from pathlib import Path
 
 import pytest
 
+import optaccept
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "optaccept"
 
-#: The public namespaces: the package and its public sub-packages.  ``cli`` and ``jobs`` are
-#: applications (the ``optaccept`` command, ``python -m optaccept``, ``python -m
+#: The public namespaces: the package and the sub-packages its ``__all__`` lists (the one list of
+#: them; the folders are checked against it in ``tests/house/test_docs_site.py``).  ``cli`` and
+#: ``jobs`` are applications (the ``optaccept`` command, ``python -m optaccept``, ``python -m
 #: optaccept.jobs``) and export nothing.
-PUBLIC = (
-    "optaccept",
-    "optaccept.drafts",
-    "optaccept.optimal",
-    "optaccept.verifiers",
-    "optaccept.polyhedra",
-    "optaccept.sequence",
-    "optaccept.tree",
-    "optaccept.real",
-    "optaccept.audit",
-    "optaccept.testing",
-    "optaccept.llm",
-    "optaccept.plots",
+PUBLIC = ("optaccept",) + tuple(
+    f"optaccept.{name}" for name in optaccept.__all__ if inspect.ismodule(getattr(optaccept, name))
 )
 APPLICATIONS = ("optaccept.cli", "optaccept.jobs")
 

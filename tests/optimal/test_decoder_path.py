@@ -12,6 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from extreme_cases import nasty_row_pairs
 
 from optaccept._lib.sampling import inverse_cdf
 from optaccept.optimal import _line_kernel, _line_oneshot
@@ -109,51 +110,6 @@ def _old_respond_one(p, q, k, x, u):
 # -- helpers -------------------------------------------------------------------------------
 
 
-def _nasty_rows(rng, n):
-    """(As in test_optimal_verifier_oneshot.py.)  Pairs (p, q) of length n: zeros on both sides, disjoint supports, ties, p = q,
-    near-one-hot laws (1 − 1e-12), tiny masses, ratios equal but for their last bits."""
-    zp = rng.dirichlet(np.full(n, 0.3))
-    zp[: n // 3] = 0.0
-    zp /= zp.sum()
-    hot = np.full(n, 1e-12 / (n - 1))
-    hot[n // 2] = 1.0 - 1e-12
-    base = rng.dirichlet(np.ones(max(n // 6, 1)))
-    ties = np.resize(np.repeat(base, 6), n)
-    ties /= ties.sum()
-    flat = np.full(n, 1.0 / n)
-    left = np.zeros(n)
-    left[: n // 2] = rng.random(n // 2)
-    right = np.zeros(n)
-    right[n // 2 :] = rng.random(n - n // 2)
-    left /= left.sum()
-    right /= right.sum()
-    tiny = rng.dirichlet(np.ones(n))
-    tiny[::3] *= 1e-200
-    tiny /= tiny.sum()
-    near = rng.dirichlet(np.ones(n))
-    close = near * (1 + 1e-15 * rng.integers(-3, 4, n))
-    close /= close.sum()
-    mixed = 0.5 * left + 0.5 * right  # overlapping supports with both sides' zeros
-    sub = rng.dirichlet(np.ones(n))
-    sub[::4] = 5e-320  # subnormal masses: ratios off the normal range (the numpy order)
-    sub /= sub.sum()
-    return [
-        (sub, rng.dirichlet(np.ones(n))),
-        (rng.dirichlet(np.ones(n)), sub),
-        (zp, rng.dirichlet(np.ones(n))),
-        (rng.dirichlet(np.ones(n)), hot),
-        (hot, flat),
-        (ties, ties[::-1].copy()),
-        (flat, flat),
-        (zp, zp),
-        (left, mixed),
-        (mixed, right),
-        (tiny, rng.dirichlet(np.ones(n))),
-        (rng.dirichlet(np.ones(n)), tiny),
-        (near, close),
-    ]
-
-
 def _rows(rng):
     """Random rows at sizes around the block of the masses (256), and the nasty rows."""
     rows = []
@@ -161,7 +117,7 @@ def _rows(rng):
         p = rng.dirichlet(np.full(n, 0.5))
         rows += [(p, rng.dirichlet(np.full(n, 0.5))), (p, p.copy())]
     for n in (12, 600):
-        rows += _nasty_rows(rng, n)
+        rows += nasty_row_pairs(rng, n)
     return rows
 
 

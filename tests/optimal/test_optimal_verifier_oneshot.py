@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from extreme_cases import nasty_row_pairs
 
 import optaccept as oa
 from optaccept.optimal import optimal_verifier
@@ -20,51 +21,6 @@ def _compiled_at_every_size(monkeypatch):
 
 
 pytest.importorskip("numba")
-
-
-def _nasty_rows(rng, n):
-    """Pairs (p, q) of length n: zeros on both sides, disjoint supports, ties, p = q,
-    near-one-hot laws (1 − 1e-12), tiny masses, ratios equal but for their last bits."""
-    zp = rng.dirichlet(np.full(n, 0.3))
-    zp[: n // 3] = 0.0
-    zp /= zp.sum()
-    hot = np.full(n, 1e-12 / (n - 1))
-    hot[n // 2] = 1.0 - 1e-12
-    base = rng.dirichlet(np.ones(max(n // 6, 1)))
-    ties = np.resize(np.repeat(base, 6), n)
-    ties /= ties.sum()
-    flat = np.full(n, 1.0 / n)
-    left = np.zeros(n)
-    left[: n // 2] = rng.random(n // 2)
-    right = np.zeros(n)
-    right[n // 2 :] = rng.random(n - n // 2)
-    left /= left.sum()
-    right /= right.sum()
-    tiny = rng.dirichlet(np.ones(n))
-    tiny[::3] *= 1e-200
-    tiny /= tiny.sum()
-    near = rng.dirichlet(np.ones(n))
-    close = near * (1 + 1e-15 * rng.integers(-3, 4, n))
-    close /= close.sum()
-    mixed = 0.5 * left + 0.5 * right  # overlapping supports with both sides' zeros
-    sub = rng.dirichlet(np.ones(n))
-    sub[::4] = 5e-320  # subnormal masses: ratios off the normal range (the numpy order)
-    sub /= sub.sum()
-    return [
-        (sub, rng.dirichlet(np.ones(n))),
-        (rng.dirichlet(np.ones(n)), sub),
-        (zp, rng.dirichlet(np.ones(n))),
-        (rng.dirichlet(np.ones(n)), hot),
-        (hot, flat),
-        (ties, ties[::-1].copy()),
-        (flat, flat),
-        (zp, zp),
-        (left, mixed),
-        (mixed, right),
-        (tiny, rng.dirichlet(np.ones(n))),
-        (rng.dirichlet(np.ones(n)), tiny),
-        (near, close),
-    ]
 
 
 def test_compiled_order_is_the_lexicographic_order():
@@ -148,7 +104,7 @@ def test_one_shot_output_is_the_kept_verifiers():
     assert rejected > 100  # many distinct outputs: the comparison is not of a constant
     fallbacks = 0
     for n in (12, 600):
-        for p, q in _nasty_rows(rng, n):
+        for p, q in nasty_row_pairs(rng, n):
             fallbacks += line_order_compiled(p, q, np.zeros(n, dtype=bool)) is None
             for k in (1, 3, 40):
                 _same_outputs(rng, p, q, k, 20, all_tokens=True)

@@ -291,12 +291,11 @@ def test_rrs_yin_closed_forms(M):
         assert bi == pytest.approx((u - v) * (1 - u ** (M - 1)), abs=1e-12)
 
 
-def test_rrs_matches_sequence_module_when_present():
-    seq = pytest.importorskip("optaccept.sequence")
-    if not hasattr(seq, "batch_rejection_probability"):
-        pytest.skip("optaccept.sequence.batch_rejection_probability not available")
+def test_rrs_matches_the_sequence_modules_batch_rejection():
+    from optaccept.sequence._batch import batch_rejection_probability
+
     for p, q, k in INST[:50]:
-        assert V.RRS().acceptance(p, q, k) == pytest.approx(1 - seq.batch_rejection_probability(p, q, k), abs=1e-12)
+        assert V.RRS().acceptance(p, q, k) == pytest.approx(1 - batch_rejection_probability(p, q, k), abs=1e-12)
 
 
 def test_naive_tree_and_nss_closed_forms_by_enumeration():
