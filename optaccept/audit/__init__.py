@@ -14,6 +14,7 @@ from ._core import AuditReport, audit_log, audit_verifier
 from ._formats import chain_outputs, flashinfer_chain_outputs, sglang_outputs, shape_from_layout
 from ._gate import RegressionGate, SampleSize, regression_gate, sample_size
 from ._generation import ChainDrafting, GenerationAuditReport, GenerationOptions, audit_generation, torch_lm
+from ._logs import SparseChainLog
 from ._lossy import LossyAuditReport, audit_lossy
 from ._tree import audit_tree
 from ._truncated import audit_topm_log
@@ -31,6 +32,7 @@ __all__ = [
     "sample_size",
     "RegressionGate",
     "SampleSize",
+    "SparseChainLog",
     "audit_generation",
     "ChainDrafting",
     "GenerationOptions",

@@ -37,10 +37,9 @@ from .._lib.sampling import draw
 from .._lib.statistics import ks_threshold, ks_uniform, mean_std_err, within
 from .._lib.validation import check_choice, check_rng, check_size, one_renormalization_warning
 from ..tree import TreeDraftLaw, accepted_tokens
-from ..tree._draft import DraftTree
 from ..tree._models import as_model
-from ..tree._sampling import tree_value
 from ._formats import chain_outputs, flashinfer_chain_outputs
+from ._logs import SPARSE_KEYS, SparseChainLog, _as_arrays, _chain_values, _from_rows
 from ._pit import FALSE_ALARM, ORDERS, pit_values
 
 __all__ = ["ChainAuditReport", "audit_chain", "audit_chain_log"]
@@ -414,19 +413,21 @@ def audit_chain(
 
 
 def audit_chain_log(
-    P: list[Any],
-    Q: list[Any],
-    X: list[Any],
-    m: Any,
-    Y: Any,
+    P: list[Any] | None = None,
+    Q: list[Any] | None = None,
+    X: list[Any] | None = None,
+    m: Any = None,
+    Y: Any = None,
     *,
+    log: Any = None,
     rng: np.random.Generator | int | None = 0,
     false_alarm: float = FALSE_ALARM,
 ) -> ChainAuditReport:
     """Audit logged calls of a chain verifier in a decoding loop (e.g.
     :func:`optaccept.llm.log_assisted_generation`): call c drafted ``X[c]`` (γ_c tokens) from
     the laws ``Q[c]`` (γ_c, n), verified against ``P[c]`` (γ_c + 1, n), accepted ``m[c]`` and
-    emitted ``Y[c]``; the calls follow each other in the generated text.
+    emitted ``Y[c]``; the calls follow each other in the generated text.  Or the same calls as
+    a sparse log (``log=``, :class:`SparseChainLog`): the audit reads nothing else of the rows.
 
     * The generated text (X[c][:m_c] then Y[c], call after call) must follow P: the
       transforms of all its tokens against their rows are independent Uniform(0, 1) under
@@ -437,6 +438,10 @@ def audit_chain_log(
     * ``expected``: the mean over calls of E[m | chain] for speculative sampling,
       Σ_i Π_{j≤i} min(1, p_j(x_j)/q_j(x_j)), from the logged rows; ``optimum``: the mean of
       block verification's E[τ | chain] (optimal for one chain), from the same rows.
+
+    The full rows are first reduced to the sparse form (:meth:`SparseChainLog.from_rows`, a
+    few calls at a time) and the audit runs on it: a sparse log gives the same report, the
+    transforms' masses equal to float rounding (tests/audit/test_sparse_logs.py).
 
     Parameters
     ----------
@@ -450,6 +455,9 @@ def audit_chain_log(
         Accepted drafted tokens of each call.
     Y : array_like of int, shape (C,)
         The token emitted after the accepted ones.
+    log : SparseChainLog, mapping of its keys, or path to their ``.npz``, optional
+        The calls as a sparse log, instead of ``P``, ``Q``, ``X``, ``m``, ``Y``; it needs every
+        key but ``request`` (a missing one is refused, naming the check that needs it).
     rng : numpy.random.Generator, int or None
         Source of the tie-breaking uniforms (default: seed 0, a reproducible report;
         None: fresh entropy).
@@ -465,8 +473,8 @@ def audit_chain_log(
     Raises
     ------
     InputError
-        If the entries are not one per call, the log is empty, or a call's shapes or m
-        do not fit its γ.
+        If the entries are not one per call, the log is empty, a call's shapes or m do not fit
+        its γ, both or neither of ``log`` and the rows are given, or ``log`` lacks a key.
 
     Examples
     --------
@@ -480,61 +488,85 @@ def audit_chain_log(
     >>> m = np.cumprod(keep, axis=1).sum(1)  # speculative sampling along the chain
     >>> residual = np.array([.75, .25, 0, 0])  # (p - q)+ / TV(p, q)
     >>> Y = np.where(m < g, rng.choice(4, C, p=residual), rng.choice(4, C, p=p))
-    >>> rep = audit.audit_chain_log(np.tile(p, (C, g + 1, 1)), np.tile(q, (C, g, 1)), X, m, Y)
+    >>> P, Q = np.tile(p, (C, g + 1, 1)), np.tile(q, (C, g, 1))
+    >>> rep = audit.audit_chain_log(P, Q, X, m, Y)
     >>> rep.lossless, rep.details["drafts_follow_q"], rep.steps
     (True, True, 1000)
     >>> round(rep.expected, 4), round(rep.optimum, 4)  # speculative sampling, block verification
     (1.4415, 1.4831)
     >>> abs(rep.expected_z) < 3
     True
+    >>> sparse = audit.SparseChainLog.from_rows(P, Q, X, m, Y)  # what an engine would store
+    >>> audit.audit_chain_log(log=sparse).ks_distance == rep.ks_distance
+    True
     """
 
     rng = check_rng(rng)
-    m = np.asarray(m, dtype=np.int64).reshape(-1)
-    Y = np.asarray(Y, dtype=np.int64).reshape(-1)
-    C = m.size
-    if not (len(P) == len(Q) == len(X) == C == Y.size) or C == 0:
-        raise InputError("P, Q, X, m, Y: one entry per call, at least one call")
-    text_P, text_Q, text_tok, draft_Q, draft_P, draft_tok = [], [], [], [], [], []
-    sd_exp, block_opt = np.empty(C), np.empty(C)
-    gammas = np.empty(C, dtype=np.int64)
-    for c in range(C):
-        Pc = np.asarray(P[c], dtype=np.float64)
-        Qc = np.asarray(Q[c], dtype=np.float64)
-        Pc = Pc / Pc.sum(axis=1, keepdims=True)
-        Qc = Qc / Qc.sum(axis=1, keepdims=True)
-        Xc = np.asarray(X[c], dtype=np.int64).reshape(-1)
-        g = Xc.size
-        gammas[c] = g
-        if Pc.shape[0] != g + 1 or Qc.shape[0] != g or not 0 <= m[c] <= g:
-            raise InputError(f"call {c}: P must have γ + 1 = {g + 1} rows, Q γ rows, and 0 ≤ m ≤ γ")
-        for i in range(int(m[c]) + 1):
-            text_P.append(Pc[i])
-            text_Q.append(Qc[i] if i < g else Pc[i])
-            text_tok.append(int(Xc[i]) if i < m[c] else int(Y[c]))
-        draft_Q.extend(Qc)
-        draft_P.extend(Pc[:g])
-        draft_tok.extend(Xc.tolist())
-        ratio = np.minimum(1.0, Pc[np.arange(g), Xc] / np.maximum(Qc[np.arange(g), Xc], 1e-300))
-        sd_exp[c] = float(np.cumprod(ratio).sum())
-        chain = tuple(int(x) for x in Xc)
-        rows_p = {chain[:i]: Pc[i] for i in range(g + 1)}
-        rows_q = {chain[:i]: Qc[i] for i in range(g)}
-        block_opt[c] = float(
-            tree_value(
-                DraftTree((chain,), g, "iid"),
-                lambda u, rp=rows_p: rp[tuple(u)],
-                lambda u, rq=rows_q: rq[tuple(u)],
-                "block",
-            )
-        )
-    tp, tq, tt = np.array(text_P), np.array(text_Q), np.array(text_tok)
-    dq, dp, dt = np.array(draft_Q), np.array(draft_P), np.array(draft_tok)
-    N, ND = tt.size, dt.size
+    rows = (P, Q, X, m, Y)
+    if log is not None:
+        if any(v is not None for v in rows):
+            raise InputError("log: give either log or P, Q, X, m, Y, not both")
+        sp = _sparse_log(log)
+    else:
+        if any(v is None for v in rows):
+            raise InputError("P, Q, X, m, Y: all five are needed (or a sparse log as log=)")
+        mm = np.asarray(m).reshape(-1)
+        if not (len(P) == len(Q) == len(X) == mm.size == np.size(Y)) or mm.size == 0:
+            raise InputError("P, Q, X, m, Y: one entry per call, at least one call")
+        sp = _from_rows(P, Q, X, m, Y, None, text=True, block=True)
+    return _audit_sparse(sp, rng, false_alarm)
+
+
+def _sparse_log(log: Any) -> SparseChainLog:
+    """A sparse log from what ``audit_chain_log(log=...)`` accepts, with every key it reads."""
+    if isinstance(log, SparseChainLog):
+        sp = log
+    else:
+        arrays = _as_arrays(log, "log")
+        if "px" not in arrays:
+            raise InputError(f"log: a sparse chain log (keys {', '.join(SPARSE_KEYS)}), got keys {sorted(arrays)}")
+        sp = SparseChainLog._from_arrays(arrays, "log")
+    needs = {
+        "qx": "the expected accepted tokens need",
+        "block_mass": "the optimum (block verification) needs",
+        "m": "the accepted tokens need",
+        "Y": "the losslessness test needs",
+        "py": "the losslessness test needs",
+        "text_below": "the losslessness test needs",
+        "draft_below": "the check that the drafts follow q needs",
+    }
+    for key, what in needs.items():
+        if getattr(sp, key) is None:
+            raise InputError(f"log: no {key}, which {what} (SparseChainLog.from_rows stores it given m and Y)")
+    if sp.X.shape[0] == 0:
+        raise InputError("log: at least one call")
+    return sp
+
+
+def _audit_sparse(sp: SparseChainLog, rng: np.random.Generator, false_alarm: float) -> ChainAuditReport:
+    """The chain audit of a sparse log: the text's and the drafts' transforms from their masses."""
+    X, m = sp.X, sp.m
+    C, g = X.shape
+    valid = X >= 0
+    gammas = valid.sum(axis=1)
+    if ((m < 0) | (m > gammas)).any():
+        c = int(np.flatnonzero((m < 0) | (m > gammas))[0])
+        raise InputError(f"call {c}: 0 ≤ m ≤ γ = {gammas[c]}, got m = {m[c]}")
+    pos = np.arange(g + 1)[None, :]
+    text = pos <= m[:, None]  # X[:m], then Y: row-major, call after call
+    pxp = np.concatenate([sp.px, np.full((C, 1), np.nan)], axis=1)
+    own = np.where(pos < m[:, None], pxp, sp.py[:, None])[text]
+    below = sp.text_below[text]
+    N, ND = own.size, int(valid.sum())
     eps = ks_threshold(N, false_alarm, len(ORDERS))
     eps_d = ks_threshold(ND, false_alarm, len(ORDERS))
-    dist = {o: ks_uniform(pit_values(tp, tq, tt, o, rng)) for o in ORDERS}
-    dist_d = {o: ks_uniform(pit_values(dq, dp, dt, o, rng)) for o in ORDERS}
+    if not (np.isfinite(own).all() and np.isfinite(below).all()):
+        raise InputError("log: py, px and text_below must be finite at every token of the text")
+    dist = {o: ks_uniform(np.clip(below[:, j] + rng.random(N) * own, 0.0, 1.0)) for j, o in enumerate(ORDERS)}
+    dq, dbelow = sp.qx[valid], sp.draft_below[valid]
+    dist_d = {o: ks_uniform(np.clip(dbelow[:, j] + rng.random(ND) * dq, 0.0, 1.0)) for j, o in enumerate(ORDERS)}
+    sd_exp = _chain_values(sp, "token", "log", strict=False)
+    block_opt = _chain_values(sp, "block", "log", strict=False)
     mf = m.astype(np.float64)
     law = np.bincount(m, minlength=int(gammas.max()) + 1) / C
     accepted, accepted_se = mean_std_err(mf)
