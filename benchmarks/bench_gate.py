@@ -1,5 +1,6 @@
-"""False-alarm rate and power of ``audit.regression_gate`` on the built-in synthetic pair, and
-the requests each test needs (``audit.sample_size``) against the 0/1-average gate.
+"""False-alarm rate and power of ``audit.regression_gate`` on the built-in synthetic pair, the
+requests each test needs (``audit.sample_size``) against the 0/1-average gate, and the power that
+``sample_size``'s plans reach.
 
     .venv/bin/python benchmarks/bench_gate.py [--quick] [--out benchmarks/results/gate.md]
 
@@ -13,6 +14,15 @@ the candidate run are drawn independently.  The drop of each worse draft is meas
 false-alarm rate; "0/1 counts" is the same clustered test on the accepted counts, and "fixed
 rtol" is a fixed-threshold gate of today's kind (candidate AL below (1 − 5 %) of the baseline's, 80
 requests, no standard error).
+
+*Planned power.*  For each setting — the test (exact expectations or 0/1 counts: two per-request
+variances), the drop (the measured drops of the worse drafts, which the plan is asked to detect)
+and the baseline that plans (``R0`` requests drawn from the baseline pool, redrawn for every
+simulated gate; or the whole pool, one plan) — ``runs`` simulated gates each plan with
+``sample_size`` (false alarm 1e-3, power 0.9, the default confidence 0.9 of the variance bound),
+then run the gate with the planned requests per run.  The measured power is the share that
+declares the regression; the same runs are also decided with the plan of z-quantiles and the
+point estimate of the variance (the previous ``sample_size``), for comparison.
 """
 
 from __future__ import annotations
@@ -23,7 +33,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import norm
 from scipy.stats import t as student
+from tqdm.auto import tqdm
 
 from optaccept import audit
 from optaccept.audit._gate import StepValues
@@ -82,12 +94,62 @@ def fixed_rtol(base, cand, R, runs, rng, rtol=0.05):
     return hits / runs
 
 
+def pilot_log(sv: StepValues, steps_of: list[np.ndarray], take: np.ndarray) -> StepValues:
+    """The steps of pool requests ``take`` (with repeats, renumbered) as one log."""
+    idx = np.concatenate([steps_of[r] for r in take])
+    req = np.repeat(np.arange(take.size), [steps_of[r].size for r in take])
+    return StepValues(sv.exact[idx], sv.counts[idx], req, sv.kind, sv.verifier)
+
+
+def z_plan(log: StepValues, what: str, change: float) -> int:
+    """The previous plan: z-quantiles and the point estimate of the per-request variance."""
+    from optaccept.audit._gate import _summary
+
+    s = _summary(log.exact if what == "exact" else log.counts, log.request)
+    z = norm.ppf(1 - 1e-3) + norm.ppf(0.9)
+    var = s.pooled_se**2 * s.requests
+    return max(2, math.ceil(2 * var * z * z / (change * (s.pooled + 1)) ** 2))
+
+
+def planned_power(base_sv, reqs, worse, drop, R0, runs, rng, bar):
+    """Measured power of gates planned by sample_size from a baseline of R0 requests (None: the
+    whole pool, one plan), for both tests; and of the previous plan on the same draws."""
+    steps_of = np.split(np.argsort(base_sv.request, kind="stable"), np.cumsum(reqs[1.0]["steps"].astype(int))[:-1])
+    plans: dict[str, list[int]] = {"exact": [], "counts": []}
+    old: dict[str, list[int]] = {"exact": [], "counts": []}
+    for _ in range(1 if R0 is None else runs):
+        log = base_sv if R0 is None else pilot_log(base_sv, steps_of, rng.integers(0, len(steps_of), R0))
+        s = audit.sample_size(log, change=drop, false_alarm=1e-3, power=0.9)
+        plans["exact"].append(s.requests)
+        plans["counts"].append(s.requests_counts)
+        for what in old:
+            old[what].append(z_plan(log, what, drop))
+        if R0 is not None:
+            bar.update(1)
+    out = {}
+    for what in ("exact", "counts"):
+        res = []
+        for R_list in (plans[what], old[what]):
+            Rs = np.array(R_list * (runs if R0 is None else 1))
+            hits = 0
+            for R in np.unique(Rs):
+                hits += (
+                    decide(reqs[1.0], reqs[worse], int(R), int((Rs == R).sum()), what, "pooled", 1e-3, rng)
+                    * (Rs == R).sum()
+                )
+            res.append((float(np.median(Rs)), float(np.percentile(Rs, 5)), float(np.percentile(Rs, 95)), hits / runs))
+        out[what] = res
+    if R0 is None:
+        bar.update(runs)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller pools and fewer runs")
     ap.add_argument("--out", default=None, help="also write the tables to this Markdown file")
     args = ap.parse_args()
-    size, runs = (600, 2000) if args.quick else (3000, 20_000)
+    size, runs, plan_runs = (600, 2000, 1000) if args.quick else (3000, 20_000, 2000)
     t0 = time.perf_counter()
     pools = {noise: pool(size, noise, seed) for seed, noise in enumerate((1.0, 1.04, 1.113))}
     gen_s = time.perf_counter() - t0
@@ -147,6 +209,31 @@ def main() -> None:
     lines.append(
         f"| fixed rtol 5 % on 0/1 counts | 80 | {fr[0]:.4f} (no stated rate) | — | {fr[1]:.3f} | {fr[2]:.3f} |"
     )
+    se = math.sqrt(0.9 * 0.1 / plan_runs)
+    lines += [
+        "",
+        f"*Power of planned gates: {plan_runs:,} simulated gates per setting, each planned by `audit.sample_size` "
+        f"(false alarm 1e-3, power 0.9, variance at its 0.9 upper bound) from a baseline of R0 requests drawn from "
+        f"the pool (redrawn for every gate), or from the whole pool (one plan); the measured power's standard error "
+        f"at 0.9 is {se:.4f}.  Last columns: the previous plan (z-quantiles, point estimate of the variance) on the "
+        f"same draws*",
+        "",
+        "| test | drop | R0 | requests per run, median (5–95 %) | power measured (stated 0.9) | previous plan: "
+        "requests, median (5–95 %) | previous plan: power |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    settings = [(w, R0) for w in (1.04, 1.113) for R0 in (30, 200, None)]
+    with tqdm(total=plan_runs * len(settings), desc="planned gates", unit="gate") as bar:
+        for w, R0 in settings:
+            drop = 1 - al[w] / al[1.0]
+            res = planned_power(base_sv, reqs, w, drop, R0, plan_runs, rng, bar)
+            for what in ("exact", "counts"):
+                (m1, l1, h1, p1), (m0, l0, h0, p0) = res[what]
+                label = "exact expectations" if what == "exact" else "0/1 counts"
+                lines.append(
+                    f"| {label} | {100 * drop:.2f} % | {'pool ' + format(size, ',') if R0 is None else R0} "
+                    f"| {m1:,.0f} ({l1:,.0f}–{h1:,.0f}) | {p1:.3f} | {m0:,.0f} ({l0:,.0f}–{h0:,.0f}) | {p0:.3f} |"
+                )
     lines.append("")
     lines.append(f"Total {time.perf_counter() - t0:.0f} s on the reference CPU.")
     text = "\n".join(lines)

@@ -323,7 +323,7 @@ class SampleSize(Tabular):
     on exact expectations (None for a counts-only log), ``requests_counts`` for the 0/1-average
     test (None when the log holds no counts).  In the results' vocabulary ``value`` is
     ``requests`` (``requests_counts`` for a counts-only log), ``std_err`` None (a formula),
-    ``method`` ``"normal approximation"``, ``ok`` a number of requests was found.
+    ``method`` how it is found (:func:`sample_size`), ``ok`` a number of requests was found.
 
     Attributes
     ----------
@@ -343,6 +343,10 @@ class SampleSize(Tabular):
         The baseline's mean accepted length (AL, counting the bonus token).
     steps_per_request : float
         The baseline's mean steps per request.
+    confidence : float
+        Confidence of the upper bound on the per-request variance the plan uses.
+    baseline_requests : int
+        Requests in the baseline log (the variance's R₀ − 1 degrees of freedom).
 
     Examples
     --------
@@ -352,7 +356,7 @@ class SampleSize(Tabular):
     >>> base = {"accepted": rng.integers(0, 4, 400), "request": np.repeat(np.arange(100), 4)}
     >>> n = audit.sample_size(base, change=0.2, power=0.9)
     >>> n.requests_counts, round(n.baseline_al, 4), n.definition
-    (46, 2.6175, 'pooled')
+    (61, 2.6175, 'pooled')
     """
 
     requests: int | None
@@ -363,9 +367,11 @@ class SampleSize(Tabular):
     definition: str
     baseline_al: float
     steps_per_request: float
+    confidence: float = 0.9
+    baseline_requests: int = 0
 
     #: how the number of requests is found
-    method = "normal approximation"
+    method = "noncentral t, variance at its upper confidence bound"
     #: a formula of the logs' variances, not an estimate with its own error
     std_err = None
     _caption = "Requests per run a regression gate needs."
@@ -386,16 +392,52 @@ class SampleSize(Tabular):
 
         return (
             f"Requests per run to detect a {100 * self.change:g} % drop of AL {self.baseline_al:.3f} "
-            f"({self.definition}; false alarm {self.false_alarm:g}, power {self.power:g}; "
+            f"({self.definition}; false alarm {self.false_alarm:g}, power {self.power:g} with the variance at its "
+            f"{self.confidence:g} upper bound from {self.baseline_requests:,} requests; "
             f"{self.steps_per_request:.1f} steps per request): exact {fmt(self.requests)}, "
             f"0/1 counts {fmt(self.requests_counts)}"
         )
 
 
-def _requests_needed(s: Summary, definition: str, delta: float, z: float) -> int:
+def _power(R: int, nc_per_root: float, false_alarm: float) -> float:
+    """Power of the gate's one-sided t-test with R requests per run: P(T > t_{1−α, R−1}),
+    T noncentral t with R − 1 degrees of freedom and noncentrality Δ/(σ·sqrt(2/R))."""
+    from scipy.stats import nct
+    from scipy.stats import t as student
+
+    df = R - 1
+    return float(nct.sf(student.ppf(1 - false_alarm, df), df, nc_per_root * math.sqrt(R)))
+
+
+def _requests_needed(
+    s: Summary, definition: str, delta: float, false_alarm: float, power: float, confidence: float
+) -> int:
+    """The fewest requests per run with which the gate's t-test reaches ``power`` against a drop
+    ``delta`` when the per-request variance is its upper ``confidence`` bound."""
+    from scipy.stats import chi2
+
     _, se = s.mean(definition)
     var_one = se * se * s.requests  # variance contributed per request
-    return max(2, math.ceil(2.0 * var_one * z * z / (delta * delta)))
+    df0 = s.requests - 1
+    var_up = var_one * df0 / float(chi2.ppf(1 - confidence, df0))  # Cochran: df·s²/σ² ~ χ²(df)
+    if not var_up > 0:
+        return 2
+    k = delta / math.sqrt(2.0 * var_up)  # noncentrality per sqrt(request)
+    z = normal_quantile(1 - false_alarm) + normal_quantile(power)
+    start = max(2, math.ceil((z / k) ** 2))  # the normal plan: the t-test needs about as many or more
+    if _power(start, k, false_alarm) >= power:
+        lo, hi = 1, start  # power(lo) < power (or lo = 1: no test), power(hi) ≥ power
+    else:
+        lo, hi = start, start + max(2, start // 8)
+        while _power(hi, k, false_alarm) < power:
+            lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if mid >= 2 and _power(mid, k, false_alarm) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def sample_size(
@@ -406,14 +448,23 @@ def sample_size(
     *,
     verifier: str | None = None,
     definition: str = "pooled",
+    confidence: float = 0.9,
 ) -> SampleSize:
     """Requests each run needs for :func:`regression_gate` to see a relative drop ``change`` of AL.
 
-    With per-request variance σ² (R·SE², SE clustered, from ``baseline_log``) and equal request
-    counts R in both runs, the difference has standard error σ·sqrt(2/R); the one-sided test at
-    ``false_alarm`` detects a drop Δ = ``change``·AL with probability ``power`` when
-    R ≥ 2σ²(z_{1−false_alarm} + z_{power})²/Δ² (normal approximation; the steps per request are
-    those of the baseline).
+    The per-request variance σ̂² = R₀·SE² (SE clustered by request) is estimated from the R₀
+    requests of ``baseline_log``; the plan uses its upper ``confidence`` bound
+    σ²_U = (R₀ − 1)·σ̂²/χ²_{1−confidence}(R₀ − 1) (Cochran's theorem: (R₀ − 1)σ̂²/σ² ~ χ²(R₀ − 1)
+    for normal request means), so that a baseline that happened to vary little does not plan too
+    few requests.  With R requests in each run the difference has standard error σ·sqrt(2/R), and
+    the gate declares a regression when difference/SE < −t_{1−false_alarm}(R − 1) (Student's t):
+    its power against a drop Δ = ``change``·AL is that of a noncentral t with R − 1 degrees of
+    freedom and noncentrality Δ/(σ_U·sqrt(2/R)) beyond the critical value.  ``requests`` is the
+    fewest R whose power reaches ``power``.  Hence power ≥ ``power`` whenever σ² ≤ σ²_U, which
+    holds with probability ``confidence`` over the baseline's requests (exactly so for normal
+    request means; benchmarks/bench_gate.py measures it on decoded requests, redrawing the
+    baseline, docs/engines.md §2).  The candidate is assumed to vary as the baseline, and the
+    steps per request are the baseline's.
 
     Parameters
     ----------
@@ -429,6 +480,9 @@ def sample_size(
         The rule whose exact per-step expectation is used (see :func:`step_values`).
     definition : {"pooled", "per_request"}
         Which mean is tested.
+    confidence : float
+        Confidence of the upper bound on the per-request variance the plan uses, in (0, 1)
+        (default 0.9).
 
     Returns
     -------
@@ -449,20 +503,21 @@ def sample_size(
     >>> base = {"accepted": rng.integers(0, 4, 400), "request": np.repeat(np.arange(100), 4)}
     >>> n = audit.sample_size(base, change=0.1)  # requests per run to see a 10 % drop of the accepted length
     >>> type(n).__name__, n.requests_counts, n.change
-    ('SampleSize', 183, 0.1)
+    ('SampleSize', 227, 0.1)
     """
     change = _check_prob(change, "change")
     false_alarm = _check_prob(false_alarm, "false_alarm")
     power = _check_prob(power, "power")
+    confidence = _check_prob(confidence, "confidence")
     definition = _check_definition(definition)
     v = step_values(baseline_log, verifier, name="baseline_log")
     if len(np.unique(v.request)) < 2:
         raise InputError("baseline_log: needs at least two requests (the variance is estimated across requests)")
-    z = normal_quantile(1 - false_alarm) + normal_quantile(power)
     ref = _summary(v.values, v.request)
     delta = change * (ref.mean(definition)[0] + 1.0)
-    exact = None if v.exact is None else _requests_needed(ref, definition, delta, z)
-    counts = None if v.counts is None else _requests_needed(_summary(v.counts, v.request), definition, delta, z)
+    plan = (definition, delta, false_alarm, power, confidence)
+    exact = None if v.exact is None else _requests_needed(ref, *plan)
+    counts = None if v.counts is None else _requests_needed(_summary(v.counts, v.request), *plan)
     return SampleSize(
         requests=exact,
         requests_counts=counts,
@@ -472,4 +527,6 @@ def sample_size(
         definition=definition,
         baseline_al=ref.mean(definition)[0] + 1.0,
         steps_per_request=ref.steps / ref.requests,
+        confidence=confidence,
+        baseline_requests=ref.requests,
     )

@@ -366,19 +366,39 @@ def _pad_to(a: np.ndarray, width: int, fill: float) -> np.ndarray:
 
 
 def _below(rows: np.ndarray, other: np.ndarray, tok: np.ndarray, order: str) -> np.ndarray:
-    """Mass of ``rows`` before each token ``tok`` along ``order`` ("p": by the row, "q": by
-    ``other``, "p/q": by row/other, "id"), ties broken by the token id: the full-row transforms'
-    order (``_pit.pit_values``), one pass over the row instead of a sort."""
+    """Mass of ``rows`` before each token ``tok`` along ``order`` ("p": by the row, decreasing;
+    "q": by ``other``, decreasing; "p/q": by row/other, increasing, x/0 last; "id"), ties broken
+    by the token id: the full-row transforms' order (``_pit.pit_values``), in a pass or two over
+    the row instead of a sort."""
     B, n = rows.shape
-    ids = np.arange(n)[None, :]
-    t = tok[:, None]
+    r = np.arange(B)
     if order == "id":
-        ahead = ids < t
+        return np.array([rows[b, : tok[b]].sum() for b in range(B)])
+    if order == "p/q":
+        key = _ratio(rows, other)
+        ky = key[r, tok][:, None]
+        ahead = key < ky
     else:
-        key = {"p": lambda: -rows, "q": lambda: -other, "p/q": lambda: ratio_key(rows, other)}[order]()
-        ky = np.take_along_axis(key, t, axis=1)
-        ahead = (key < ky) | ((key == ky) & (ids < t))
-    return np.where(ahead, rows, 0.0).sum(axis=1)
+        key = rows if order == "p" else other
+        ky = key[r, tok][:, None]
+        ahead = key > ky
+    out = np.where(ahead, rows, 0.0).sum(axis=1)
+    ties = key == ky
+    if np.count_nonzero(ties) > B:  # some token shares its key with another: the lower ids go first
+        ties &= np.arange(n)[None, :] < tok[:, None]
+        out += np.where(ties, rows, 0.0).sum(axis=1)
+    return out
+
+
+def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``_lib.stable.ratio_key(a, b)`` (a/b, +inf where b = 0), computed as the plain quotient
+    unless a quotient is near the 2^1000 where ratio_key's overflow guard begins."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        r = a / np.where(b > 0, b, 1.0)
+    if (r > 2.0**990).any():
+        return ratio_key(a, b)
+    r[~(b > 0)] = np.inf
+    return r
 
 
 def _step_rows(A: Any, lo: int, hi: int, width: int, name: str, lengths: np.ndarray, extra: int) -> tuple:
