@@ -13,7 +13,8 @@ as a function of the running weight); the first steps are converted from their f
 ``audit.SparseChainLog.from_rows`` and must agree with the tables (to 1e-12), the check that the
 tables compute what an engine would store.  Then a fresh process loads the two ``.npz`` logs and
 runs ``audit.regression_gate`` (block verification's values) and ``audit.audit_chain_log`` on
-the baseline, measuring its peak resident memory (``resource.getrusage``).
+the baseline, measuring its peak resident memory: VmHWM of /proc/self/status, the process's own
+peak (``getrusage``'s ru_maxrss would also count the parent's memory, copied at the fork).
 """
 
 from __future__ import annotations
@@ -135,19 +136,26 @@ def decode(steps: int, n: int, gamma: int, noise: float, seed: int, check: int) 
 
 
 MEASURE = """
-import json, resource, sys, time
+import json, sys, time
 t0 = time.perf_counter()
 import numpy as np
 from optaccept import audit
 import scipy.stats
-base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def status(key):  # this process's own resident memory, MB (Linux): VmRSS now, VmHWM its peak
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(key + ":")) / 1024
+
+
+import_mb, before = status("VmHWM"), status("VmRSS")
 t1 = time.perf_counter()
 gate = audit.regression_gate(sys.argv[1], sys.argv[2], verifier="block")
 t2 = time.perf_counter()
 rep = audit.audit_chain_log(log=sys.argv[1])
 t3 = time.perf_counter()
 print(json.dumps(dict(
-    peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, import_mb=base_rss / 1024,
+    peak_mb=status("VmHWM"), import_mb=import_mb, now_before=before, now_after=status("VmRSS"),
     gate_s=t2 - t1, audit_s=t3 - t2, regressed=gate.regressed, difference=gate.difference,
     std_err=gate.std_err, lossless=rep.lossless, drafts_follow_q=rep.details["drafts_follow_q"],
     accepted=rep.accepted, expected=rep.expected, optimum=rep.optimum, steps=rep.steps)))
@@ -190,7 +198,8 @@ def main() -> None:
     )
     print(
         f"gate (block verification) + chain audit in a fresh process: peak RSS {res['peak_mb']:.0f} MB "
-        f"({res['import_mb']:.0f} MB after the imports); gate {res['gate_s']:.2f} s, audit {res['audit_s']:.2f} s"
+        f"(peak {res['import_mb']:.0f} MB already after the imports; resident {res['now_before']:.0f} MB before the "
+        f"gate, {res['now_after']:.0f} MB after the audit); gate {res['gate_s']:.2f} s, audit {res['audit_s']:.2f} s"
     )
     print(
         f"gate: regressed {res['regressed']}, difference {res['difference']:+.4f} ± {res['std_err']:.4f}; audit: "

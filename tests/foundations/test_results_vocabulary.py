@@ -50,7 +50,9 @@ NOT_RESULTS = {
         "a tree, shape, law or model (an input)",
     ),
     **dict.fromkeys(["Distributions", "DraftTrees", "StoredModel"], "stored data (an input)"),
-    **dict.fromkeys(["AssistedLog", "LMSequenceModel", "ModelPair", "Warp", "Prompt"], "a model, prompt or log"),
+    **dict.fromkeys(
+        ["AssistedLog", "LMSequenceModel", "ModelPair", "Warp", "Prompt", "SparseChainLog"], "a model, prompt or log"
+    ),
     **dict.fromkeys(["ChainTerms", "StoredLaws"], "a figure job's working data"),
     **dict.fromkeys(["ChainDrafting", "GenerationOptions"], "options of a function (an input)"),
     "Parser": "the command line's parser",
