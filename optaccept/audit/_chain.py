@@ -427,7 +427,7 @@ def audit_chain_log(
     :func:`optaccept.llm.log_assisted_generation`): call c drafted ``X[c]`` (γ_c tokens) from
     the laws ``Q[c]`` (γ_c, n), verified against ``P[c]`` (γ_c + 1, n), accepted ``m[c]`` and
     emitted ``Y[c]``; the calls follow each other in the generated text.  Or the same calls as
-    a sparse log (``log=``, :class:`SparseChainLog`): the audit reads nothing else of the rows.
+    a sparse log (``log=``, :class:`~optaccept.audit.SparseChainLog`): the audit reads nothing else of the rows.
 
     * The generated text (X[c][:m_c] then Y[c], call after call) must follow P: the
       transforms of all its tokens against their rows are independent Uniform(0, 1) under
@@ -439,7 +439,7 @@ def audit_chain_log(
       Σ_i Π_{j≤i} min(1, p_j(x_j)/q_j(x_j)), from the logged rows; ``optimum``: the mean of
       block verification's E[τ | chain] (optimal for one chain), from the same rows.
 
-    The full rows are first reduced to the sparse form (:meth:`SparseChainLog.from_rows`, a
+    The full rows are first reduced to the sparse form (:meth:`~optaccept.audit.SparseChainLog.from_rows`, a
     few calls at a time) and the audit runs on it: a sparse log gives the same report, the
     transforms' masses equal to float rounding (tests/audit/test_sparse_logs.py).
 

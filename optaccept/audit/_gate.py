@@ -246,7 +246,8 @@ def regression_gate(
     ----------
     baseline_log, candidate_log : path, mapping or array
         Logs as :func:`step_values` reads them (chain, one-token or tree logs with a request id
-        per step, or plain per-step accepted counts).
+        per step, sparse chain logs (:class:`~optaccept.audit.SparseChainLog`, its mapping or ``.npz``), or plain
+        per-step accepted counts).
     false_alarm : float
         One-sided rate at which an unchanged mean is declared a regression (default 1e-3;
         asymptotic in the number of requests, measured in docs/engines.md §2).

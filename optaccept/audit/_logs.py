@@ -107,11 +107,11 @@ def _tree_exact(P: np.ndarray, tokens: np.ndarray, parents: np.ndarray) -> np.nd
     return reach[:, 1:].sum(axis=1)
 
 
-#: The keys of a sparse chain log (:class:`SparseChainLog`), in the order of its fields.
+#: The keys of a sparse chain log (:class:`~optaccept.audit.SparseChainLog`), in the order of its fields.
 SPARSE_KEYS = ("X", "px", "qx", "block_mass", "m", "Y", "py", "text_below", "draft_below", "request")
 
 
-@dataclass
+@dataclass(eq=False)
 class SparseChainLog:
     r"""A chain log without the probability rows: what the regression gate and the chain audit
     read of each step (docs/engines.md §2), a few numbers per drafted token whatever the
@@ -440,7 +440,7 @@ def _step_rows(A: Any, lo: int, hi: int, width: int, name: str, lengths: np.ndar
 
 
 def _from_rows(P: Any, Q: Any, X: Any, m: Any, Y: Any, request: Any, *, text: bool, block: bool) -> SparseChainLog:
-    """:meth:`SparseChainLog.from_rows`, with the text's masses and the block masses optional
+    """:meth:`~optaccept.audit.SparseChainLog.from_rows`, with the text's masses and the block masses optional
     (the gate reads neither unless its rule needs them)."""
     if isinstance(X, np.ndarray) and X.ndim == 2:
         Xa = X.astype(np.int64)
@@ -631,6 +631,8 @@ def step_values(log: Any, verifier: str | None = None, *, name: str = "log") -> 
           float (T, n), ``X`` int (T, k), optionally ``Y`` int (T,) (accepted when Y ∈ X);
         * a **tree log** (target-only verification, distinct siblings): ``tokens`` int
           (T, N + 1), ``parents`` int (N + 1,), ``P`` float (T, N + 1, n), optionally ``m``;
+        * a **sparse chain log** (:class:`~optaccept.audit.SparseChainLog`, or a mapping of its keys): ``X``,
+          ``px`` and, as the verifier needs them, ``qx``, ``block_mass``; optionally ``m``;
         * **plain counts**: ``accepted`` (or ``m``) int (T,);
 
         and ``request`` int (T,), the request of each step (without it every step counts as its
