@@ -49,12 +49,11 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from .._errors import InputError, MissingDependencyError
+from .._errors import InputError
 from .._lib.display import Report
 from .._lib.limits import show_progress
 from .._lib.sampling import draw
@@ -65,6 +64,7 @@ from ..tree._models import as_model
 from ..tree._sampling import tree_value
 from ._generation_args import ChainDrafting, GenerationOptions
 from ._pit import FALSE_ALARM, pit_values
+from ._torch_lm import torch_lm
 
 __all__ = [
     "GenerationAuditReport",
@@ -568,92 +568,3 @@ def audit_generation(
             rep.expected, rep.expected_se = ratio_mean(dec_text, per_text_calls)
         rep.details["chains_drafted"] = calls
     return rep
-
-
-def torch_lm(model: Any, vocab: int) -> Any:
-    """A sequence model ``prefix -> probabilities`` as a ``torch.nn.Module`` laid out like a
-    Hugging Face causal language model, so that decoding loops written for those run on laws
-    known exactly.
-
-    ``forward(input_ids)`` (int tensor, batch × length; other keyword arguments accepted and
-    ignored) returns an object with ``.logits`` (also ``[0]``), float32 batch × length ×
-    ``vocab``: position t holds the log-probabilities of the next token after
-    ``input_ids[b, :t + 1]`` (−inf where the probability is 0).  The module has
-    ``config.vocab_size``, one empty parameter (so ``next(m.parameters()).device`` works) and
-    no state; every row is read from ``model`` (cache it for speed).
-
-    Parameters
-    ----------
-    model : sequence model
-        ``prefix -> next-token probabilities`` over ``vocab`` tokens, prefix = the whole text.
-    vocab : int
-        The vocabulary size.
-
-    Returns
-    -------
-    torch.nn.Module
-        The module described above.
-
-    Raises
-    ------
-    MissingDependencyError
-        If torch is not installed.
-    InputError
-        If ``vocab`` is not a positive integer or ``model`` is not a sequence model.
-
-    Examples
-    --------
-    >>> import numpy as np, torch
-    >>> from optaccept import audit, tree
-    >>> target = tree.synthetic_pair(6, rng=0)[0]
-    >>> lm = audit.torch_lm(target, 6)
-    >>> logits = lm(torch.tensor([[1, 2, 3]])).logits  # Hugging Face style: batch × length × vocabulary
-    >>> tuple(logits.shape), lm.config.vocab_size
-    ((1, 3, 6), 6)
-    >>> np.allclose(logits[0, -1].exp().numpy(), target((1, 2, 3)), atol=1e-6)  # next token after (1, 2, 3)
-    True
-    """
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - torch is in the llm extra
-        raise MissingDependencyError("torch_lm needs torch (pip install 'optaccept[llm]')") from exc
-
-    vocab = check_size(vocab, "vocab")
-    if vocab < 1:
-        raise InputError("vocab: must be at least 1")
-    law = as_model(model, "model")
-
-    class _Output(SimpleNamespace):
-        def __getitem__(self, i: int) -> Any:
-            return (self.logits,)[i]
-
-    class _ExactLM(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.config = SimpleNamespace(vocab_size=vocab, is_encoder_decoder=False)
-            self._anchor = torch.nn.Parameter(torch.zeros(0), requires_grad=False)
-
-        @property
-        def device(self) -> Any:
-            return self._anchor.device
-
-        def forward(self, input_ids: Any = None, *args: Any, **kwargs: Any) -> Any:
-            if input_ids is None:
-                raise InputError("input_ids: the module reads token ids only")
-            ids = torch.as_tensor(input_ids)
-            if ids.ndim == 1:
-                ids = ids[None, :]
-            rows = ids.detach().cpu().numpy()
-            B, L = rows.shape
-            out = np.empty((B, L, vocab))
-            for b in range(B):
-                for t in range(L):
-                    p = np.asarray(law(tuple(int(x) for x in rows[b, : t + 1])), dtype=np.float64)
-                    if p.size != vocab:
-                        raise InputError(f"model: returned {p.size} probabilities, vocab is {vocab}")
-                    with np.errstate(divide="ignore"):
-                        out[b, t] = np.log(p)
-            logits = torch.as_tensor(out, dtype=torch.float32, device=self._anchor.device)
-            return _Output(logits=logits, past_key_values=None)
-
-    return _ExactLM()

@@ -1,0 +1,192 @@
+"""Loops as engines write them, audited with no glue beyond the loop and the models:
+audit.torch_lm's key/value cache, attention masks and per-prefix cache, a speculative loop on
+cached model wrappers, and a loop with temperature, top-k and top-p filtering audited against
+tree.with_sampling.  References: the target's laws read directly (prefix by prefix), the
+tree enumeration's exact tokens per call."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from _generation_loops import hf_cached_sd
+
+import optaccept as oa
+from optaccept import audit, tree
+
+torch = pytest.importorskip("torch")
+
+PROMPTS = [(1,), (2, 3)]
+
+
+@pytest.fixture(scope="module")
+def pair():
+    t, d = tree.synthetic_pair(8, rng=3)
+    return functools.lru_cache(maxsize=None)(t), functools.lru_cache(maxsize=None)(d)
+
+
+def _laws(lm_out, rows):
+    return [[np.exp(lm_out.logits[b, t].numpy().astype(np.float64)) for t in range(len(r))] for b, r in enumerate(rows)]
+
+
+def test_cache_fed_new_tokens_gives_the_full_forward(pair):
+    target, _ = pair
+    lm = audit.torch_lm(target, 8)
+    ids = torch.tensor([[1, 4, 2, 7, 0, 3]])
+    full = lm(ids).logits
+    out = lm(ids[:, :2], use_cache=True)
+    assert out.past_key_values.get_seq_length() == 2 and out[1] is out.past_key_values
+    parts = [out.logits]
+    cache = out.past_key_values
+    for a, b in ((2, 3), (3, 6)):
+        o = lm(ids[:, a:b], past_key_values=cache, use_cache=True)
+        parts.append(o.logits)
+        cache = o.past_key_values
+    assert cache.get_seq_length() == 6
+    assert torch.equal(torch.cat(parts, dim=1), full)
+    for t in range(6):
+        want = np.asarray(target(tuple(ids[0, : t + 1].tolist())))
+        assert np.allclose(full[0, t].exp().numpy(), want, atol=1e-6)
+    cache.crop(3)  # a rejected tail dropped: the next token's law is read after the first 3
+    o = lm(torch.tensor([[5]]), past_key_values=cache)
+    assert np.allclose(o.logits[0, 0].exp().numpy(), target((1, 4, 2, 5)), atol=1e-6)
+    cache.crop(-1)
+    assert cache.get_seq_length() == 2
+    assert lm(ids, use_cache=False).past_key_values is None
+
+
+def test_legacy_tuple_cache_is_sliced_like_tensors(pair):
+    target, _ = pair
+    lm = audit.torch_lm(target, 8)
+    out = lm(torch.tensor([[1, 4, 2, 7]]), past_key_values=None, use_cache=True)
+    legacy = out.past_key_values.to_legacy_cache()
+    assert legacy[0][0].shape == (1, 1, 4, 1)
+    cut = tuple((k[:, :, :2], v[:, :, :2]) for k, v in legacy)  # how tuple-cache loops roll back
+    o = lm(torch.tensor([[6]]), past_key_values=cut)
+    assert isinstance(o.past_key_values, tuple) and o.past_key_values[0][0].shape[2] == 3
+    assert np.allclose(o.logits[0, 0].exp().numpy(), target((1, 4, 6)), atol=1e-6)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_padded_batches_read_each_row_without_its_padding(pair, side):
+    target, _ = pair
+    lm = audit.torch_lm(target, 8)
+    texts = [(1, 4, 2), (3,), (2, 5)]
+    width = 3
+    pad = [(0,) * (width - len(r)) for r in texts]
+    ids = [(p + r) if side == "left" else (r + p) for p, r in zip(pad, texts)]
+    mask = [
+        ((0,) * len(p) + (1,) * len(r)) if side == "left" else ((1,) * len(r) + (0,) * len(p))
+        for p, r in zip(pad, texts)
+    ]
+    out = lm(torch.tensor(ids), attention_mask=torch.tensor(mask), use_cache=True)
+    for b, r in enumerate(texts):
+        real = [t for t in range(width) if mask[b][t]]
+        for j, t in enumerate(real):
+            assert np.allclose(out.logits[b, t].exp().numpy(), target(r[: j + 1]), atol=1e-6)
+    # one more token per row, fed alone, with the mask of the whole text (Hugging Face's convention)
+    nxt = torch.tensor([[6], [7], [0]])
+    full_mask = torch.cat([torch.tensor(mask), torch.ones((3, 1), dtype=torch.long)], dim=1)
+    o = lm(nxt, attention_mask=full_mask, past_key_values=out.past_key_values)
+    for b, r in enumerate(texts):
+        assert np.allclose(o.logits[b, 0].exp().numpy(), target(r + (int(nxt[b, 0]),)), atol=1e-6)
+
+
+def test_each_distinct_prefix_is_read_once():
+    calls = []
+    target = tree.synthetic_pair(8, rng=3)[0]
+
+    def counted(prefix):
+        calls.append(prefix)
+        return target(prefix)
+
+    lm = audit.torch_lm(counted, 8)
+    ids = torch.tensor([[1, 4, 2, 7, 0, 3]])
+    for L in range(1, 7):  # a loop re-scoring the whole text at every step: O(L^2) positions
+        lm(ids[:, :L])
+    assert len(calls) == len(set(calls)) == 6
+    assert lm(ids, logits_to_keep=2).logits.shape == (1, 2, 8)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda lm: lm(None), "input_ids"),
+        (lambda lm: lm(torch.tensor([[1, 2]]), attention_mask=torch.ones((1, 5))), "attention_mask"),
+        (lambda lm: lm(torch.tensor([[1, 2]]), past_key_values=object()), "past_key_values"),
+        (
+            lambda lm: lm(
+                torch.tensor([[1], [2]]), past_key_values=lm(torch.tensor([[1]]), use_cache=True).past_key_values
+            ),
+            "past_key_values",
+        ),
+    ],
+)
+def test_mistakes_are_refused_naming_the_argument(pair, call, match):
+    lm = audit.torch_lm(pair[0], 8)
+    with pytest.raises(oa.InputError, match=rf"^{match}"):
+        call(lm)
+
+
+def _run(loop):
+    def generate(prompt, rng):
+        out, counts = loop(torch.tensor([list(prompt)]))
+        return out[0, len(prompt) :].tolist(), counts
+
+    return generate
+
+
+def test_cached_speculative_loop_audits_unchanged(pair):
+    """A loop on cached model wrappers (it asserts a cache after the first call, then feeds only
+    new tokens and crops the caches after each call) passes, its tokens per call at speculative
+    sampling's value."""
+    target, draft = pair
+    loop = hf_cached_sd(audit.torch_lm(draft, 8), audit.torch_lm(target, 8), 3, 6)
+    rep = audit.audit_generation(
+        _run(loop),
+        target,
+        prompts=PROMPTS,
+        samples=150,
+        new_tokens=6,
+        rng=6,
+        drafting=audit.ChainDrafting(draft, 3, "sd"),
+        progress=False,
+    )
+    assert rep.lossless
+    z = (rep.tokens_per_call - rep.expected) / np.hypot(rep.std_err, rep.expected_se)
+    assert abs(z) < 5
+
+
+def test_loop_with_top_k_top_p_filtering_audits_against_with_sampling(pair):
+    """The loop filters both models' logits (T = 0.8, top-k 4, top-p 0.9): audited against the
+    processed laws it passes, with its tokens per call at speculative sampling's value on them;
+    audited against the raw target it is flagged."""
+    target, draft = pair
+    kw = dict(temperature=0.8, top_k=4, top_p=0.9)
+    loop = hf_cached_sd(audit.torch_lm(draft, 8), audit.torch_lm(target, 8), 2, 6, **kw)
+    P, Q = tree.with_sampling(target, **kw), tree.with_sampling(draft, **kw)
+    rep = audit.audit_generation(
+        _run(loop),
+        P,
+        prompts=PROMPTS,
+        samples=150,
+        new_tokens=6,
+        rng=7,
+        drafting=audit.ChainDrafting(Q, 2, "sd"),
+        progress=False,
+    )
+    assert rep.lossless
+    z = (rep.tokens_per_call - rep.expected) / np.hypot(rep.std_err, rep.expected_se)
+    assert abs(z) < 5
+    raw = audit.audit_generation(
+        _run(loop),
+        target,
+        prompts=PROMPTS,
+        samples=150,
+        new_tokens=6,
+        rng=7,
+        drafting=audit.ChainDrafting(draft, 2, "sd"),
+        progress=False,
+    )
+    assert not raw.lossless
