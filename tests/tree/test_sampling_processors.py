@@ -268,3 +268,22 @@ def test_identity_and_exactness():
 def test_mistakes_are_refused_naming_the_argument(kw, arg):
     with pytest.raises(InputError, match=rf"^{arg}"):
         tree.with_sampling(lambda u: [0.5, 0.5], **kw)
+
+
+def test_checked_laws_equal_the_full_check_and_bad_laws_are_still_refused():
+    """Model's shortcut for float64 rows summing to 1 within 1e-9 returns what as_distribution
+    returns; every other row takes the full check."""
+    from optaccept._lib.validation import as_distribution
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 50):
+        for off in (0.0, 1e-12, -3e-10):
+            row = rng.dirichlet(np.ones(n))
+            row = row * (1 + off)
+            got = tree.with_sampling(lambda u, r=row: r)(())
+            want = as_distribution(row, "x")
+            assert np.array_equal(got, want) and not got.flags.writeable and got is not row
+    bad = [np.array([0.5, np.nan, 0.5]), np.array([1.5, -0.5]), np.array([0.5, 0.4]), np.array([np.inf, 0.0])]
+    for row in bad:
+        with pytest.raises(InputError, match=r"^model\[\]"):
+            tree.with_sampling(lambda u, r=row: r)(())
