@@ -178,3 +178,64 @@ def hf_cached_sd(approx_model, target_model, gamma, max_len, *, temperature=1.0,
         return prefix, counts
 
     return generate
+
+
+def hf_batched_sd(approx_model, target_model, gamma, max_len, *, pad_id=-1, shared_uniforms=False):
+    """Speculative sampling over a batch of prompts, as batched loops are written: rows are
+    left-padded to one width with an attention mask at every forward (no cache), every row
+    drafts γ tokens, the target scores the padded batch with its drafts in one forward, and rows
+    that accepted different numbers of tokens are re-aligned by re-padding.  Returns a 2-D tensor
+    of each row's prompt and new tokens, left-padded with ``pad_id`` (Hugging Face's layout), and
+    the accepted counts per row.  ``shared_uniforms``: one uniform per draw broadcast over the
+    batch (each row's law is right, the rows are not independent)."""
+    import torch
+
+    def padded(texts):
+        width = max(len(t) for t in texts)
+        ids = torch.tensor([[pad_id] * (width - len(t)) + t for t in texts])
+        mask = torch.tensor([[0] * (width - len(t)) + [1] * len(t) for t in texts])
+        return ids, mask
+
+    def draw(probs, u):  # inverse CDF of each row at its uniform
+        c = torch.cumsum(probs, -1)
+        return torch.clamp(torch.searchsorted(c, (u * c[..., -1:]).contiguous()), max=probs.shape[-1] - 1)
+
+    def uniforms(B, k):
+        return torch.rand(1, k).expand(B, k) if shared_uniforms else torch.rand(B, k)
+
+    @torch.no_grad()
+    def generate(prompts):
+        B = len(prompts)
+        texts = [list(p) for p in prompts]
+        ends = [len(p) + max_len for p in prompts]
+        counts = [[] for _ in range(B)]
+        while any(len(t) < e for t, e in zip(texts, ends)):
+            ids, mask = padded(texts)
+            qs = []
+            for _ in range(gamma):
+                q = torch.softmax(approx_model(ids, attention_mask=mask).logits[:, -1, :], -1)
+                qs.append(q)
+                ids = torch.cat((ids, draw(q, uniforms(B, 1))), dim=1)
+                mask = torch.cat((mask, torch.ones((B, 1), dtype=mask.dtype)), dim=1)
+            p = torch.softmax(target_model(ids, attention_mask=mask).logits[:, -(gamma + 1) :, :], -1)
+            coins, last = uniforms(B, gamma), uniforms(B, 1)
+            for b in range(B):
+                if len(texts[b]) >= ends[b]:
+                    continue
+                drafts = ids[b, -gamma:]
+                n, t = 0, None
+                for i in range(gamma):
+                    j = drafts[i]
+                    if coins[b, i] < torch.clamp(p[b, i, j] / qs[i][b, j], max=1.0):
+                        n += 1
+                    else:
+                        res = torch.clamp(p[b, i] - qs[i][b], min=0.0)
+                        t = int(draw(res, last[b]))
+                        break
+                if t is None:
+                    t = int(draw(p[b, gamma], last[b]))
+                texts[b] += drafts[:n].tolist() + [t]
+                counts[b].append(n)
+        return padded(texts)[0], counts
+
+    return generate

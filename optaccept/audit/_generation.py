@@ -39,7 +39,19 @@ drafted chain: Sun et al., arXiv 2403.10444, among rules that read the chain's p
 over every lossless rule: Thomas & Pal, arXiv 2602.16961) are computed at each call's own
 prefix from one chain the audit drafts there, with the verifier's coins summed out
 (Rao–Blackwell): unbiased estimates of the mean over the calls made, reported with their
-standard errors, never as exact values.
+standard errors, never as exact values.  A loop whose calls emit more than accepted + 1 tokens
+reports (accepted, emitted) per call: the calls' prefixes advance by the emitted tokens, the
+tokens per call compared with the rules stay accepted + 1.
+
+**Batches** (``GenerationOptions(batch=B)``): the texts, ``samples`` per prompt in order, are
+dealt out B per call of ``generate``, each call with a fresh generator shared by its rows.  The
+tests above need every text independent of the others given its prompt; for a batch that is
+part of what lossless means (the rows' joint law is the product of the target's laws), and it
+is tested: the rows of one call with the same prompt are paired (disjoint pairs), and the U's of
+a pair at the same position give W as above, exactly uniform when the rows are independent
+("rows/…" tests, in the Bonferroni split; rows of one prompt sharing their random numbers give
+the most alike tokens, hence the pairing).  Rows that share their random numbers are flagged when the dependence reaches the
+stated resolution.
 """
 
 from __future__ import annotations
@@ -345,6 +357,93 @@ def _chain_values(P: Any, Q: Any, start: tuple[int, ...], gamma: int, declared: 
     return dec, block
 
 
+def _counts(counts: Any, gamma: int) -> tuple[list[int], list[int]]:
+    """(accepted, emitted) per call from a loop's counts: accepted counts (each call emits
+    accepted + 1 tokens), or (accepted, emitted) pairs for loops that emit more."""
+    arr = np.asarray(counts)
+    if arr.ndim == 2 and arr.shape[1] == 2:
+        ms, em = [int(c) for c in arr[:, 0]], [int(e) for e in arr[:, 1]]
+        if any(e < max(m, 1) for m, e in zip(ms, em)):
+            raise InputError("generate: a call's emitted tokens must be at least its accepted ones and at least 1")
+    elif arr.ndim <= 1:
+        ms = [int(c) for c in arr.reshape(-1)]
+        em = [m + 1 for m in ms]
+    else:
+        raise InputError(
+            f"generate: counts must be accepted per call or (accepted, emitted) pairs, got shape {arr.shape}"
+        )
+    if any(c < 0 or c > gamma for c in ms):
+        raise InputError(f"generate: accepted counts must lie in [0, {gamma}]")
+    return ms, em
+
+
+def _batch_rows(out: Any, prs: list[tuple[int, ...]], pad: int | None) -> list[tuple[int, ...]]:
+    """The new tokens of each row of a batched run's output (``GenerationOptions.batch``)."""
+    if hasattr(out, "detach"):
+        out = out.detach().cpu().numpy()
+    if isinstance(out, np.ndarray) and out.ndim == 2:  # each row: its prompt, then its new tokens
+        if out.shape[0] != len(prs):
+            raise InputError(f"generate: returned {out.shape[0]} rows for a batch of {len(prs)} prompts")
+        rows = []
+        for b, (row, pr) in enumerate(zip(out, prs)):
+            toks = _as_tokens(row if pad is None else row[row != pad], f"generate: row {b}")
+            if toks[: len(pr)] != pr:
+                raise InputError(
+                    f"generate: row {b} of a 2-D batch does not start with its prompt once options.pad is "
+                    "removed (a 2-D batch holds each row's prompt and new tokens; a list of rows, the new tokens)"
+                )
+            rows.append(toks[len(pr) :])
+        return rows
+    if isinstance(out, (str, bytes)) or not hasattr(out, "__len__") or len(out) != len(prs):
+        got = len(out) if hasattr(out, "__len__") else type(out).__name__
+        raise InputError(f"generate: must return one row per prompt of the batch ({len(prs)}), got {got}")
+    rows = []
+    for b, row in enumerate(out):
+        if hasattr(row, "detach"):
+            row = row.detach().cpu().numpy()
+        if pad is not None:
+            row = [t for t in np.asarray(row).reshape(-1).tolist() if t != pad]
+        rows.append(_as_tokens(row, f"generate: row {b}"))
+    return rows
+
+
+def _runs(
+    generate: Callable,
+    prompts: list[tuple[int, ...]],
+    samples: int,
+    batch: int,
+    pad: int | None,
+    with_counts: bool,
+    rng: np.random.Generator,
+    torch: Any,
+):
+    """Run the loop: yield (prompt, tokens, counts) per text, ``samples`` texts per prompt in
+    order, ``batch`` texts per call of ``generate``; each call gets a fresh generator."""
+    order = [pr for _ in range(samples) for pr in prompts]
+    for lo in range(0, len(order), batch):
+        prs = order[lo : lo + batch]
+        child = np.random.default_rng(rng.integers(2**63))
+        if torch is not None:
+            torch.manual_seed(int(rng.integers(2**63)))
+        out = generate(prs[0] if batch == 1 else prs, child)
+        counts = None
+        if with_counts:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise InputError(
+                    "generate: with drafting it must return (tokens, accepted_per_call)"
+                    + (" — for a batch, (rows, counts per row)" if batch > 1 else "")
+                )
+            out, counts = out
+        if batch == 1:
+            yield prs[0], out, counts
+            continue
+        rows = _batch_rows(out, prs, pad)
+        if counts is not None and (not hasattr(counts, "__len__") or len(counts) != len(prs)):
+            raise InputError(f"generate: counts must hold one entry per row of the batch ({len(prs)})")
+        for b, pr in enumerate(prs):
+            yield pr, rows[b], None if counts is None else counts[b]
+
+
 @one_renormalization_warning
 def audit_generation(
     generate: Callable[..., Any],
@@ -368,7 +467,12 @@ def audit_generation(
         ids, ``rng`` a fresh ``numpy.random.Generator`` for this run (seed a torch generator
         from it, e.g. ``torch.manual_seed(int(rng.integers(2**63)))``).  Returns the token ids
         generated after the prompt — or, with ``drafting``, ``(tokens, accepted_per_call)``, the
-        second the number of drafted tokens each verifier call accepted, in order.
+        second the number of drafted tokens each verifier call accepted, in order (each call
+        emits accepted + 1 tokens), or ``(accepted, emitted)`` pairs for loops whose calls emit
+        more (e.g. every position after a rejection resampled).  With
+        ``options.batch`` > 1 it is called with a list of prompts and returns one row per
+        prompt (:class:`GenerationOptions`); the rows of one call must be independent given
+        their prompts (a pairwise test across rows of one prompt checks it).
     target : sequence model
         ``prefix -> next-token probabilities``, the prefix being the whole text (prompt
         included), as :func:`optaccept.tree.synthetic_pair` returns; the law the loop claims
@@ -430,6 +534,11 @@ def audit_generation(
         draft, gamma, declared = drafting.draft, drafting.length, drafting.declared
     options = GenerationOptions() if options is None else options
     bins, max_lag, seed_torch = options.bins, options.max_lag, options.seed_torch
+    batch, pad = check_size(options.batch, "options.batch"), options.pad
+    if batch < 1:
+        raise InputError(f"options.batch: must be at least 1, got {batch}")
+    if pad is not None and (isinstance(pad, bool) or not isinstance(pad, (int, np.integer))):
+        raise InputError(f"options.pad: must be an integer token id or None, got {pad!r}")
 
     rng = check_rng(rng)
     samples = check_size(samples, "samples")
@@ -474,6 +583,7 @@ def audit_generation(
     dec_vals: list[float] = []
     opt_vals: list[float] = []
     dec_text, opt_text = np.zeros(texts), np.zeros(texts)
+    emitted_total = 0
     est_rng = np.random.default_rng(rng.integers(2**63))
     bar = tqdm(
         total=texts,
@@ -483,54 +593,43 @@ def audit_generation(
         leave=False,
     )
     j = 0
-    for _ in range(samples):
-        for pr in prompts_t:
-            child = np.random.default_rng(rng.integers(2**63))
-            if torch is not None:
-                torch.manual_seed(int(rng.integers(2**63)))
-            out = generate(pr, child)
-            counts = None
-            if with_counts:
-                if not (isinstance(out, tuple) and len(out) == 2):
-                    raise InputError("generate: with draft it must return (tokens, accepted_per_call)")
-                out, counts = out
-            toks = _as_tokens(out, "generate")
-            if any(t < 0 or t >= n for t in toks):
-                raise InputError(f"generate: returned token ids outside [0, {n})")
-            L = min(len(toks), new_tokens)
-            rowsP = np.empty((L, n))
-            rowsQ = np.empty((L, n))
-            for i in range(L):
-                rowsP[i] = np.asarray(P(pr + toks[:i]), dtype=np.float64)
-                rowsQ[i] = np.asarray(Q(pr + toks[:i]), dtype=np.float64) if Q is not None else rowsP[i]
-            y = np.asarray(toks[:L], dtype=np.int64)
-            for o in orders:
-                if L:
-                    U[o][j, :L] = pit_values(rowsP, rowsQ, y, o, rng)
-                U[o][j, L:] = rng.random(new_tokens - L)
-            padded += new_tokens - L
-            if counts is not None:
-                ms = [int(c) for c in np.asarray(counts).reshape(-1)]
-                if any(c < 0 or c > gamma for c in ms):
-                    raise InputError(f"generate: accepted counts must lie in [0, {gamma}]")
-                start = 0
-                for m_c in ms:
-                    if start > len(toks):
-                        raise InputError("generate: the accepted counts describe more tokens than were returned")
-                    d, b = _chain_values(P, Q, pr + toks[:start], gamma, declared, est_rng)
-                    dec_vals.append(d + 1.0)
-                    opt_vals.append(b + 1.0)
-                    dec_text[j] += d + 1.0
-                    opt_text[j] += b + 1.0
-                    start += m_c + 1
-                per_text_tokens[j] = sum(m + 1 for m in ms)
-                per_text_calls[j] = len(ms)
-            if (len(P.memo) + (len(Q.memo) if Q is not None else 0)) * n > _CACHE_ENTRIES:
-                P.memo.clear()  # the laws read are cached up to a bounded size
-                if Q is not None:
-                    Q.memo.clear()
-            j += 1
-            bar.update(1)
+    for pr, out, counts in _runs(generate, prompts_t, samples, batch, pad, with_counts, rng, torch):
+        toks = _as_tokens(out, "generate")
+        if any(t < 0 or t >= n for t in toks):
+            raise InputError(f"generate: returned token ids outside [0, {n})")
+        L = min(len(toks), new_tokens)
+        rowsP = np.empty((L, n))
+        rowsQ = np.empty((L, n))
+        for i in range(L):
+            rowsP[i] = np.asarray(P(pr + toks[:i]), dtype=np.float64)
+            rowsQ[i] = np.asarray(Q(pr + toks[:i]), dtype=np.float64) if Q is not None else rowsP[i]
+        y = np.asarray(toks[:L], dtype=np.int64)
+        for o in orders:
+            if L:
+                U[o][j, :L] = pit_values(rowsP, rowsQ, y, o, rng)
+            U[o][j, L:] = rng.random(new_tokens - L)
+        padded += new_tokens - L
+        if counts is not None:
+            ms, emitted = _counts(counts, gamma)
+            start = 0
+            for e_c in emitted:
+                if start > len(toks):
+                    raise InputError("generate: the accepted counts describe more tokens than were returned")
+                d, b = _chain_values(P, Q, pr + toks[:start], gamma, declared, est_rng)
+                dec_vals.append(d + 1.0)
+                opt_vals.append(b + 1.0)
+                dec_text[j] += d + 1.0
+                opt_text[j] += b + 1.0
+                start += e_c
+            per_text_tokens[j] = sum(m + 1 for m in ms)
+            per_text_calls[j] = len(ms)
+            emitted_total += sum(emitted)
+        if (len(P.memo) + (len(Q.memo) if Q is not None else 0)) * n > _CACHE_ENTRIES:
+            P.memo.clear()  # the laws read are cached up to a bounded size
+            if Q is not None:
+                Q.memo.clear()
+        j += 1
+        bar.update(1)
     bar.close()
     N = texts * new_tokens
     tests: dict[str, np.ndarray] = {}
@@ -541,6 +640,20 @@ def audit_generation(
                 w = serial_values(U[o], bins, lag, phase)
                 if w.size:
                     tests[f"lag{lag}{('-even', '-odd')[phase] if lag == 1 else ''}/{o}"] = w
+    if batch > 1:  # rows of one call with one prompt, paired: (U of one, U of the other) at each position
+        order = [pr for _ in range(samples) for pr in prompts_t]
+        first, second = [], []
+        for lo in range(0, texts, batch):
+            by_prompt: dict[tuple[int, ...], list[int]] = {}
+            for i in range(lo, min(lo + batch, texts)):
+                by_prompt.setdefault(order[i], []).append(i)
+            for rows in by_prompt.values():
+                first += rows[0 : len(rows) - 1 : 2]
+                second += rows[1 : len(rows) : 2]
+        if first:
+            for o in orders:
+                a, b2 = U[o][first], U[o][second]
+                tests[f"rows/{o}"] = ((np.minimum(np.floor(bins * a), bins - 1) + b2) / bins).reshape(-1)
     m_tests = len(tests)
     dist = {k: ks_uniform(v) for k, v in tests.items()}
     thr = {k: ks_threshold(v.size, false_alarm, m_tests) for k, v in tests.items()}
@@ -567,4 +680,5 @@ def audit_generation(
         if declared is not None:
             rep.expected, rep.expected_se = ratio_mean(dec_text, per_text_calls)
         rep.details["chains_drafted"] = calls
+        rep.details["emitted_per_call"] = emitted_total / calls
     return rep

@@ -190,3 +190,137 @@ def test_loop_with_top_k_top_p_filtering_audits_against_with_sampling(pair):
         progress=False,
     )
     assert not raw.lossless
+
+
+@pytest.mark.parametrize("shared_uniforms", [False, True])
+def test_batched_left_padded_loop_audits_unchanged(pair, shared_uniforms):
+    """A loop decoding a batch of prompts per call (left-padded rows, attention masks, rows
+    re-aligned after accepting different numbers of tokens) is handed over as it is: the audit
+    deals the prompts out in batches of 4, strips the padding and each row's prompt, reads the
+    per-row counts.  Correct, it passes at speculative sampling's tokens per call; with one
+    uniform per draw broadcast over the batch (every row's law right, the rows dependent), the
+    rows test flags it."""
+    from _generation_loops import hf_batched_sd
+
+    target, draft = pair
+    loop = hf_batched_sd(audit.torch_lm(draft, 8), audit.torch_lm(target, 8), 2, 6, shared_uniforms=shared_uniforms)
+    rep = audit.audit_generation(
+        lambda prompts, rng: loop(prompts),
+        target,
+        prompts=PROMPTS,
+        samples=150,
+        new_tokens=6,
+        rng=8,
+        drafting=audit.ChainDrafting(draft, 2, "sd"),
+        options=audit.GenerationOptions(batch=4, pad=-1),
+        progress=False,
+    )
+    assert rep.texts == 300
+    if not shared_uniforms:
+        assert rep.lossless
+        z = (rep.tokens_per_call - rep.expected) / np.hypot(rep.std_err, rep.expected_se)
+        assert abs(z) < 5
+    else:
+        assert not rep.lossless and rep.worst.startswith("rows/")
+
+
+def test_batch_rows_as_lists_and_refusals(pair):
+    target, _ = pair
+
+    def rows(prompts, rng):  # a list of rows, each its new tokens, right-padded with -1
+        return [[int(rng.choice(8, p=target(tuple(p)))), -1] for p in prompts]
+
+    rep = audit.audit_generation(
+        rows,
+        target,
+        prompts=PROMPTS,
+        samples=40,
+        new_tokens=1,
+        rng=0,
+        options=audit.GenerationOptions(batch=3, pad=-1),
+        progress=False,
+    )
+    assert rep.texts == 80 and rep.padded == 0 and "rows/p" in rep.ks_distance
+    with pytest.raises(oa.InputError, match="one row per prompt"):
+        audit.audit_generation(
+            lambda prompts, rng: [[1]],
+            target,
+            prompts=PROMPTS,
+            samples=2,
+            new_tokens=1,
+            rng=0,
+            options=audit.GenerationOptions(batch=2),
+            progress=False,
+        )
+    with pytest.raises(oa.InputError, match="does not start with its prompt"):
+        audit.audit_generation(
+            lambda prompts, rng: np.array([[5, 1], [5, 1]]),
+            target,
+            prompts=PROMPTS,
+            samples=1,
+            new_tokens=1,
+            rng=0,
+            options=audit.GenerationOptions(batch=2),
+            progress=False,
+        )
+    with pytest.raises(oa.InputError, match="^options.batch"):
+        audit.audit_generation(
+            rows, target, prompts=PROMPTS, samples=1, rng=0, options=audit.GenerationOptions(batch=0)
+        )
+
+
+def test_calls_that_emit_more_than_accepted_plus_one(pair):
+    """A loop that resamples every position after a rejection from the target (γ + 1 tokens per
+    call, lossless) reports (accepted, emitted) pairs: its text passes, its calls are placed at
+    the right prefixes (the estimates match speculative sampling's value)."""
+    from _generation_loops import _draw
+
+    target, draft = pair
+    gamma = 2
+
+    def generate(prompt, rng):
+        toks, counts = [], []
+        while len(toks) < 6:
+            ctx = tuple(prompt) + tuple(toks)
+            xs, qs = [], []
+            for _ in range(gamma):
+                q = np.asarray(draft(ctx + tuple(xs)))
+                xs.append(_draw(q, rng.random()))
+                qs.append(q)
+            m = 0
+            while m < gamma and rng.random() * qs[m][xs[m]] < np.asarray(target(ctx + tuple(xs[:m])))[xs[m]]:
+                m += 1
+            out = xs[:m]
+            if m < gamma:
+                res = np.maximum(np.asarray(target(ctx + tuple(out))) - qs[m], 0.0)
+                out.append(_draw(res / res.sum(), rng.random()))
+            while len(out) < gamma + 1:  # the rest of the call sampled from the target
+                out.append(_draw(np.asarray(target(ctx + tuple(out))), rng.random()))
+            toks += out
+            counts.append((m, len(out)))
+        return toks, counts
+
+    rep = audit.audit_generation(
+        generate,
+        target,
+        prompts=PROMPTS,
+        samples=150,
+        new_tokens=6,
+        rng=9,
+        drafting=audit.ChainDrafting(draft, gamma, "sd"),
+        progress=False,
+    )
+    assert rep.lossless and rep.details["emitted_per_call"] == gamma + 1
+    z = (rep.tokens_per_call - rep.expected) / np.hypot(rep.std_err, rep.expected_se)
+    assert abs(z) < 5
+    with pytest.raises(oa.InputError, match="emitted"):
+        audit.audit_generation(
+            lambda p, r: ([1, 2], [(1, 0)]),
+            target,
+            prompts=PROMPTS,
+            samples=1,
+            new_tokens=2,
+            rng=0,
+            drafting=audit.ChainDrafting(draft, gamma),
+            progress=False,
+        )
