@@ -324,3 +324,15 @@ def test_calls_that_emit_more_than_accepted_plus_one(pair):
             drafting=audit.ChainDrafting(draft, gamma),
             progress=False,
         )
+
+
+def test_docs_examples_run():
+    """The code of docs/audit.md §11b, run as written."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "audit.md").read_text(encoding="utf-8")
+    section = text[text.index("## 11b.") : text.index("## 12.")]
+    blocks = section.split("```python\n")[1:]
+    assert blocks
+    for block in blocks:
+        exec(compile(block.split("```")[0], "docs/audit.md", "exec"), {})  # noqa: S102 - the docs' own code
