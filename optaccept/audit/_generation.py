@@ -407,6 +407,36 @@ def _batch_rows(out: Any, prs: list[tuple[int, ...]], pad: int | None) -> list[t
     return rows
 
 
+def _counts_from_calls(
+    texts: list[tuple[int, ...]], pr: tuple[int, ...], toks: tuple[int, ...], gamma: int
+) -> list[int]:
+    """Accepted counts of one text read from the target's forwards (``ChainDrafting.counter``):
+    each forward is one verifier call whose text ends with the chain's γ drafts, so the call
+    starts γ tokens before its end; each call emits the tokens up to the next call's start."""
+    starts = []
+    for x in texts:
+        st = len(x) - len(pr) - gamma
+        if st < 0 or tuple(x[: len(pr)]) != pr:
+            raise InputError(
+                "drafting.counter: a target forward does not hold the prompt and a chain of "
+                f"{gamma} drafts (counts are read from forwards that score one chain each)"
+            )
+        if st >= len(toks):  # a row already finished, carried along in its batch
+            continue
+        if tuple(x[len(pr) : len(pr) + st]) != toks[:st]:
+            raise InputError("drafting.counter: a target forward's text is not a prefix of the text returned")
+        starts.append(st)
+    ms = []
+    for a, b in zip(starts, starts[1:] + [len(toks)]):
+        if not 1 <= b - a <= gamma + 1:
+            raise InputError(
+                "drafting.counter: consecutive target forwards advance by "
+                f"{b - a} tokens, not 1 to {gamma + 1}: not one forward per verifier call"
+            )
+        ms.append(b - a - 1)
+    return ms
+
+
 def _runs(
     generate: Callable,
     prompts: list[tuple[int, ...]],
@@ -416,32 +446,46 @@ def _runs(
     with_counts: bool,
     rng: np.random.Generator,
     torch: Any,
+    counter: Any = None,
 ):
-    """Run the loop: yield (prompt, tokens, counts) per text, ``samples`` texts per prompt in
-    order, ``batch`` texts per call of ``generate``; each call gets a fresh generator."""
+    """Run the loop: yield (prompt, tokens, counts, forwards) per text, ``samples`` texts per
+    prompt in order, ``batch`` texts per call of ``generate``; each call gets a fresh
+    generator.  ``forwards``: the row's texts at the counter's forwards (None without one)."""
     order = [pr for _ in range(samples) for pr in prompts]
     for lo in range(0, len(order), batch):
         prs = order[lo : lo + batch]
         child = np.random.default_rng(rng.integers(2**63))
         if torch is not None:
             torch.manual_seed(int(rng.integers(2**63)))
+        if counter is not None:
+            counter.calls.clear()
         out = generate(prs[0] if batch == 1 else prs, child)
         counts = None
-        if with_counts:
+        if with_counts and counter is None:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise InputError(
                     "generate: with drafting it must return (tokens, accepted_per_call)"
                     + (" — for a batch, (rows, counts per row)" if batch > 1 else "")
+                    + ", or drafting.counter must be the target module it runs on"
                 )
             out, counts = out
+        forwards: list[list[tuple[int, ...]]] = [[] for _ in prs]
+        if counter is not None:
+            for rec in counter.calls:
+                if len(rec) != len(prs):
+                    raise InputError(
+                        f"drafting.counter: a target forward holds {len(rec)} rows for a batch of {len(prs)} prompts"
+                    )
+                for b, x in enumerate(rec):
+                    forwards[b].append(x)
         if batch == 1:
-            yield prs[0], out, counts
+            yield prs[0], out, counts, forwards[0] if counter is not None else None
             continue
         rows = _batch_rows(out, prs, pad)
         if counts is not None and (not hasattr(counts, "__len__") or len(counts) != len(prs)):
             raise InputError(f"generate: counts must hold one entry per row of the batch ({len(prs)})")
         for b, pr in enumerate(prs):
-            yield pr, rows[b], None if counts is None else counts[b]
+            yield pr, rows[b], None if counts is None else counts[b], forwards[b] if counter is not None else None
 
 
 @one_renormalization_warning
@@ -532,6 +576,9 @@ def audit_generation(
         draft, gamma, declared = None, None, None
     else:  # (the fields themselves: a draft model is not copied)
         draft, gamma, declared = drafting.draft, drafting.length, drafting.declared
+    counter = None if drafting is None else drafting.counter
+    if counter is not None and not isinstance(getattr(counter, "calls", None), list):
+        raise InputError("drafting.counter: must be the audit.torch_lm module the loop runs as its target")
     options = GenerationOptions() if options is None else options
     bins, max_lag, seed_torch = options.bins, options.max_lag, options.seed_torch
     batch, pad = check_size(options.batch, "options.batch"), options.pad
@@ -593,8 +640,10 @@ def audit_generation(
         leave=False,
     )
     j = 0
-    for pr, out, counts in _runs(generate, prompts_t, samples, batch, pad, with_counts, rng, torch):
+    for pr, out, counts, forwards in _runs(generate, prompts_t, samples, batch, pad, with_counts, rng, torch, counter):
         toks = _as_tokens(out, "generate")
+        if forwards is not None:
+            counts = _counts_from_calls(forwards, pr, toks, gamma)
         if any(t < 0 or t >= n for t in toks):
             raise InputError(f"generate: returned token ids outside [0, {n})")
         L = min(len(toks), new_tokens)

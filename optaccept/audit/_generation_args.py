@@ -24,6 +24,12 @@ class ChainDrafting:
         Tokens drafted per verifier call, at least 1.
     declared : {"sd", "token", "block", "exact_match", "target_only"}, optional
         The rule the loop claims; its expected tokens per call are then estimated.
+    counter : torch.nn.Module, optional
+        The :func:`optaccept.audit.torch_lm` module the loop runs as its target: the loop then
+        returns its tokens only, and each text's accepted counts are read from the module's
+        forwards (``calls``): one forward per verifier call, its text ending with the chain's
+        ``length`` drafts; a call emits the tokens up to the next call's start, the last one
+        up to the end of the text returned (a loop that cuts its text cuts that count).
 
     Examples
     --------
@@ -37,6 +43,7 @@ class ChainDrafting:
     draft: Any
     length: int
     declared: str | None = None
+    counter: Any = None
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,8 @@ def torch_lm(model: Any, vocab: int) -> Any:
       ``to_legacy_cache()`` and ``[0]`` the one layer's ``(key, value)``; a legacy tuple
       ``((key, value),)`` when one was passed in; None with ``use_cache=False``.
 
+    ``calls`` lists the forwards, each the texts of its rows (cached and fed tokens, padding
+    removed): ``ChainDrafting(..., counter=module)`` reads a loop's accepted counts from them.
     ``attention_mask`` covers the cached and the fed tokens (Hugging Face's convention; a mask
     of the fed tokens alone is taken as such).  ``position_ids`` and ``cache_position`` are
     accepted and ignored: the law of a token is read from the tokens before it.  The module
@@ -196,6 +198,7 @@ def torch_lm(model: Any, vocab: int) -> Any:
             super().__init__()
             self.config = SimpleNamespace(vocab_size=vocab, is_encoder_decoder=False, use_cache=True)
             self._anchor = torch.nn.Parameter(torch.zeros(0), requires_grad=False)
+            self.calls: list[tuple[tuple[int, ...], ...]] = []
 
         @property
         def device(self) -> Any:
@@ -239,13 +242,16 @@ def torch_lm(model: Any, vocab: int) -> Any:
             rows, masks = all_ids.numpy(), mask.numpy()
             keep = L if not logits_to_keep else min(int(logits_to_keep), L)
             out = np.zeros((B, keep, vocab))
+            texts = []
             for b in range(B):
                 text = [int(t) for t, m in zip(rows[b, : P + L], masks[b]) if m]
+                texts.append(tuple(text))
                 before = int(masks[b, : P + L - keep].sum())  # real tokens before the first kept position
                 for j, t in enumerate(range(P + L - keep, P + L)):
                     if masks[b, t]:
                         before += 1
                         out[b, j] = log_law(tuple(text[:before]))
+            self.calls.append(tuple(texts))
             logits = torch.as_tensor(out, dtype=torch.float32, device=self._anchor.device)
             if use_cache is False:
                 return _Output(logits=logits, past_key_values=None)

@@ -336,3 +336,72 @@ def test_docs_examples_run():
     assert blocks
     for block in blocks:
         exec(compile(block.split("```")[0], "docs/audit.md", "exec"), {})  # noqa: S102 - the docs' own code
+
+
+def test_counts_read_from_the_target_forwards(pair):
+    """drafting.counter: the loop returns its text only; the accepted counts read from the
+    target module's forwards equal the counts the loop itself reports, for a loop re-scoring
+    its text, a cached loop and a batched left-padded loop; the audit then passes at speculative
+    sampling's value."""
+    from _generation_loops import hf_style_sd
+
+    target, draft = pair
+    t_lm, d_lm = audit.torch_lm(target, 8), audit.torch_lm(draft, 8)
+    torch.manual_seed(0)
+    for loop in (hf_style_sd(d_lm, t_lm, 3, 8), hf_cached_sd(d_lm, t_lm, 3, 8)):
+        for prompt in PROMPTS * 5:
+            t_lm.calls.clear()
+            out, counts = loop(torch.tensor([list(prompt)]))
+            toks = tuple(out[0, len(prompt) :].tolist())
+            got = audit._generation._counts_from_calls([c[0] for c in t_lm.calls], prompt, toks, 3)
+            assert got == list(counts)
+    from _generation_loops import hf_batched_sd
+
+    batched = hf_batched_sd(d_lm, t_lm, 2, 6)
+    t_lm.calls.clear()
+    rows, counts = batched([(1,), (2, 3), (1,)])
+    for b, pr in enumerate([(1,), (2, 3), (1,)]):
+        toks = tuple(t for t in rows[b].tolist() if t != -1)[len(pr) :]
+        got = audit._generation._counts_from_calls([c[b] for c in t_lm.calls], pr, toks, 2)
+        assert got == counts[b]
+
+    loop = hf_style_sd(d_lm, t_lm, 3, 6)
+    rep = audit.audit_generation(
+        lambda prompt, rng: loop(torch.tensor([list(prompt)]))[0][0, len(prompt) :].tolist(),
+        target,
+        prompts=PROMPTS,
+        samples=150,
+        new_tokens=6,
+        rng=10,
+        drafting=audit.ChainDrafting(draft, 3, "sd", counter=t_lm),
+        progress=False,
+    )
+    assert rep.lossless and rep.calls > 300
+    z = (rep.tokens_per_call - rep.expected) / np.hypot(rep.std_err, rep.expected_se)
+    assert abs(z) < 5
+    with pytest.raises(oa.InputError, match="^drafting.counter"):
+        audit.audit_generation(
+            lambda p, r: [1],
+            target,
+            prompts=PROMPTS,
+            samples=1,
+            new_tokens=1,
+            rng=0,
+            drafting=audit.ChainDrafting(draft, 3, counter=object()),
+        )
+
+    def one_forward(prompt, rng):  # one target forward for six new tokens: not one per call
+        t_lm(torch.tensor([list(prompt) + [1, 2, 3]]))
+        return [1, 2, 3, 4, 5, 6]
+
+    with pytest.raises(oa.InputError, match="^drafting.counter: consecutive"):
+        audit.audit_generation(
+            one_forward,
+            target,
+            prompts=PROMPTS,
+            samples=1,
+            new_tokens=6,
+            rng=0,
+            drafting=audit.ChainDrafting(draft, 1, counter=t_lm),
+            progress=False,
+        )
