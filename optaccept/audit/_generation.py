@@ -532,7 +532,8 @@ def audit_generation(
         chains drafted for the estimates.
     drafting : ChainDrafting, optional
         The draft model, chain length and declared rule ("sd", "token", "block",
-        "exact_match", "target_only") of a loop that returns accepted counts.
+        "exact_match", "target_only") of a loop that returns accepted counts — or whose counts
+        are read from the forwards of its target module (``counter``).
     false_alarm : float
         Probability that a lossless loop is declared lossy (all tests together).
     options : GenerationOptions, optional
