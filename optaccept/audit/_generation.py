@@ -39,7 +39,19 @@ drafted chain: Sun et al., arXiv 2403.10444, among rules that read the chain's p
 over every lossless rule: Thomas & Pal, arXiv 2602.16961) are computed at each call's own
 prefix from one chain the audit drafts there, with the verifier's coins summed out
 (Rao–Blackwell): unbiased estimates of the mean over the calls made, reported with their
-standard errors, never as exact values.
+standard errors, never as exact values.  A loop whose calls emit more than accepted + 1 tokens
+reports (accepted, emitted) per call: the calls' prefixes advance by the emitted tokens, the
+tokens per call compared with the rules stay accepted + 1.
+
+**Batches** (``GenerationOptions(batch=B)``): the texts, ``samples`` per prompt in order, are
+dealt out B per call of ``generate``, each call with a fresh generator shared by its rows.  The
+tests above need every text independent of the others given its prompt; for a batch that is
+part of what lossless means (the rows' joint law is the product of the target's laws), and it
+is tested: the rows of one call with the same prompt are paired (disjoint pairs), and the U's of
+a pair at the same position give W as above, exactly uniform when the rows are independent
+("rows/…" tests, in the Bonferroni split; rows of one prompt sharing their random numbers give
+the most alike tokens, hence the pairing).  Rows that share their random numbers are flagged when the dependence reaches the
+stated resolution.
 """
 
 from __future__ import annotations
@@ -49,12 +61,11 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from .._errors import InputError, MissingDependencyError
+from .._errors import InputError
 from .._lib.display import Report
 from .._lib.limits import show_progress
 from .._lib.sampling import draw
@@ -65,6 +76,7 @@ from ..tree._models import as_model
 from ..tree._sampling import tree_value
 from ._generation_args import ChainDrafting, GenerationOptions
 from ._pit import FALSE_ALARM, pit_values
+from ._torch_lm import torch_lm
 
 __all__ = [
     "GenerationAuditReport",
@@ -345,6 +357,137 @@ def _chain_values(P: Any, Q: Any, start: tuple[int, ...], gamma: int, declared: 
     return dec, block
 
 
+def _counts(counts: Any, gamma: int) -> tuple[list[int], list[int]]:
+    """(accepted, emitted) per call from a loop's counts: accepted counts (each call emits
+    accepted + 1 tokens), or (accepted, emitted) pairs for loops that emit more."""
+    arr = np.asarray(counts)
+    if arr.ndim == 2 and arr.shape[1] == 2:
+        ms, em = [int(c) for c in arr[:, 0]], [int(e) for e in arr[:, 1]]
+        if any(e < max(m, 1) for m, e in zip(ms, em)):
+            raise InputError("generate: a call's emitted tokens must be at least its accepted ones and at least 1")
+    elif arr.ndim <= 1:
+        ms = [int(c) for c in arr.reshape(-1)]
+        em = [m + 1 for m in ms]
+    else:
+        raise InputError(
+            f"generate: counts must be accepted per call or (accepted, emitted) pairs, got shape {arr.shape}"
+        )
+    if any(c < 0 or c > gamma for c in ms):
+        raise InputError(f"generate: accepted counts must lie in [0, {gamma}]")
+    return ms, em
+
+
+def _batch_rows(out: Any, prs: list[tuple[int, ...]], pad: int | None) -> list[tuple[int, ...]]:
+    """The new tokens of each row of a batched run's output (``GenerationOptions.batch``)."""
+    if hasattr(out, "detach"):
+        out = out.detach().cpu().numpy()
+    if isinstance(out, np.ndarray) and out.ndim == 2:  # each row: its prompt, then its new tokens
+        if out.shape[0] != len(prs):
+            raise InputError(f"generate: returned {out.shape[0]} rows for a batch of {len(prs)} prompts")
+        rows = []
+        for b, (row, pr) in enumerate(zip(out, prs)):
+            toks = _as_tokens(row if pad is None else row[row != pad], f"generate: row {b}")
+            if toks[: len(pr)] != pr:
+                raise InputError(
+                    f"generate: row {b} of a 2-D batch does not start with its prompt once options.pad is "
+                    "removed (a 2-D batch holds each row's prompt and new tokens; a list of rows, the new tokens)"
+                )
+            rows.append(toks[len(pr) :])
+        return rows
+    if isinstance(out, (str, bytes)) or not hasattr(out, "__len__") or len(out) != len(prs):
+        got = len(out) if hasattr(out, "__len__") else type(out).__name__
+        raise InputError(f"generate: must return one row per prompt of the batch ({len(prs)}), got {got}")
+    rows = []
+    for b, row in enumerate(out):
+        if hasattr(row, "detach"):
+            row = row.detach().cpu().numpy()
+        if pad is not None:
+            row = [t for t in np.asarray(row).reshape(-1).tolist() if t != pad]
+        rows.append(_as_tokens(row, f"generate: row {b}"))
+    return rows
+
+
+def _counts_from_calls(
+    texts: list[tuple[int, ...]], pr: tuple[int, ...], toks: tuple[int, ...], gamma: int
+) -> list[int]:
+    """Accepted counts of one text read from the target's forwards (``ChainDrafting.counter``):
+    each forward is one verifier call whose text ends with the chain's γ drafts, so the call
+    starts γ tokens before its end; each call emits the tokens up to the next call's start."""
+    starts = []
+    for x in texts:
+        st = len(x) - len(pr) - gamma
+        if st < 0 or tuple(x[: len(pr)]) != pr:
+            raise InputError(
+                "drafting.counter: a target forward does not hold the prompt and a chain of "
+                f"{gamma} drafts (counts are read from forwards that score one chain each)"
+            )
+        if st >= len(toks):  # a row already finished, carried along in its batch
+            continue
+        if tuple(x[len(pr) : len(pr) + st]) != toks[:st]:
+            raise InputError("drafting.counter: a target forward's text is not a prefix of the text returned")
+        starts.append(st)
+    ms = []
+    for a, b in zip(starts, starts[1:] + [len(toks)]):
+        if not 1 <= b - a <= gamma + 1:
+            raise InputError(
+                "drafting.counter: consecutive target forwards advance by "
+                f"{b - a} tokens, not 1 to {gamma + 1}: not one forward per verifier call"
+            )
+        ms.append(b - a - 1)
+    return ms
+
+
+def _runs(
+    generate: Callable,
+    prompts: list[tuple[int, ...]],
+    samples: int,
+    batch: int,
+    pad: int | None,
+    with_counts: bool,
+    rng: np.random.Generator,
+    torch: Any,
+    counter: Any = None,
+):
+    """Run the loop: yield (prompt, tokens, counts, forwards) per text, ``samples`` texts per
+    prompt in order, ``batch`` texts per call of ``generate``; each call gets a fresh
+    generator.  ``forwards``: the row's texts at the counter's forwards (None without one)."""
+    order = [pr for _ in range(samples) for pr in prompts]
+    for lo in range(0, len(order), batch):
+        prs = order[lo : lo + batch]
+        child = np.random.default_rng(rng.integers(2**63))
+        if torch is not None:
+            torch.manual_seed(int(rng.integers(2**63)))
+        if counter is not None:
+            counter.calls.clear()
+        out = generate(prs[0] if batch == 1 else prs, child)
+        counts = None
+        if with_counts and counter is None:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise InputError(
+                    "generate: with drafting it must return (tokens, accepted_per_call)"
+                    + (" — for a batch, (rows, counts per row)" if batch > 1 else "")
+                    + ", or drafting.counter must be the target module it runs on"
+                )
+            out, counts = out
+        forwards: list[list[tuple[int, ...]]] = [[] for _ in prs]
+        if counter is not None:
+            for rec in counter.calls:
+                if len(rec) != len(prs):
+                    raise InputError(
+                        f"drafting.counter: a target forward holds {len(rec)} rows for a batch of {len(prs)} prompts"
+                    )
+                for b, x in enumerate(rec):
+                    forwards[b].append(x)
+        if batch == 1:
+            yield prs[0], out, counts, forwards[0] if counter is not None else None
+            continue
+        rows = _batch_rows(out, prs, pad)
+        if counts is not None and (not hasattr(counts, "__len__") or len(counts) != len(prs)):
+            raise InputError(f"generate: counts must hold one entry per row of the batch ({len(prs)})")
+        for b, pr in enumerate(prs):
+            yield pr, rows[b], None if counts is None else counts[b], forwards[b] if counter is not None else None
+
+
 @one_renormalization_warning
 def audit_generation(
     generate: Callable[..., Any],
@@ -368,7 +511,12 @@ def audit_generation(
         ids, ``rng`` a fresh ``numpy.random.Generator`` for this run (seed a torch generator
         from it, e.g. ``torch.manual_seed(int(rng.integers(2**63)))``).  Returns the token ids
         generated after the prompt — or, with ``drafting``, ``(tokens, accepted_per_call)``, the
-        second the number of drafted tokens each verifier call accepted, in order.
+        second the number of drafted tokens each verifier call accepted, in order (each call
+        emits accepted + 1 tokens), or ``(accepted, emitted)`` pairs for loops whose calls emit
+        more (e.g. every position after a rejection resampled).  With
+        ``options.batch`` > 1 it is called with a list of prompts and returns one row per
+        prompt (:class:`GenerationOptions`); the rows of one call must be independent given
+        their prompts (a pairwise test across rows of one prompt checks it).
     target : sequence model
         ``prefix -> next-token probabilities``, the prefix being the whole text (prompt
         included), as :func:`optaccept.tree.synthetic_pair` returns; the law the loop claims
@@ -384,7 +532,8 @@ def audit_generation(
         chains drafted for the estimates.
     drafting : ChainDrafting, optional
         The draft model, chain length and declared rule ("sd", "token", "block",
-        "exact_match", "target_only") of a loop that returns accepted counts.
+        "exact_match", "target_only") of a loop that returns accepted counts — or whose counts
+        are read from the forwards of its target module (``counter``).
     false_alarm : float
         Probability that a lossless loop is declared lossy (all tests together).
     options : GenerationOptions, optional
@@ -428,8 +577,16 @@ def audit_generation(
         draft, gamma, declared = None, None, None
     else:  # (the fields themselves: a draft model is not copied)
         draft, gamma, declared = drafting.draft, drafting.length, drafting.declared
+    counter = None if drafting is None else drafting.counter
+    if counter is not None and not isinstance(getattr(counter, "calls", None), list):
+        raise InputError("drafting.counter: must be the audit.torch_lm module the loop runs as its target")
     options = GenerationOptions() if options is None else options
     bins, max_lag, seed_torch = options.bins, options.max_lag, options.seed_torch
+    batch, pad = check_size(options.batch, "options.batch"), options.pad
+    if batch < 1:
+        raise InputError(f"options.batch: must be at least 1, got {batch}")
+    if pad is not None and (isinstance(pad, bool) or not isinstance(pad, (int, np.integer))):
+        raise InputError(f"options.pad: must be an integer token id or None, got {pad!r}")
 
     rng = check_rng(rng)
     samples = check_size(samples, "samples")
@@ -474,6 +631,7 @@ def audit_generation(
     dec_vals: list[float] = []
     opt_vals: list[float] = []
     dec_text, opt_text = np.zeros(texts), np.zeros(texts)
+    emitted_total = 0
     est_rng = np.random.default_rng(rng.integers(2**63))
     bar = tqdm(
         total=texts,
@@ -483,54 +641,45 @@ def audit_generation(
         leave=False,
     )
     j = 0
-    for _ in range(samples):
-        for pr in prompts_t:
-            child = np.random.default_rng(rng.integers(2**63))
-            if torch is not None:
-                torch.manual_seed(int(rng.integers(2**63)))
-            out = generate(pr, child)
-            counts = None
-            if with_counts:
-                if not (isinstance(out, tuple) and len(out) == 2):
-                    raise InputError("generate: with draft it must return (tokens, accepted_per_call)")
-                out, counts = out
-            toks = _as_tokens(out, "generate")
-            if any(t < 0 or t >= n for t in toks):
-                raise InputError(f"generate: returned token ids outside [0, {n})")
-            L = min(len(toks), new_tokens)
-            rowsP = np.empty((L, n))
-            rowsQ = np.empty((L, n))
-            for i in range(L):
-                rowsP[i] = np.asarray(P(pr + toks[:i]), dtype=np.float64)
-                rowsQ[i] = np.asarray(Q(pr + toks[:i]), dtype=np.float64) if Q is not None else rowsP[i]
-            y = np.asarray(toks[:L], dtype=np.int64)
-            for o in orders:
-                if L:
-                    U[o][j, :L] = pit_values(rowsP, rowsQ, y, o, rng)
-                U[o][j, L:] = rng.random(new_tokens - L)
-            padded += new_tokens - L
-            if counts is not None:
-                ms = [int(c) for c in np.asarray(counts).reshape(-1)]
-                if any(c < 0 or c > gamma for c in ms):
-                    raise InputError(f"generate: accepted counts must lie in [0, {gamma}]")
-                start = 0
-                for m_c in ms:
-                    if start > len(toks):
-                        raise InputError("generate: the accepted counts describe more tokens than were returned")
-                    d, b = _chain_values(P, Q, pr + toks[:start], gamma, declared, est_rng)
-                    dec_vals.append(d + 1.0)
-                    opt_vals.append(b + 1.0)
-                    dec_text[j] += d + 1.0
-                    opt_text[j] += b + 1.0
-                    start += m_c + 1
-                per_text_tokens[j] = sum(m + 1 for m in ms)
-                per_text_calls[j] = len(ms)
-            if (len(P.memo) + (len(Q.memo) if Q is not None else 0)) * n > _CACHE_ENTRIES:
-                P.memo.clear()  # the laws read are cached up to a bounded size
-                if Q is not None:
-                    Q.memo.clear()
-            j += 1
-            bar.update(1)
+    for pr, out, counts, forwards in _runs(generate, prompts_t, samples, batch, pad, with_counts, rng, torch, counter):
+        toks = _as_tokens(out, "generate")
+        if forwards is not None:
+            counts = _counts_from_calls(forwards, pr, toks, gamma)
+        if any(t < 0 or t >= n for t in toks):
+            raise InputError(f"generate: returned token ids outside [0, {n})")
+        L = min(len(toks), new_tokens)
+        rowsP = np.empty((L, n))
+        rowsQ = np.empty((L, n))
+        for i in range(L):
+            rowsP[i] = np.asarray(P(pr + toks[:i]), dtype=np.float64)
+            rowsQ[i] = np.asarray(Q(pr + toks[:i]), dtype=np.float64) if Q is not None else rowsP[i]
+        y = np.asarray(toks[:L], dtype=np.int64)
+        for o in orders:
+            if L:
+                U[o][j, :L] = pit_values(rowsP, rowsQ, y, o, rng)
+            U[o][j, L:] = rng.random(new_tokens - L)
+        padded += new_tokens - L
+        if counts is not None:
+            ms, emitted = _counts(counts, gamma)
+            start = 0
+            for e_c in emitted:
+                if start > len(toks):
+                    raise InputError("generate: the accepted counts describe more tokens than were returned")
+                d, b = _chain_values(P, Q, pr + toks[:start], gamma, declared, est_rng)
+                dec_vals.append(d + 1.0)
+                opt_vals.append(b + 1.0)
+                dec_text[j] += d + 1.0
+                opt_text[j] += b + 1.0
+                start += e_c
+            per_text_tokens[j] = sum(m + 1 for m in ms)
+            per_text_calls[j] = len(ms)
+            emitted_total += sum(emitted)
+        if (len(P.memo) + (len(Q.memo) if Q is not None else 0)) * n > _CACHE_ENTRIES:
+            P.memo.clear()  # the laws read are cached up to a bounded size
+            if Q is not None:
+                Q.memo.clear()
+        j += 1
+        bar.update(1)
     bar.close()
     N = texts * new_tokens
     tests: dict[str, np.ndarray] = {}
@@ -541,6 +690,20 @@ def audit_generation(
                 w = serial_values(U[o], bins, lag, phase)
                 if w.size:
                     tests[f"lag{lag}{('-even', '-odd')[phase] if lag == 1 else ''}/{o}"] = w
+    if batch > 1:  # rows of one call with one prompt, paired: (U of one, U of the other) at each position
+        order = [pr for _ in range(samples) for pr in prompts_t]
+        first, second = [], []
+        for lo in range(0, texts, batch):
+            by_prompt: dict[tuple[int, ...], list[int]] = {}
+            for i in range(lo, min(lo + batch, texts)):
+                by_prompt.setdefault(order[i], []).append(i)
+            for rows in by_prompt.values():
+                first += rows[0 : len(rows) - 1 : 2]
+                second += rows[1 : len(rows) : 2]
+        if first:
+            for o in orders:
+                a, b2 = U[o][first], U[o][second]
+                tests[f"rows/{o}"] = ((np.minimum(np.floor(bins * a), bins - 1) + b2) / bins).reshape(-1)
     m_tests = len(tests)
     dist = {k: ks_uniform(v) for k, v in tests.items()}
     thr = {k: ks_threshold(v.size, false_alarm, m_tests) for k, v in tests.items()}
@@ -567,93 +730,5 @@ def audit_generation(
         if declared is not None:
             rep.expected, rep.expected_se = ratio_mean(dec_text, per_text_calls)
         rep.details["chains_drafted"] = calls
+        rep.details["emitted_per_call"] = emitted_total / calls
     return rep
-
-
-def torch_lm(model: Any, vocab: int) -> Any:
-    """A sequence model ``prefix -> probabilities`` as a ``torch.nn.Module`` laid out like a
-    Hugging Face causal language model, so that decoding loops written for those run on laws
-    known exactly.
-
-    ``forward(input_ids)`` (int tensor, batch × length; other keyword arguments accepted and
-    ignored) returns an object with ``.logits`` (also ``[0]``), float32 batch × length ×
-    ``vocab``: position t holds the log-probabilities of the next token after
-    ``input_ids[b, :t + 1]`` (−inf where the probability is 0).  The module has
-    ``config.vocab_size``, one empty parameter (so ``next(m.parameters()).device`` works) and
-    no state; every row is read from ``model`` (cache it for speed).
-
-    Parameters
-    ----------
-    model : sequence model
-        ``prefix -> next-token probabilities`` over ``vocab`` tokens, prefix = the whole text.
-    vocab : int
-        The vocabulary size.
-
-    Returns
-    -------
-    torch.nn.Module
-        The module described above.
-
-    Raises
-    ------
-    MissingDependencyError
-        If torch is not installed.
-    InputError
-        If ``vocab`` is not a positive integer or ``model`` is not a sequence model.
-
-    Examples
-    --------
-    >>> import numpy as np, torch
-    >>> from optaccept import audit, tree
-    >>> target = tree.synthetic_pair(6, rng=0)[0]
-    >>> lm = audit.torch_lm(target, 6)
-    >>> logits = lm(torch.tensor([[1, 2, 3]])).logits  # Hugging Face style: batch × length × vocabulary
-    >>> tuple(logits.shape), lm.config.vocab_size
-    ((1, 3, 6), 6)
-    >>> np.allclose(logits[0, -1].exp().numpy(), target((1, 2, 3)), atol=1e-6)  # next token after (1, 2, 3)
-    True
-    """
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - torch is in the llm extra
-        raise MissingDependencyError("torch_lm needs torch (pip install 'optaccept[llm]')") from exc
-
-    vocab = check_size(vocab, "vocab")
-    if vocab < 1:
-        raise InputError("vocab: must be at least 1")
-    law = as_model(model, "model")
-
-    class _Output(SimpleNamespace):
-        def __getitem__(self, i: int) -> Any:
-            return (self.logits,)[i]
-
-    class _ExactLM(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.config = SimpleNamespace(vocab_size=vocab, is_encoder_decoder=False)
-            self._anchor = torch.nn.Parameter(torch.zeros(0), requires_grad=False)
-
-        @property
-        def device(self) -> Any:
-            return self._anchor.device
-
-        def forward(self, input_ids: Any = None, *args: Any, **kwargs: Any) -> Any:
-            if input_ids is None:
-                raise InputError("input_ids: the module reads token ids only")
-            ids = torch.as_tensor(input_ids)
-            if ids.ndim == 1:
-                ids = ids[None, :]
-            rows = ids.detach().cpu().numpy()
-            B, L = rows.shape
-            out = np.empty((B, L, vocab))
-            for b in range(B):
-                for t in range(L):
-                    p = np.asarray(law(tuple(int(x) for x in rows[b, : t + 1])), dtype=np.float64)
-                    if p.size != vocab:
-                        raise InputError(f"model: returned {p.size} probabilities, vocab is {vocab}")
-                    with np.errstate(divide="ignore"):
-                        out[b, t] = np.log(p)
-            logits = torch.as_tensor(out, dtype=torch.float32, device=self._anchor.device)
-            return _Output(logits=logits, past_key_values=None)
-
-    return _ExactLM()

@@ -34,7 +34,7 @@ from ._best import best_tree
 from ._bounds import upper_bound
 from ._budget import BudgetCurve, budget_curve
 from ._draft_law import TreeDraftLaw
-from ._models import SequenceModel, model_pair, synthetic_pair, with_temperature
+from ._models import SequenceModel, model_pair, synthetic_pair, with_sampling
 from ._profile import AcceptanceProfile, acceptance_profile
 from ._result import TreeResult
 from ._sampling import sample_accepted_tokens, tree_value
@@ -59,6 +59,6 @@ __all__ = [
     "TreeResult",
     "SequenceModel",
     "model_pair",
-    "with_temperature",
+    "with_sampling",
     "synthetic_pair",
 ]

@@ -13,20 +13,31 @@ prompt, ``()`` for the first token — to the law of the next token.  Accepted f
 
 Every law is checked once (non-negative, sums to 1 under the house rule of
 ``optaccept._lib.validation``) and then cached per prefix by :class:`Model.cached`.
+
+**Sampling processors** (:func:`with_sampling`).  Engines do not sample the model's law p but
+a processed one: temperature, then top-k, top-p and min-p truncations, each followed by a
+renormalisation, in an order that depends on the engine.  :class:`_Processing` is that
+transform of a law, one implementation for the tree functions (their ``temperature``), the
+audits and :func:`optaccept.audit.torch_lm`; the rules and the engines' orders are stated in
+docs/engines.md §6 and tested against plain-Python sorted loops in Fractions and against
+torch transcriptions of the engines' own code (tests/tree/test_sampling_processors.py).
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from .._errors import InputError
-from .._lib.validation import as_distribution, as_exact_distribution, is_exact_input, seed_of
+from .._lib.validation import SUM_TOL, as_distribution, as_exact_distribution, check_choice, is_exact_input, seed_of
 
-__all__ = ["SequenceModel", "Model", "as_model", "model_pair", "with_temperature"]
+__all__ = ["SequenceModel", "Model", "as_model", "model_pair", "with_sampling"]
 
 Prefix = tuple[int, ...]
 
@@ -64,14 +75,19 @@ class Model:
     """
 
     def __init__(
-        self, fn: Callable[[Prefix], Any], name: str, *, temperature: float | None = None, batch: Callable | None = None
+        self,
+        fn: Callable[[Prefix], Any],
+        name: str,
+        *,
+        processing: tuple[_Processing, ...] = (),
+        batch: Callable | None = None,
     ) -> None:
         self._fn = fn
         self._batch = batch
         self.name = name
         self.n: int | None = None
         self.exact: bool | None = None
-        self.temperature = temperature
+        self.processing = tuple(pr for pr in processing if not pr.identity)
 
     def __call__(self, prefix: Prefix) -> np.ndarray:
         """Next-token law after ``prefix``: float64 array, or object array of Fractions."""
@@ -86,20 +102,23 @@ class Model:
 
     def _check(self, raw: Any, prefix: Prefix) -> np.ndarray:
         where = f"{self.name}{list(prefix)}"
-        if is_exact_input(raw):
+        vec = _fast_float_law(raw)
+        if vec is not None:
+            exact = False
+        elif is_exact_input(raw):
             vec = np.array(as_exact_distribution(raw, where), dtype=object)
             exact = True
         else:
             vec = as_distribution(raw, where)
             exact = False
-        if self.temperature is not None and self.temperature != 1:
-            vec = _tempered(vec, self.temperature)
         if self.n is None:
             self.n, self.exact = vec.size, exact
         elif vec.size != self.n:
             raise InputError(f"{where}: has {vec.size} tokens, earlier laws had {self.n}")
         elif exact != self.exact:
             raise InputError(f"{where}: mixes Fractions and floats across prefixes")
+        for pr in self.processing:
+            vec = pr(vec)
         return vec
 
     def cached(self) -> _Cached:
@@ -147,6 +166,20 @@ class Model:
         return f"Model({self.name}, n={self.n})"
 
 
+def _fast_float_law(raw: Any) -> np.ndarray | None:
+    """A float64 vector that sums to 1 within float64 rounding, finite and non-negative: the
+    read-only copy ``as_distribution`` would return (rescaled to sum exactly 1), at a fraction
+    of its cost; None for anything else (which takes the full check)."""
+    if type(raw) is not np.ndarray or raw.dtype != np.float64 or raw.ndim != 1 or not raw.size:
+        return None
+    total = float(raw.sum())
+    if not abs(total - 1.0) <= SUM_TOL or not float(raw.min()) >= 0:  # NaN fails both ways
+        return None
+    vec = raw / total if total != 1.0 else raw.copy()
+    vec.setflags(write=False)
+    return vec
+
+
 class _Cached:
     """A :class:`Model` with a private per-prefix cache; call it with a prefix."""
 
@@ -167,6 +200,10 @@ class _Cached:
         self.model.prefetch_into(self.memo, prefixes)
 
 
+#: The engines whose order of sampling processors :func:`with_sampling` reproduces.
+ENGINES = ("transformers", "vllm", "sglang")
+
+
 def _tempered(vec: np.ndarray, temperature: float) -> np.ndarray:
     """p^(1/T), renormalised (float; zeros stay zeros)."""
     v = np.asarray(vec, dtype=np.float64)
@@ -175,6 +212,108 @@ def _tempered(vec: np.ndarray, temperature: float) -> np.ndarray:
     logv = np.log(v[pos]) / temperature
     out[pos] = np.exp(logv - logv.max())
     return out / out.sum()
+
+
+def _keep_top_k(v: np.ndarray, k: int) -> np.ndarray:
+    """Every token at least as likely as the k-th most likely (ties at the boundary kept)."""
+    if k >= v.size:
+        return np.ones(v.size, dtype=bool)
+    kth = np.sort(v)[v.size - k]
+    return v >= kth
+
+
+def _keep_top_p(v: np.ndarray, p: Any, inclusive: bool) -> np.ndarray:
+    """Tokens whose mass strictly above them (the tokens strictly more likely) is < p·total
+    (``inclusive``: ≤ p·total); tied tokens share one mass above, so ties are kept together."""
+    order = np.argsort(-v, kind="stable")
+    s = v[order]
+    before = np.cumsum(s) - s
+    idx = np.arange(s.size)
+    new = np.ones(s.size, dtype=bool)
+    new[1:] = s[1:] != s[:-1]
+    first = np.maximum.accumulate(np.where(new, idx, 0))
+    above = before[first]
+    bound = p * v.sum()
+    keep_sorted = (above <= bound) if inclusive else (above < bound)
+    keep = np.empty(v.size, dtype=bool)
+    keep[order] = np.asarray(keep_sorted, dtype=bool)
+    return keep
+
+
+def _keep_min_p(v: np.ndarray, m: Any) -> np.ndarray:
+    """Tokens at least ``m`` times as likely as the most likely one."""
+    return v >= m * v.max()
+
+
+def _renormalised(v: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    out = np.where(keep, v, v.dtype.type(0) if v.dtype != object else Fraction(0))
+    return out / out.sum()
+
+
+@dataclass(frozen=True)
+class _Processing:
+    """Temperature, top-k, top-p and min-p applied to a law, in an engine's order
+    (:func:`with_sampling` states the rules)."""
+
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+    min_p: float | None = None
+    engine: str = "transformers"
+
+    def __post_init__(self) -> None:
+        t = self.temperature
+        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not (t >= 0 and math.isfinite(t)):
+            raise InputError(f"temperature: must be a number >= 0 (0: greedy), got {t!r}")
+        k = self.top_k
+        if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1):
+            raise InputError(f"top_k: must be an integer >= 1 or None (no top-k), got {k!r}")
+        p = self.top_p
+        if p is not None and (isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 < p <= 1):
+            raise InputError(f"top_p: must lie in (0, 1] or be None (no top-p), got {p!r}")
+        m = self.min_p
+        if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Real) or not 0 <= m <= 1):
+            raise InputError(f"min_p: must lie in [0, 1] or be None (no min-p), got {m!r}")
+        check_choice("engine", self.engine, ENGINES)
+
+    @property
+    def identity(self) -> bool:
+        """True when the transform leaves every law as it is."""
+        return (
+            self.temperature == 1 and self.top_k is None and (self.top_p is None or self.top_p == 1) and not self.min_p
+        )
+
+    def __call__(self, vec: np.ndarray) -> np.ndarray:
+        exact = vec.dtype == object
+        if self.temperature == 0:  # greedy: the first most likely token (torch.argmax's rule)
+            out = np.zeros(vec.size, dtype=object) if exact else np.zeros(vec.size)
+            out[:] = Fraction(0) if exact else 0.0
+            out[int(np.argmax(vec))] = Fraction(1) if exact else 1.0
+            return out
+        v = vec if self.temperature == 1 else _tempered(vec, self.temperature)
+        exact = v.dtype == object
+        num = Fraction if exact else float
+        k, p, m = self.top_k, self.top_p, self.min_p
+        p = None if p is None or p == 1 else num(p)
+        m = None if not m else num(m)
+        if self.engine == "sglang":  # every filter on the tempered law, then their intersection
+            keep = np.ones(v.size, dtype=bool)
+            if k is not None:
+                keep &= _keep_top_k(v, k)
+            if p is not None:
+                keep &= _keep_top_p(v, p, inclusive=True)
+            if m is not None:
+                keep &= _keep_min_p(v, m)
+            return _renormalised(v, keep)
+        steps = ("k", "p", "m") if self.engine == "transformers" else ("m", "k", "p")
+        for step in steps:
+            if step == "k" and k is not None:
+                v = _renormalised(v, _keep_top_k(v, k))
+            elif step == "p" and p is not None:
+                v = _renormalised(v, _keep_top_p(v, p, inclusive=False))
+            elif step == "m" and m is not None:
+                v = _renormalised(v, _keep_min_p(v, m))
+        return v
 
 
 def as_model(obj: Any, name: str, *, temperature: float | None = None) -> Model:
@@ -187,33 +326,35 @@ def as_model(obj: Any, name: str, *, temperature: float | None = None) -> Model:
     name : str
         The name error messages give it (e.g. ``"target"``).
     temperature : float, optional
-        Apply p ∝ p^(1/T) to its laws.
+        Apply p ∝ p^(1/T) to its laws (after any processing ``obj`` already has).
 
     Returns
     -------
     Model
-        The checked model (``obj`` itself when it is a Model at the same temperature).
+        The checked model (``obj`` itself when it is a Model and no temperature is given).
 
     Raises
     ------
     InputError
         If ``obj`` is not a sequence model or ``temperature`` is not positive.
     """
-    if isinstance(obj, Model):
-        if temperature is None or temperature == obj.temperature:
-            return obj
-        return Model(obj._fn, obj.name, temperature=temperature, batch=obj._batch)
+    extra: tuple[_Processing, ...] = ()
     if temperature is not None:
         if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature > 0:
             raise InputError(f"temperature: must be a positive number, got {temperature!r}")
+        extra = (_Processing(temperature=temperature),)
+    if isinstance(obj, Model):
+        if not extra or extra[0].identity:
+            return obj
+        return Model(obj._fn, obj.name, processing=obj.processing + extra, batch=obj._batch)
     batch = getattr(obj, "batch_next_token_probs", None)
     batch = batch if callable(batch) else None
     for meth in ("next_token_probs", "probs"):
         fn = getattr(obj, meth, None)
         if callable(fn):
-            return Model(fn, name, temperature=temperature, batch=batch)
+            return Model(fn, name, processing=extra, batch=batch)
     if callable(obj):
-        return Model(obj, name, temperature=temperature, batch=batch)
+        return Model(obj, name, processing=extra, batch=batch)
     raise InputError(
         f"{name}: must be a sequence model (a callable prefix -> probabilities, or an object "
         f"with next_token_probs(prefix)), got {type(obj).__name__}"
@@ -292,39 +433,83 @@ def model_pair(pair: Any, *, prompt: int | None = None) -> tuple[Callable, Calla
     raise InputError(f"pair: must be a MarkovPair or a PositionPair, got {type(pair).__name__}")
 
 
-def with_temperature(model: Any, temperature: float, name: str = "model") -> Model:
-    """``model`` with its laws raised to 1/temperature and renormalised.
+def with_sampling(
+    model: Any,
+    *,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    min_p: float | None = None,
+    engine: str = "transformers",
+    name: str = "model",
+) -> Model:
+    """``model`` as an engine samples it: its laws after temperature, top-k, top-p and min-p,
+    in the engine's order (docs/engines.md §6).
+
+    Each filter keeps a set of tokens and renormalises:
+
+    * temperature T: p ∝ p^(1/T); T = 0 is greedy decoding, all the mass on the first most
+      likely token (the lowest id among ties, as ``torch.argmax``);
+    * top-k: the tokens at least as likely as the k-th most likely (every token tied with it
+      kept, as transformers and vLLM compare with the k-th value; SGLang keeps exactly k by its
+      sort);
+    * top-p: the tokens whose mass strictly above them (the tokens strictly more likely) is
+      below p — transformers and vLLM keep ``above < p``, SGLang ``above ≤ p``; tied tokens
+      share that mass, so they are kept or dropped together (an engine's sort may split them);
+    * min-p: the tokens at least ``min_p`` times as likely as the most likely one.
+
+    Orders: ``"transformers"`` (``generate``'s warpers) T → top-k → top-p → min-p, each on the
+    law the previous step left; ``"vllm"`` T → min-p → top-k → top-p, each on the previous
+    step's law; ``"sglang"`` every filter on the tempered law, then their intersection.
+    Fractions at T = 1 stay exact; a temperature makes floats.  Applied to a model already
+    processed, the new filters act after the old ones (the transforms compose).
 
     Parameters
     ----------
     model : sequence model
-        ``prefix -> next-token probabilities``.
+        ``prefix -> next-token probabilities`` (a :class:`Model` included).
     temperature : float
-        T > 0.
+        T ≥ 0 (1: the law itself; 0: greedy).
+    top_k : int, optional
+        k ≥ 1 (None: no top-k; the engines' 0 or −1 "off" is None here).
+    top_p : float, optional
+        p in (0, 1] (None or 1: no top-p).
+    min_p : float, optional
+        In [0, 1] (None or 0: no min-p).
+    engine : {"transformers", "vllm", "sglang"}
+        Whose order and boundary rules.
     name : str
         The name error messages give the model.
 
     Returns
     -------
     Model
-        The tempered model.
+        The processed model.
 
     Raises
     ------
     InputError
-        If ``model`` is not a sequence model or ``temperature`` is not positive.
+        If ``model`` is not a sequence model or an argument is out of its range.
 
     Examples
     --------
     >>> from fractions import Fraction as F
     >>> from optaccept import tree
-    >>> p = lambda prefix: [F(1, 3), F(2, 3)]
-    >>> q = lambda prefix: [F(2, 3), F(1, 3)]
-    >>> cold = tree.with_temperature(p, 0.5)  # laws raised to 1/0.5 = 2, renormalised: (1, 4) / 5
-    >>> [round(float(x), 4) for x in cold(())]
-    [0.2, 0.8]
+    >>> p = lambda prefix: [F(1, 2), F(1, 4), F(1, 8), F(1, 8)]
+    >>> tree.with_sampling(p, top_k=2)(()).tolist()  # the two most likely, renormalised
+    [Fraction(2, 3), Fraction(1, 3), Fraction(0, 1), Fraction(0, 1)]
+    >>> tree.with_sampling(p, top_k=3)(()).tolist()  # a tie at the 3rd place: both kept
+    [Fraction(1, 2), Fraction(1, 4), Fraction(1, 8), Fraction(1, 8)]
+    >>> tree.with_sampling(p, top_p=0.75)(()).tolist()  # mass above the 1/4 token is 1/2 < 3/4
+    [Fraction(2, 3), Fraction(1, 3), Fraction(0, 1), Fraction(0, 1)]
+    >>> [round(float(x), 4) for x in tree.with_sampling(p, temperature=0.5)(())]  # p², renormalised
+    [0.7273, 0.1818, 0.0455, 0.0455]
+    >>> tree.with_sampling(p, min_p=0.5)(()).tolist()  # at least half as likely as the first
+    [Fraction(2, 3), Fraction(1, 3), Fraction(0, 1), Fraction(0, 1)]
     """
-    return as_model(model, name, temperature=temperature)
+    proc = _Processing(temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p, engine=engine)
+    base = as_model(model, name)
+    return Model(base._fn, base.name, processing=base.processing + (proc,), batch=base._batch)
 
 
 class _Synthetic:
