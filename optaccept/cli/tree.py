@@ -351,6 +351,8 @@ def _stored_pairs(path: str, depth: int, limit: int | None) -> tuple[list, dict[
         data = Distributions.load(path)
     except InputError as e:
         msg = str(e)
+        if msg.endswith("has an unknown format"):
+            msg += _other_format(path)
         raise InputError("--distributions: " + (msg[len("path: ") :] if msg.startswith("path: ") else msg)) from None
     if len(data) == 0:
         raise InputError(f"--distributions: {path} holds no positions")
@@ -382,6 +384,19 @@ def _stored_pairs(path: str, depth: int, limit: int | None) -> tuple[list, dict[
         "vocab": data.vocab_size,
     }
     return pairs, source
+
+
+def _other_format(path: str) -> str:
+    """What an optaccept archive of another kind holds, as the end of a refusal ("" if unknown)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            fmt = json.loads(str(z["meta"])).get("format", "")
+    except Exception:  # noqa: BLE001 - only a better message is at stake
+        return ""
+    if not isinstance(fmt, str) or not fmt:
+        return ""
+    hint = " (draft trees: real.DraftTrees)" if "DraftTrees" in fmt else ""
+    return f": it holds {fmt}{hint}, not the distributions of real.Distributions.save or 'optaccept extract'"
 
 
 def _engines(shape: Any) -> dict[str, Any]:

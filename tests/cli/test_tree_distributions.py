@@ -114,6 +114,8 @@ def test_mistakes_exit_2_with_one_line(capsys, stored, tmp_path):
     text = tmp_path / "notes.npz"
     text.write_text("not an archive")
     assert "--distributions: " in _error(capsys, "--distributions", str(text), "--budget", "2")
+    trees = _error(capsys, "--distributions", str(real.trees_path("iid")), "--budget", "2")  # another optaccept file
+    assert "unknown format: it holds optaccept.llm.DraftTrees/1 (draft trees: real.DraftTrees)" in trees
     folder = tmp_path / "dir.npz"
     folder.mkdir()
     assert "is a folder" in _error(capsys, "--distributions", str(folder), "--budget", "2")
