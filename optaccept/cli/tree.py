@@ -205,8 +205,10 @@ def _tree(args: argparse.Namespace) -> int:
     if args.distributions is not None:
         if args.profile:
             raise InputError("--profile: generates text from the synthetic pair; not with --distributions")
-        depth = shape.depth if shape is not None else _largest_size(cost, args.budget)
-        pairs, source = _stored_pairs(args.distributions, depth, args.contexts)
+        largest = shape.size if shape is not None else _largest_size(cost, args.budget)  # nodes; a chain's depth
+        pairs, source = _stored_pairs(
+            args.distributions, shape.depth if shape is not None else largest, largest, args.contexts
+        )
     else:
         contexts = 8 if args.contexts is None else args.contexts
         pairs = [
@@ -341,10 +343,15 @@ def _largest_size(cost: Any, budget: int | None) -> int:
     return DEFAULT_MAX_NODES
 
 
-def _stored_pairs(path: str, depth: int, limit: int | None) -> tuple[list, dict[str, Any]]:
+def _stored_pairs(path: str, depth: int, nodes: int, limit: int | None) -> tuple[list, dict[str, Any]]:
     """(target, draft) sequence models, one per position of the distribution file at ``path``
     that its text continues for ``depth`` positions (a node at depth d below position t reads
-    position t + d − 1); at most ``limit`` of them, the first in file order."""
+    position t + d − 1); at most ``limit`` of them, the first in file order.
+
+    Each text's rows are kept on the tokens where some row of it has p > 0 or q > 0, and on the
+    ids below ``nodes`` + its largest draft support: a node has at most ``nodes`` children, and
+    the top-b tokens of a row (zero-mass ones by lower id) lie among those ids and the supports,
+    so every tree and value is the full vocabulary's, at the size of the support."""
     from ..real import Distributions
 
     try:
@@ -354,35 +361,38 @@ def _stored_pairs(path: str, depth: int, limit: int | None) -> tuple[list, dict[
         if msg.endswith("has an unknown format"):
             msg += _other_format(path)
         raise InputError("--distributions: " + (msg[len("path: ") :] if msg.startswith("path: ") else msg)) from None
-    if len(data) == 0:
+    m, n = len(data), data.vocab_size
+    if m == 0:
         raise InputError(f"--distributions: {path} holds no positions")
-    P, Q = data.target, data.draft
     prompt, step = data.prompt_index, data.step
     # a text breaks where the prompt changes or the steps (when stored) do not follow on
     breaks = np.flatnonzero((prompt[1:] != prompt[:-1]) | ((step[1:] >= 0) & (step[1:] != step[:-1] + 1))) + 1
-    end = np.empty(len(data), dtype=np.int64)  # one past the last position of each position's text
-    for lo, hi in zip(np.concatenate([[0], breaks]), np.concatenate([breaks, [len(data)]])):
-        end[lo:hi] = hi
-    starts = np.flatnonzero(np.arange(len(data)) + depth <= end)
-    if starts.size == 0:
+    texts = list(zip(np.concatenate([[0], breaks]).tolist(), np.concatenate([breaks, [m]]).tolist()))
+    longest = max(hi - lo for lo, hi in texts)
+    if longest < depth:
         raise InputError(
             f"--distributions: no position of {path} is followed by {depth - 1} more of its text, as a tree "
-            f"{depth} deep needs (its longest text has {int((end - np.arange(len(data))).max())}); "
-            "give a smaller --budget or --shape"
+            f"{depth} deep needs (its longest text has {longest}); give a smaller --budget or --shape"
         )
-    starts = starts[:limit]
 
     def law(rows: np.ndarray, t: int):
         return lambda prefix: rows[t + len(prefix)]
 
-    pairs = [(law(P, int(t)), law(Q, int(t))) for t in starts]
-    source = {
-        "distributions": str(path),
-        "positions": [int(t) for t in starts],
-        "contexts": len(pairs),
-        "depth": depth,
-        "vocab": data.vocab_size,
-    }
+    pairs, starts = [], []
+    for lo, hi in texts:
+        take = list(range(lo, hi - depth + 1))
+        if limit is not None:
+            take = take[: max(0, limit - len(starts))]
+        if not take:
+            continue
+        p, q = data.rows(take[0], take[-1] + depth)
+        keep = ((p > 0) | (q > 0)).any(axis=0)
+        keep[: min(n, nodes + int((q > 0).sum(axis=1).max()))] = True
+        if not keep.all():
+            p, q = np.ascontiguousarray(p[:, keep]), np.ascontiguousarray(q[:, keep])
+        pairs += [(law(p, t - take[0]), law(q, t - take[0])) for t in take]
+        starts += take
+    source = {"distributions": str(path), "positions": starts, "contexts": len(pairs), "depth": depth, "vocab": n}
     return pairs, source
 
 

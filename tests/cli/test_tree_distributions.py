@@ -33,10 +33,12 @@ def stored(tmp_path):
 
 
 def _pairs(data, depth):
-    """Position pairs built here: every position whose text has `depth` positions from it on."""
+    """Position pairs built here, on the full vocabulary: every position whose text (its
+    prompt's positions) has `depth` positions from it on."""
     out, starts = [], []
+    prompts = data.prompt_index.tolist()
     for t in range(len(data)):
-        same = [u for u in range(t, len(data)) if PROMPTS[u] == PROMPTS[t]]
+        same = [u for u in range(t, len(data)) if prompts[u] == prompts[t]]
         if len(same) >= depth:
             rows = slice(t, t + depth)
             out.append(tree.model_pair(sequence.PositionPair(data.target[rows], data.draft[rows])))
@@ -137,3 +139,37 @@ def test_the_command_exits_2_on_a_missing_file(tmp_path):
     assert run.stderr.strip().splitlines() == [
         f"optaccept: error: --distributions: {tmp_path / 'x.npz'} does not exist"
     ]
+
+
+def _truncated(tmp_path, seed):
+    """Rows of a 60-token vocabulary truncated to 2–4 tokens at random ids (p and q apart), so
+    that a node may have more children than q has tokens: zero-mass children by lower id."""
+    rng = np.random.default_rng(seed)
+    T, n = 7, 60
+    P, Q = np.zeros((T, n)), np.zeros((T, n))
+    for t in range(T):
+        for M in (P, Q):
+            ids = rng.choice(n, size=rng.integers(2, 5), replace=False)
+            M[t, ids] = rng.random(ids.size) + 0.05
+    P[:, 1] = np.where(rng.random(T) < 0.5, 0.3, 0.0)  # a low id the draft never proposes
+    P /= P.sum(1, keepdims=True)
+    Q /= Q.sum(1, keepdims=True)
+    data = real.Distributions(P, Q, prompt_index=[0] * T, step=range(T))
+    path = tmp_path / f"truncated{seed}.npz"
+    data.save(path)
+    return path, real.Distributions.load(path)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_truncated_rows_give_the_full_vocabulary_values(capsys, tmp_path, seed):
+    path, data = _truncated(tmp_path, seed)
+    got = _json(capsys, "--distributions", str(path), "--shape", "6,2")  # more children than q has tokens
+    pairs, _ = _pairs(data, 2)
+    law = tree.TreeDraftLaw((6, 2), "topk")
+    want = [float(tree.accepted_tokens(P, Q, law, verifier="target_only").value) for P, Q in pairs]
+    assert got["by_context"] == pytest.approx(want, abs=1e-12)
+    got = _json(capsys, "--distributions", str(path), "--budget", "5", "--strategy", "ceiling")
+    pairs, _ = _pairs(data, 5)
+    best = tree.best_tree(pairs, 5, strategy="ceiling", progress=False)
+    assert got["vllm"] == best.to_vllm()
+    assert got["accepted"] == pytest.approx(best.meta["value"], abs=1e-12)
