@@ -179,3 +179,21 @@ def test_audit_verifier_compares_topk_and_audits_topk_drafts():
     ref = float(_reference_alpha(_fractions(p), _reference_top(q.tolist(), 2)))
     assert abs(rep.alpha_by_law["topk"] - ref) <= 1e-12 and abs(rep.alpha_star - ref) <= 1e-12
     assert abs(rep.expected - ref) <= 1e-12  # target-only attains α* on a fixed set
+
+
+def test_the_command_line_compares_topk_and_takes_it_as_the_law(tmp_path, capsys):
+    import json
+
+    from optaccept.cli._main import main
+
+    rng = np.random.default_rng(13)
+    P, Q, X, Y = _log(rng, 10, 5, 2, sparse=True)
+    path = tmp_path / "log.npz"
+    np.savez(path, P=P, Q=Q, X=X, Y=Y)
+    ref = np.mean([float(_reference_alpha(_fractions(p), _reference_top(q.tolist(), 2))) for p, q in zip(P, Q)])
+    main(["audit", str(path), "--compare-laws", "--json"])
+    got = json.loads(capsys.readouterr().out)
+    assert got["alpha_by_law"]["topk"] == pytest.approx(ref, abs=1e-12)
+    main(["audit", str(path), "--drafts", "topk"])
+    out = capsys.readouterr().out
+    assert f"α* of the draft law  {ref:.5f}" in out
