@@ -216,8 +216,8 @@ class TopK(DraftLaw):
     top-k draft step): the k most likely tokens of q, most likely first, ties by lower
     index, with probability 1.
 
-    D(set ⊆ S) = [T ⊆ S] for T the k top tokens, so α* = p(T) (docs/theory.md §2.3,
-    Proposition 2.5 with no sampled draft) and target-only verification attains it.
+    D(set ⊆ S) = [T ⊆ S] for T the k top tokens, so α* = p(T) by (★) with S = T, and
+    target-only verification attains it (docs/theory.md §5, after Proposition 5.1).
     Needs k ≤ |supp q|.
 
     Parameters

@@ -197,3 +197,11 @@ def test_the_command_line_compares_topk_and_takes_it_as_the_law(tmp_path, capsys
     main(["audit", str(path), "--drafts", "topk"])
     out = capsys.readouterr().out
     assert f"α* of the draft law  {ref:.5f}" in out
+
+
+def test_target_only_verifier_on_topk_drafts_attains_alpha_star():
+    from optaccept import verifiers
+
+    for p, q, k in _cases():
+        ref = float(_reference_alpha(_fractions(p), _reference_top(q.tolist(), k)))
+        assert abs(verifiers.TargetOnly("topk").acceptance(p, q, k) - ref) <= 1e-12
