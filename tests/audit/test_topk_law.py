@@ -205,3 +205,18 @@ def test_target_only_verifier_on_topk_drafts_attains_alpha_star():
     for p, q, k in _cases():
         ref = float(_reference_alpha(_fractions(p), _reference_top(q.tolist(), k)))
         assert abs(verifiers.TargetOnly("topk").acceptance(p, q, k) - ref) <= 1e-12
+
+
+def test_batched_rows_in_torch_follow_the_same_tie_rule():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(21)
+    for _ in range(5):
+        P = rng.dirichlet(np.ones(7), size=6)
+        Q = rng.integers(0, 3, (6, 7)).astype(float)  # ties and zeros
+        Q[:, 3] += 1
+        Q /= Q.sum(1, keepdims=True)
+        k = int((Q > 0).sum(1).min())
+        ref = [float(_reference_alpha(_fractions(p), _reference_top(q.tolist(), k))) for p, q in zip(P, Q)]
+        vals, mask = oa.batched_optimal_acceptance(torch.tensor(P), torch.tensor(Q), k, "topk", return_subset=True)
+        assert np.abs(vals.numpy() - ref).max() <= 1e-12
+        assert [set(np.flatnonzero(m)) for m in np.asarray(mask)] == [_reference_top(q.tolist(), k) for q in Q]
