@@ -203,6 +203,10 @@ def _tree(args: argparse.Namespace) -> int:
         shape = _shape(args.shape) if args.shape is not None else None
     cost = _cost(args.cost, args.budget) if args.cost is not None else None
     if args.distributions is not None:
+        from ..tree._shape import MAX_NODES
+
+        if args.budget is not None and args.budget > MAX_NODES:  # before the file is read for that depth
+            raise InputError(f"--budget: an integer in 1..{MAX_NODES}, got {args.budget}")
         if args.profile:
             raise InputError("--profile: generates text from the synthetic pair; not with --distributions")
         largest = shape.size if shape is not None else _largest_size(cost, args.budget)  # nodes; a chain's depth

@@ -124,6 +124,9 @@ def test_mistakes_exit_2_with_one_line(capsys, stored, tmp_path):
     deep = _error(capsys, "--distributions", str(path), "--budget", "7")  # texts of 6 and 4 positions
     assert "no position of" in deep and "its longest text has 6" in deep
     assert "--profile" in _error(capsys, "--distributions", str(path), "--shape", "2", "--profile")
+    assert _error(capsys, "--distributions", str(path), "--budget", "5000").endswith(
+        "--budget: an integer in 1..4096, got 5000"
+    )
 
 
 def test_the_command_exits_2_on_a_missing_file(tmp_path):
