@@ -14,7 +14,7 @@ Importing optaccept needs numpy and scipy only; the LP (cvxpy), polyhedral
 from ._errors import InputError, MethodError, MissingDependencyError, RenormalizedWarning, SolverError
 from ._lib import lazy as _lazy
 from ._version import __version__
-from .drafts import IID, DraftLaw, Greedy, Independent, Joint, SpecHub, WithoutReplacement
+from .drafts import IID, DraftLaw, Greedy, Independent, Joint, SpecHub, TopK, WithoutReplacement
 from .optimal import (
     AcceptanceResult,
     Verification,
@@ -56,6 +56,7 @@ __all__ = [
     "Greedy",
     "Independent",
     "SpecHub",
+    "TopK",
     "Joint",
     "InputError",
     "MethodError",

@@ -45,6 +45,8 @@ def tuple_law(kind: str, q: list[Fraction], k: int) -> dict[tuple[int, ...], Fra
                 pr *= q[i] / (1 - used)
                 used += q[i]
             out[t] = pr
+    elif kind == "topk":  # the k most likely tokens, ties to the lower index, with probability 1
+        out[tuple(sorted(range(n), key=lambda i: (-q[i], i))[:k])] = Fraction(1)
     elif kind in ("greedy", "spechub"):
         top = sorted(range(n), key=lambda i: (-q[i], i))[: k - 1]
         rest = 1 - sum((q[i] for i in top), Fraction(0))
@@ -154,7 +156,7 @@ REPRODUCERS = {
 }
 
 
-LAWS = ("iid", "swor", "greedy", "spechub")
+LAWS = ("iid", "swor", "greedy", "spechub", "topk")
 
 
 def _law(oa, kind: str, q: np.ndarray, k: int):
@@ -163,12 +165,13 @@ def _law(oa, kind: str, q: np.ndarray, k: int):
         "swor": lambda: oa.WithoutReplacement(q, k),
         "greedy": lambda: oa.Greedy(q, k),
         "spechub": lambda: oa.SpecHub(q),
+        "topk": lambda: oa.TopK(q, k),
     }[kind]()
 
 
 def _methods(kind: str, n: int, k: int, transport: bool) -> list[str]:
     out = ["auto", "subsets", "lp"]
-    if kind in ("iid", "swor", "greedy", "spechub"):
+    if kind in ("iid", "swor", "greedy", "spechub", "topk"):
         out.append("sorted")
     if kind == "iid" and k == 2:
         out.append("closed_form")
@@ -255,7 +258,7 @@ def measure(p: np.ndarray, q: np.ndarray, ks, *, transport: bool = False, batche
                     continue
                 val = oa.optimal_acceptance(p, law, method=m).value
                 yield f"method {m} / {kind}", abs(float(val) - float(ref))
-            if batched and kind in ("iid", "swor", "greedy"):
+            if batched and kind in ("iid", "swor", "greedy", "topk"):
                 val = oa.batched_optimal_acceptance(p[None, :], q[None, :], k, drafts=kind)
                 yield f"batched / {kind}", abs(float(np.asarray(val)[0]) - float(ref))
         for v in verifiers.ALL:

@@ -39,7 +39,7 @@ from .._lib.validation import (
     check_rng,
     check_size,
 )
-from ..drafts import LAWS, DraftLaw, Joint, law_from_name, law_names
+from ..drafts import LAWS, DraftLaw, law_from_name, law_names
 from ..optimal import batched_optimal_acceptance, optimal_acceptance
 from ..verifiers import batched_acceptance
 from ..verifiers._target_only import target_only_acceptance
@@ -48,7 +48,8 @@ from ._pit import FALSE_ALARM, ORDERS, _pit_one, pit_values
 
 __all__ = ["AuditReport", "audit_verifier", "audit_log", "torch_adapter", "FALSE_ALARM", "ORDERS", "pit_values"]
 
-#: Draft laws the audit draws from by name (a subset of :data:`optaccept.drafts.LAWS`).
+#: Draft laws the audit draws from and compares by name (those of :data:`optaccept.drafts.LAWS`
+#: with a batched α*: i.i.d., without replacement, greedy and the engines' deterministic top-k).
 _DRAFT_LAWS = law_names(batched=True)
 #: Declared rules with an exact per-step acceptance (batched verifiers, target-only, and exact
 #: match — accept iff the target's own sample is among the drafts: P(Y ∈ drafts) = E p(set of
@@ -123,7 +124,7 @@ class AuditReport(Report):
     ks_distance: dict[str, float]
     ks_threshold: float
     declared: str | None = None
-    #: α* of each draft law with the same q and k ("iid", "swor", "greedy"); None if not computed
+    #: α* of each draft law with the same q and k ("iid", "swor", "greedy", "topk"); None if not computed
     alpha_by_law: dict[str, float] | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
@@ -270,23 +271,10 @@ class AuditReport(Report):
         return json.dumps(d, indent=2, default=float)
 
 
-def topk_law(q: np.ndarray, k: int) -> DraftLaw:
-    """The deterministic draft law most engines use: the k most likely tokens of q (ties by
-    lower index), in that order, with probability 1.  Needs k ≤ |supp q|."""
-
-    support = int(np.count_nonzero(q))
-    if k > support:
-        raise InputError(f"k: top-k drafts with k = {k} need at least {k} tokens with q > 0, but q has {support}")
-    top = np.lexsort((np.arange(q.size), -q))[:k]
-    return Joint(top[None, :], [1.0], n=q.size)
-
-
 def _law_of(drafts: Any, q: np.ndarray, k: int) -> DraftLaw:
     if isinstance(drafts, DraftLaw):
         return drafts
-    if drafts == "topk":
-        return topk_law(q, k)
-    check_choice("drafts", drafts, _DRAFT_LAWS + ("topk",), also="a draft-law object")
+    check_choice("drafts", drafts, _DRAFT_LAWS, also="a draft-law object")
     return law_from_name(drafts, q, k, allowed=_DRAFT_LAWS)
 
 
@@ -336,8 +324,8 @@ def audit_verifier(
         Target and draft distributions (the library's sum rule).
     k : int
         Number of drafts; ``drafts`` is "iid", "swor", "greedy", "topk" (the k most likely
-        tokens of q, deterministic: :func:`topk_law`) or a draft-law object, from which the
-        audit draws X.
+        tokens of q, deterministic: :class:`optaccept.drafts.TopK`) or a draft-law object,
+        from which the audit draws X.
     samples : int
         Steps to run (in batches of ``batch``).
     rng : numpy.random.Generator
@@ -459,8 +447,9 @@ def audit_log(
     Rows are processed ``chunk`` at a time (memory O(chunk · n); default: 2²² / n rows, about
     32 MB per float64 array whatever the vocabulary).  ``rng`` (default: a fixed
     seed) draws the transforms' tie-breaking uniforms only.  ``compare_laws``: also the mean
-    α* of every draft law with the same rows and k (the gap's draft-law part; costly for
-    "swor" on full vocabularies).  ``P`` and ``Q`` may be memory maps (``np.load(...,
+    α* of every draft law with the same rows and k — i.i.d., without replacement, greedy, and
+    the engines' deterministic top-k (the gap's draft-law part; costly for "swor" on full
+    vocabularies).  ``P`` and ``Q`` may be memory maps (``np.load(...,
     mmap_mode="r")``): only ``chunk`` rows are read at a time.
 
     Parameters
@@ -473,8 +462,9 @@ def audit_log(
         Emitted tokens.
     declared : str, optional
         The rule the engine claims (one of :data:`DECLARED`).
-    drafts : {"iid", "swor", "greedy"}
-        The draft law whose α* is the reference.
+    drafts : {"iid", "swor", "greedy", "topk"}
+        The draft law whose α* is the reference ("topk": the k most likely tokens of each
+        row of Q, ties by lower index, :class:`optaccept.drafts.TopK`).
     rng : numpy.random.Generator, int or None
         Source of the tie-breaking uniforms (default: seed 0, a reproducible report;
         None: fresh entropy).
@@ -483,7 +473,9 @@ def audit_log(
     chunk : int, optional
         Rows per chunk (default: 2²² / n).
     compare_laws : bool
-        Also compute the mean α* of every draft law.
+        Also compute the mean α* of every draft law of :func:`optaccept.drafts.law_names`
+        ``(batched=True)`` ("iid", "swor", "greedy", "topk"); a law whose k drafts are
+        distinct tokens is left out when a row of Q has fewer than k tokens with q > 0.
 
     Returns
     -------
@@ -549,6 +541,8 @@ def audit_log(
         acc_sq += (a * a).sum()
         alpha_sum += float(np.sum(batched_optimal_acceptance(Pc, Qc, k, drafts)))
         if law_sums is not None:
+            if int(np.count_nonzero(Qc > 0, axis=1).min()) < k:  # k distinct drafts do not exist
+                law_sums = {m: v for m, v in law_sums.items() if not LAWS[m].distinct_drafts}
             for name in law_sums:
                 law_sums[name] += float(np.sum(batched_optimal_acceptance(Pc, Qc, k, name)))
         if declared in _ANY_LAW:

@@ -1,4 +1,4 @@
-"""Command line: ``optaccept audit LOG.npz [--declared RULE] [--drafts iid|swor|greedy]
+"""Command line: ``optaccept audit LOG.npz [--declared RULE] [--drafts iid|swor|greedy|topk]
 [--compare-laws] [--json]``, and ``optaccept audit-assisted`` (Hugging Face assisted generation
 on the built-in pair, logged through hooks and audited).
 
@@ -51,7 +51,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--compare-laws",
         action="store_true",
-        help="also alpha* of every draft law with the same rows and k (the gap's draft-law part; steps logs)",
+        help="also alpha* of every draft law (iid, swor, greedy, topk: the k most likely tokens of q) with the "
+        "same rows and k (the gap's draft-law part; steps logs)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=_handler)

@@ -1,5 +1,6 @@
 """Command line: ``optaccept tree`` — accepted tokens of a tree shape, or the best tree
-for a node budget or a cost curve, on the built-in synthetic pair (docs/trees.md §8c).
+for a node budget or a cost curve, on the built-in synthetic pair or on a stored
+distribution file (docs/trees.md §8c).
 
     optaccept tree --shape 3,2                      # accepted tokens per step of a shape
     optaccept tree --shape "[(0,), (1,), (0, 0)]"   # a vLLM speculative_token_tree string
@@ -8,6 +9,13 @@ for a node budget or a cost curve, on the built-in synthetic pair (docs/trees.md
     optaccept tree --cost costs.json --json         # a measured table {n: seconds}
     optaccept tree --profile --chain 4              # per-depth acceptance rates along generated text
     optaccept tree --profile --shape 3,2 --json     # ... with the forms vLLM, SGLang and TRT-LLM replay
+    optaccept tree --distributions run.npz --budget 16   # the best tree for one's own models' laws
+
+With ``--distributions FILE`` (a file of :meth:`optaccept.real.Distributions.save`, e.g. from
+``optaccept extract``) every stored position whose text goes on for as many positions as the
+tree is deep is one context, read as a position pair (:class:`optaccept.sequence.PositionPair`):
+a node at depth d below position t has the laws stored at position t + d − 1 of the same text,
+whichever tokens were drafted above it.
 """
 
 from __future__ import annotations
@@ -37,8 +45,9 @@ def register(subparsers: Any) -> None:
         help="accepted tokens of a tree shape, or the best tree for a budget or a cost curve",
         description=(
             "Accepted tokens per step of a tree shape (--shape), or the best tree to draft for a node "
-            "budget (--budget) or a cost curve (--cost), on the built-in synthetic pair: --contexts "
-            "random target/draft pairs over --vocab tokens (tree.synthetic_pair)."
+            "budget (--budget) or a cost curve (--cost), on the built-in synthetic pair (--contexts "
+            "random target/draft pairs over --vocab tokens, tree.synthetic_pair) or on the positions of a "
+            "distribution file (--distributions)."
         ),
     )
     what = t.add_mutually_exclusive_group()
@@ -87,8 +96,21 @@ def register(subparsers: Any) -> None:
         default=16,
         help="with --profile: positions of each generated text that are valued",
     )
+    t.add_argument(
+        "--distributions",
+        metavar="FILE",
+        default=None,
+        help="a distribution file (.npz of real.Distributions.save, e.g. from 'optaccept extract'): each "
+        "position followed by as many positions of its text as the tree is deep is a context, a node at "
+        "depth d read at position t + d - 1 (a position pair); instead of the synthetic pair",
+    )
     t.add_argument("--vocab", type=positive_int, default=50, help="tokens of the synthetic pair")
-    t.add_argument("--contexts", type=positive_int, default=8, help="synthetic contexts (one pair each)")
+    t.add_argument(
+        "--contexts",
+        type=positive_int,
+        default=None,
+        help="contexts: synthetic pairs (default 8), or the first positions of --distributions (default: all)",
+    )
     t.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the first context")
     t.add_argument("--scale", type=positive_float, default=2.0, help="spread of the target's logits")
     t.add_argument("--noise", type=positive_float, default=1.0, help="draft logits = target's + noise N(0, 1)")
@@ -180,18 +202,32 @@ def _tree(args: argparse.Namespace) -> int:
     else:
         shape = _shape(args.shape) if args.shape is not None else None
     cost = _cost(args.cost, args.budget) if args.cost is not None else None
-    pairs = [
-        tree.synthetic_pair(args.vocab, rng=args.seed + i, scale=args.scale, noise=args.noise)
-        for i in range(args.contexts)
-    ]
-    source = {
-        "pair": "tree.synthetic_pair",
-        "vocab": args.vocab,
-        "contexts": args.contexts,
-        "seeds": [args.seed, args.seed + args.contexts - 1],
-        "scale": args.scale,
-        "noise": args.noise,
-    }
+    if args.distributions is not None:
+        from ..tree._shape import MAX_NODES
+
+        if args.budget is not None and args.budget > MAX_NODES:  # before the file is read for that depth
+            raise InputError(f"--budget: an integer in 1..{MAX_NODES}, got {args.budget}")
+        if args.profile:
+            raise InputError("--profile: generates text from the synthetic pair; not with --distributions")
+        largest = shape.size if shape is not None else _largest_size(cost, args.budget)  # nodes; a chain's depth
+        pairs, source = _stored_pairs(
+            args.distributions, shape.depth if shape is not None else largest, largest, args.contexts
+        )
+    else:
+        contexts = 8 if args.contexts is None else args.contexts
+        pairs = [
+            tree.synthetic_pair(args.vocab, rng=args.seed + i, scale=args.scale, noise=args.noise)
+            for i in range(contexts)
+        ]
+        source = {
+            "pair": "tree.synthetic_pair",
+            "vocab": args.vocab,
+            "contexts": contexts,
+            "seeds": [args.seed, args.seed + contexts - 1],
+            "scale": args.scale,
+            "noise": args.noise,
+        }
+    where = "synthetic contexts" if args.distributions is None else f"positions of {args.distributions}"
     if args.samples is not None and (shape is None or args.samples < 2):
         raise InputError("--samples: an integer >= 2, with --shape or --chain")
     if args.profile:
@@ -241,7 +277,7 @@ def _tree(args: argparse.Namespace) -> int:
         else:
             print(f"shape ({shape.size} nodes): {shape.to_vllm()}")
             print(f"children = {args.children}   verifier = {args.verifier}")
-            print(f"accepted tokens per step = {out['accepted']:.6f} ± {_se_text(se)} over {v.size} synthetic contexts")
+            print(f"accepted tokens per step = {out['accepted']:.6f} ± {_se_text(se)} over {v.size} {where}")
         return 0
     try:
         best = tree.best_tree(
@@ -278,7 +314,10 @@ def _tree(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    print(f"best tree ({args.strategy}, {args.children} children, {args.verifier}): {out['nodes']} nodes")
+    print(
+        f"best tree ({args.strategy}, {args.children} children, {args.verifier}): {out['nodes']} nodes, "
+        f"for {len(pairs)} {where}"
+    )
     if isinstance(best, list):
         for i, s in enumerate(best):
             print(f"context {i}: {s.to_vllm()}")
@@ -292,6 +331,86 @@ def _tree(args: argparse.Namespace) -> int:
     if cost is not None:
         print(f"cost = {out['cost']:.6g} s per verify   tokens per second = {out['tokens_per_second']:.6g}")
     return 0
+
+
+def _largest_size(cost: Any, budget: int | None) -> int:
+    """The most nodes a best tree may have (its greatest depth: a chain): ``--budget``, else
+    the largest size the cost covers (64 for linear:A,B, as tree.best_tree searches)."""
+    from ..tree._best import DEFAULT_MAX_NODES
+
+    if budget is not None:
+        return budget
+    if isinstance(cost, dict):
+        return max(max(cost, default=1), 1)
+    if isinstance(cost, list):
+        return max(len(cost), 1)
+    return DEFAULT_MAX_NODES
+
+
+def _stored_pairs(path: str, depth: int, nodes: int, limit: int | None) -> tuple[list, dict[str, Any]]:
+    """(target, draft) sequence models, one per position of the distribution file at ``path``
+    that its text continues for ``depth`` positions (a node at depth d below position t reads
+    position t + d − 1); at most ``limit`` of them, the first in file order.
+
+    Each text's rows are kept on the tokens where some row of it has p > 0 or q > 0, and on the
+    ids below ``nodes`` + its largest draft support: a node has at most ``nodes`` children, and
+    the top-b tokens of a row (zero-mass ones by lower id) lie among those ids and the supports,
+    so every tree and value is the full vocabulary's, at the size of the support."""
+    from ..real import Distributions
+
+    try:
+        data = Distributions.load(path)
+    except InputError as e:
+        msg = str(e)
+        if msg.endswith("has an unknown format"):
+            msg += _other_format(path)
+        raise InputError("--distributions: " + (msg[len("path: ") :] if msg.startswith("path: ") else msg)) from None
+    m, n = len(data), data.vocab_size
+    if m == 0:
+        raise InputError(f"--distributions: {path} holds no positions")
+    prompt, step = data.prompt_index, data.step
+    # a text breaks where the prompt changes or the steps (when stored) do not follow on
+    breaks = np.flatnonzero((prompt[1:] != prompt[:-1]) | ((step[1:] >= 0) & (step[1:] != step[:-1] + 1))) + 1
+    texts = list(zip(np.concatenate([[0], breaks]).tolist(), np.concatenate([breaks, [m]]).tolist()))
+    longest = max(hi - lo for lo, hi in texts)
+    if longest < depth:
+        raise InputError(
+            f"--distributions: no position of {path} is followed by {depth - 1} more of its text, as a tree "
+            f"{depth} deep needs (its longest text has {longest}); give a smaller --budget or --shape"
+        )
+
+    def law(rows: np.ndarray, t: int):
+        return lambda prefix: rows[t + len(prefix)]
+
+    pairs, starts = [], []
+    for lo, hi in texts:
+        take = list(range(lo, hi - depth + 1))
+        if limit is not None:
+            take = take[: max(0, limit - len(starts))]
+        if not take:
+            continue
+        p, q = data.rows(take[0], take[-1] + depth)
+        keep = ((p > 0) | (q > 0)).any(axis=0)
+        keep[: min(n, nodes + int((q > 0).sum(axis=1).max()))] = True
+        if not keep.all():
+            p, q = np.ascontiguousarray(p[:, keep]), np.ascontiguousarray(q[:, keep])
+        pairs += [(law(p, t - take[0]), law(q, t - take[0])) for t in take]
+        starts += take
+    source = {"distributions": str(path), "positions": starts, "contexts": len(pairs), "depth": depth, "vocab": n}
+    return pairs, source
+
+
+def _other_format(path: str) -> str:
+    """What an optaccept archive of another kind holds, as the end of a refusal ("" if unknown)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            fmt = json.loads(str(z["meta"])).get("format", "")
+    except Exception:  # noqa: BLE001 - only a better message is at stake
+        return ""
+    if not isinstance(fmt, str) or not fmt:
+        return ""
+    hint = " (draft trees: real.DraftTrees)" if "DraftTrees" in fmt else ""
+    return f": it holds {fmt}{hint}, not the distributions of real.Distributions.save or 'optaccept extract'"
 
 
 def _engines(shape: Any) -> dict[str, Any]:

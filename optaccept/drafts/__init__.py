@@ -15,14 +15,14 @@ Letters: Hu et al. call the number of drafts n and the draft law p_draft;
 Khisti et al. call the draft law p (pᵢ for draft i) and the number of drafts K.
 
 Modules, one per family: ``_base`` (:class:`DraftLaw`, :class:`SetLaw`, the enumeration
-limits), ``_iid``, ``_without_replacement``, ``_greedy`` (Greedy and SpecHub), ``_explicit``
+limits), ``_iid``, ``_without_replacement``, ``_greedy`` (Greedy, SpecHub and TopK), ``_explicit``
 (Independent and Joint) and ``_registry`` (:data:`LAWS`, its capability flags, and
 :func:`law_from_name`).
 """
 
 from ._base import DraftLaw, SetLaw
 from ._explicit import Independent, Joint
-from ._greedy import Greedy, SpecHub
+from ._greedy import Greedy, SpecHub, TopK
 from ._iid import IID
 from ._registry import LAWS, law_from_name, law_names
 from ._without_replacement import WithoutReplacement
@@ -38,5 +38,6 @@ __all__ = [
     "Greedy",
     "Independent",
     "SpecHub",
+    "TopK",
     "Joint",
 ]

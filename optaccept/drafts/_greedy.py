@@ -1,4 +1,5 @@
-"""Drafts with deterministic top tokens: Hu et al.'s :class:`Greedy` and :class:`SpecHub`."""
+"""Drafts with deterministic top tokens: Hu et al.'s :class:`Greedy` and :class:`SpecHub`,
+and :class:`TopK`, the fixed k most likely tokens engines draft."""
 
 from __future__ import annotations
 
@@ -8,11 +9,19 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._lib.limits import MAX_ENUMERATION
-from .._lib.subsets import subset_sums, subset_sums_exact
+from .._lib.subsets import check_subset_count, subset_sums, subset_sums_exact
 from .._lib.validation import check_rng, check_size
 from ._base import DraftLaw, SetLaw
 
-__all__ = ["Greedy", "SpecHub"]
+__all__ = ["Greedy", "SpecHub", "TopK", "top_tokens"]
+
+
+def top_tokens(q: np.ndarray, exact: Any, m: int) -> list[int]:
+    """The m most likely tokens of q, most likely first, ties by lower index (``exact``:
+    q's Fractions, which then decide the order)."""
+    if exact is not None:
+        return sorted(range(len(exact)), key=lambda i: (-exact[i], i))[:m]
+    return np.lexsort((np.arange(q.size), -q))[:m].tolist()
 
 
 class Greedy(DraftLaw):
@@ -55,11 +64,7 @@ class Greedy(DraftLaw):
 
     def __init__(self, q: Any, k: int, *, normalize: bool = False) -> None:
         self._set_q_and_k(q, k, normalize, distinct=self._distinct)
-        if self._exact is not None:
-            order = sorted(range(self.n), key=lambda i: (-self._exact[i], i))
-        else:
-            order = np.lexsort((np.arange(self.n), -self.q)).tolist()
-        self.top: tuple[int, ...] = tuple(order[: self.k - 1])
+        self.top: tuple[int, ...] = tuple(top_tokens(self.q, self._exact, self.k - 1))
         in_top = np.zeros(self.n, dtype=bool)
         in_top[list(self.top)] = True
         in_top.setflags(write=False)
@@ -204,3 +209,94 @@ class SpecHub(Greedy):
 
     def __repr__(self) -> str:
         return f"SpecHub(n={self.n}{', exact' if self.exact else ''})"
+
+
+class TopK(DraftLaw):
+    """The deterministic top-k drafts engines use (EAGLE and Medusa-style top-k trees, a
+    top-k draft step): the k most likely tokens of q, most likely first, ties by lower
+    index, with probability 1.
+
+    D(set ⊆ S) = [T ⊆ S] for T the k top tokens, so α* = p(T) by (★) with S = T, and
+    target-only verification attains it (docs/theory.md §5, after Proposition 5.1).
+    Needs k ≤ |supp q|.
+
+    Parameters
+    ----------
+    q : array_like, shape (n,)
+        Draft distribution (Fractions for the exact path; they then decide the order).
+    k : int
+        Number of drafts, 1 ≤ k ≤ |supp q|.
+    normalize : bool
+        Rescale q to sum 1 instead of refusing a sum off by more than float32 rounding explains.
+
+    Raises
+    ------
+    InputError
+        If q is not a distribution, k is not a positive integer, or q has fewer than k
+        tokens with q > 0.
+
+    Examples
+    --------
+    >>> import numpy as np, optaccept as oa
+    >>> p = np.array([.40, .25, .15, .12, .08]); q = np.array([.30, .10, .35, .05, .20])
+    >>> law = oa.TopK(q, k=2)
+    >>> law.top  # the two most likely draft tokens, always drafted
+    (2, 0)
+    >>> round(oa.optimal_acceptance(p, law).value, 4)  # p(2) + p(0)
+    0.55
+    """
+
+    name = "topk"
+    distinct_drafts = True
+    batched = True
+
+    def __init__(self, q: Any, k: int, *, normalize: bool = False) -> None:
+        self._set_q_and_k(q, k, normalize, distinct="top-k drafts with k = {k}")
+        self.top: tuple[int, ...] = tuple(top_tokens(self.q, self._exact, self.k))
+        in_top = np.zeros(self.n, dtype=bool)
+        in_top[list(self.top)] = True
+        in_top.setflags(write=False)
+        self._in_top = in_top
+        self._freeze()
+
+    @property
+    def in_top(self) -> np.ndarray:
+        """Boolean mask of the drafted tokens T (read-only)."""
+        return self._in_top
+
+    def _one(self) -> Any:
+        return Fraction(1) if self._exact is not None else 1.0
+
+    def _subset_prob_mask(self, mask: np.ndarray) -> Any:
+        return self._one() if mask[list(self.top)].all() else self._one() * 0
+
+    def all_subset_probs(self) -> Any:
+        check_subset_count(self.n)
+        top_mask = sum(1 << i for i in self.top)
+        ok = (np.arange(1 << self.n) & top_mask) == top_mask
+        if self._exact is not None:
+            return [Fraction(int(o)) for o in ok.tolist()]
+        return ok.astype(np.float64)
+
+    def tuple_law(self, *, max_tuples: int = MAX_ENUMERATION) -> tuple[np.ndarray, Any]:
+        return np.array([self.top], dtype=np.int64), ((Fraction(1),) if self._exact is not None else np.ones(1))
+
+    def set_law(self, *, max_sets: int = MAX_ENUMERATION) -> SetLaw:
+        """The one draft set T, with probability 1.
+
+        Parameters
+        ----------
+        max_sets : int
+            Accepted for the common signature; the list has one set.
+
+        Returns
+        -------
+        SetLaw
+            The set T (sorted token ids) with probability 1.
+        """
+        return SetLaw((tuple(sorted(self.top)),), (Fraction(1),) if self._exact is not None else np.ones(1))
+
+    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        check_rng(rng)
+        size = check_size(size)
+        return np.tile(np.array(self.top, dtype=np.int64), (size, 1))

@@ -6,7 +6,7 @@ from typing import Any
 
 from .._lib.validation import check_choice
 from ._base import DraftLaw
-from ._greedy import Greedy, SpecHub
+from ._greedy import Greedy, SpecHub, TopK
 from ._iid import IID
 from ._without_replacement import WithoutReplacement
 
@@ -15,7 +15,13 @@ __all__ = ["LAWS", "CAPABILITIES", "law_names", "law_from_name"]
 #: The draft laws by name: the one registry.  A feature that supports only some of them
 #: asks :func:`law_names` for the laws with the capability it needs and passes those names
 #: as ``allowed`` to :func:`law_from_name`.
-LAWS: dict[str, type[DraftLaw]] = {"iid": IID, "swor": WithoutReplacement, "greedy": Greedy, "spechub": SpecHub}
+LAWS: dict[str, type[DraftLaw]] = {
+    "iid": IID,
+    "swor": WithoutReplacement,
+    "greedy": Greedy,
+    "spechub": SpecHub,
+    "topk": TopK,
+}
 
 #: The capability flags every law class carries (see :class:`DraftLaw`).
 CAPABILITIES = ("takes_k", "distinct_drafts", "sequential", "batched")
@@ -44,7 +50,7 @@ def law_names(**flags: bool) -> tuple[str, ...]:
     --------
     >>> from optaccept import drafts
     >>> drafts.law_names()
-    ('iid', 'swor', 'greedy', 'spechub')
+    ('iid', 'swor', 'greedy', 'spechub', 'topk')
     >>> drafts.law_names(sequential=True)  # the laws a draft tree can draw a node's children from
     ('iid', 'swor')
     >>> drafts.law_names(takes_k=False)
@@ -65,7 +71,7 @@ def law_from_name(
     Parameters
     ----------
     name : str
-        A key of :data:`LAWS`: ``"iid"``, ``"swor"``, ``"greedy"`` or ``"spechub"``.
+        A key of :data:`LAWS`: ``"iid"``, ``"swor"``, ``"greedy"``, ``"spechub"`` or ``"topk"``.
     q : array_like, shape (n,)
         Draft distribution.
     k : int

@@ -30,6 +30,8 @@ place each:
 * ``"greedy"`` — Hu et al.'s greedy drafts (§5): p(T) + Σ_{y∉T} min(p(y), q̃(y)), T the
   k − 1 most likely draft tokens (ties by lower index), q̃ = q off T renormalised; one
   expression for numpy and torch.
+* ``"topk"`` — the k most likely tokens of q, drafted with probability 1 (ties by lower
+  index): α* = p(T) for that set T, the minimiser (:class:`optaccept.drafts.TopK`).
 
 ``return_subset=True`` also returns a boolean (B, n) mask of a minimising S per row, the
 certificate (re-check it with :func:`optaccept.verify`, row by row).
@@ -46,7 +48,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._lib import stable as _stable
-from .._lib.rows import check_k, greedy_split, iter_rows, row_min, sorted_by_ratio
+from .._lib.rows import check_k, greedy_split, iter_rows, row_min, sorted_by_ratio, top_mask
 from .._lib.stable import array_namespace, is_torch, one_minus_pow1m
 from .._lib.validation import check_choice
 from ..drafts import _swor, law_names
@@ -104,17 +106,15 @@ def _clip01(x: Any) -> Any:
 # --------------------------------------------------------------------------- without replacement
 
 
-def _check_support(q: Any, k: int, offset: int = 0) -> None:
+def _check_support(q: Any, k: int, offset: int = 0, drafts: str = "swor") -> None:
     if q.shape[0] == 0:
         return
     support = (q > 0).sum(1)
     low = int(support.min())
     if low < k:
         row = int(support.argmin()) + offset
-        raise InputError(
-            f"k: drawing k={k} tokens without replacement needs k <= |supp q|, "
-            f"but row {row} of q has {low} positive entries"
-        )
+        what = f"drawing k={k} tokens without replacement" if drafts == "swor" else f"drafting the top k={k} tokens"
+        raise InputError(f"k: {what} needs k <= |supp q|, but row {row} of q has {low} positive entries")
 
 
 def _swor_k2_rows(p: Any, q: Any, want_subset: bool) -> tuple[Any, Any]:
@@ -183,9 +183,10 @@ def batched_optimal_acceptance(
         one row).  numpy input is computed in numpy (torch is not needed).
     k : int
         Number of drafts.
-    drafts : {"iid", "swor", "greedy"}
+    drafts : {"iid", "swor", "greedy", "topk"}
         i.i.d. drafts from q; k drafts without replacement (k ≤ |supp q| in every row);
-        Hu et al.'s greedy drafts.  See the module docstring for the formulas.
+        Hu et al.'s greedy drafts; the k most likely tokens of q (k ≤ |supp q| in every
+        row).  See the module docstring for the formulas.
     device : str or torch.device, optional
         Compute on this torch device (``"auto"``: cuda when available); numpy input then
         goes through torch and comes back as numpy.  Default: where the input is.
@@ -214,8 +215,8 @@ def batched_optimal_acceptance(
     check_choice("drafts", drafts, DRAFT_LAWS)
     vals, masks, rows, done = [], [], None, 0
     for rows in iter_rows(p, q, device, batch_size):
-        if drafts == "swor":
-            _check_support(rows.q, k, done)
+        if drafts in ("swor", "topk"):
+            _check_support(rows.q, k, done, drafts)
         v, m = _solve_chunk(rows.p, rows.q, k, drafts, rows.on_cpu, return_subset, done)
         vals.append(rows.out(_cast(v, rows.p)))
         masks.append(m)
@@ -233,6 +234,11 @@ def _solve_chunk(
     if drafts == "greedy":
         v, m = greedy_rows(p, q, k, want_subset, offset)
         return v, (None if m is None else _numpy_mask(m))
+    if drafts == "topk":  # α* = p(T), T the k most likely draft tokens (TopK)
+        in_t = top_mask(q, k)
+        xp = array_namespace(p)
+        v = xp.where(in_t, p, xp.zeros_like(p)).sum(1)
+        return xp.minimum(v, xp.ones_like(v)), (_numpy_mask(in_t) if want_subset else None)
     if drafts == "swor" and k == 2:
         pd, qd = _float64(p), _float64(q)
         return _swor_k2_rows(pd, qd, want_subset)

@@ -12,7 +12,7 @@ import numpy as np
 from .._errors import InputError, MethodError
 from .._lib.limits import MAX_ENUMERATION
 from .._lib.validation import check_choice
-from ..drafts import IID, DraftLaw, Greedy, WithoutReplacement
+from ..drafts import IID, DraftLaw, Greedy, TopK, WithoutReplacement
 from . import _exhaustive, _sorted
 from ._advice import (
     MAX_LP_VARIABLES,
@@ -32,7 +32,7 @@ METHODS = ("auto", "transport", "lp", "subsets", "sorted", "closed_form")
 
 def _auto_method(law: DraftLaw, exact: bool) -> str:
     """The fastest method that accepts the law, its size and its arithmetic."""
-    if isinstance(law, (Greedy, IID)):
+    if isinstance(law, (Greedy, IID, TopK)):
         return "sorted"
     if isinstance(law, WithoutReplacement) and not exact:
         return "sorted"
@@ -64,10 +64,10 @@ def optimal_acceptance(
         Fractions (with an exact draft law) select the exact path.
     drafts : DraftLaw
         The law of the draft tuple: ``IID``, ``WithoutReplacement``, ``Greedy``,
-        ``Independent``, ``SpecHub`` or ``Joint``.
+        ``Independent``, ``SpecHub``, ``TopK`` or ``Joint``.
     method : {"auto", "transport", "lp", "subsets", "sorted", "closed_form"}
         See the module docstring.  ``"auto"``: ``"sorted"`` for IID, WithoutReplacement
-        (floats), Greedy and SpecHub; otherwise the fastest of ``"subsets"``, ``"lp"``,
+        (floats), Greedy, SpecHub and TopK; otherwise the fastest of ``"subsets"``, ``"lp"``,
         ``"transport"`` whose size guard and arithmetic accept the law (exact mode:
         ``"subsets"`` up to n = 14, else a :class:`MethodError` that names the float method).
     normalize : bool
@@ -118,6 +118,10 @@ def optimal_acceptance(
     if method == "sorted":
         if isinstance(law, Greedy):  # SpecHub shares the greedy set law
             return _sorted.greedy_closed_form(px if exact else pf, law, exact)
+        if isinstance(law, TopK):  # one set T, drafted with probability 1: α* = p(T), attained by S = T
+            top = sorted(law.top)
+            value = sum((px[i] for i in top), Fraction(0)) if exact else min(1.0, float(pf[top].sum()))
+            return AcceptanceResult(value, "sorted", law, subset=tuple(top))
         if isinstance(law, IID):
             if exact:
                 return _sorted.iid_sorted_exact(px, law.q_exact, law.k, law)

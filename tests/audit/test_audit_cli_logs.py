@@ -90,4 +90,4 @@ def test_compare_laws(tmp_path, capsys):
     np.savez(tmp_path / "steps.npz", P=P, Q=Q, X=X, Y=Y)
     assert main(["audit", str(tmp_path / "steps.npz"), "--compare-laws", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
-    assert set(rep["alpha_by_law"]) == {"iid", "swor", "greedy"}
+    assert set(rep["alpha_by_law"]) == {"iid", "swor", "greedy", "topk"}

@@ -65,6 +65,7 @@ def test_gap_split_into_verifier_and_draft_law_parts():
         "iid": oa.optimal_acceptance(p, oa.IID(q, 3)).value,
         "swor": oa.optimal_acceptance(p, oa.WithoutReplacement(q, 3)).value,
         "greedy": oa.optimal_acceptance(p, oa.Greedy(q, 3)).value,
+        "topk": float(np.sort(p[np.argsort(-q, kind="stable")[:3]]).sum()),  # p of the 3 most likely draft tokens
     }
     assert rep.alpha_by_law == pytest.approx(want, abs=1e-12)
     assert rep.verifier_gap == pytest.approx(want["iid"] - rep.acceptance)
@@ -90,5 +91,5 @@ def test_audit_log_streams_memory_maps_and_compares_laws(tmp_path):
         ]
     )
     rep = audit.audit_log(Pm, Qm, X, Y, declared="rrs", chunk=256, compare_laws=True)
-    assert rep.lossless and set(rep.alpha_by_law) == {"iid", "swor", "greedy"}
+    assert rep.lossless and set(rep.alpha_by_law) == {"iid", "swor", "greedy", "topk"}
     assert rep.alpha_by_law["iid"] == pytest.approx(rep.alpha_star, abs=1e-12)

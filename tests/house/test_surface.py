@@ -40,6 +40,7 @@ PRIVATE_IMPORTS = {
     ("cli", "optaccept.plots._style"),
     ("cli", "optaccept.polyhedra._cone"),
     ("cli", "optaccept.sequence._batch"),
+    ("cli", "optaccept.tree._best"),
     ("cli", "optaccept.tree._profile"),
     ("cli", "optaccept.tree._shape"),
     ("jobs", "optaccept.llm._extract"),

@@ -110,7 +110,7 @@ def test_sampler_matches_exact_values(drafts):
 
 def test_refusals():
     with pytest.raises(oa.InputError, match="drafts"):
-        TargetOnly("topk")
+        TargetOnly("spechub")  # a law that fixes k: the verifier builds its law from (q, k)
     with pytest.raises(oa.InputError, match="p:"):
         target_only_acceptance([0.5, 0.5], oa.IID([0.2, 0.3, 0.5], 2))
     assert "TargetOnly" in repr(TargetOnly("swor"))
