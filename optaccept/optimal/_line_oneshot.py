@@ -27,9 +27,10 @@ from .._errors import InputError
 from .._lib import jit as _jit
 from . import _line_kernel, _line_order
 
-__all__ = ["available", "pick"]
+__all__ = ["available", "pick", "residual_draw"]
 
 _HOMES = None
+_RESID = None
 _LOCK = threading.Lock()
 _scratch = threading.local()
 
@@ -41,14 +42,18 @@ def available(n: int | None = None) -> bool:
 
 
 def _kernel(n: int | None = None):
-    global _HOMES
+    global _HOMES, _RESID
     if not _jit.compiled_for(n, "line") or _line_kernel._kernel() is None or _line_order._kernel() is None:
         return None
     if _HOMES is None:
         with _LOCK:
             if _HOMES is None:
                 jit = _jit.njit()
-                _HOMES = False if jit is None else jit(homes_py)
+                if jit is None:
+                    _HOMES = False
+                else:
+                    _RESID = (jit(residual_parts_py), jit(residual_cdf_py))
+                    _HOMES = jit(homes_py)  # last: it marks "ready"
     return _HOMES or None
 
 
@@ -79,6 +84,8 @@ def _arrays(n: int):
             "pcell": np.empty(3 * size + 4, dtype=np.int64),
             "plen": np.empty(3 * size + 4),
             "s_home": np.empty(size),
+            "pos": np.empty(size),
+            "cdf": np.empty(size),
         }
         if n <= 1 << 21:
             _scratch.arrays = kept
@@ -143,6 +150,58 @@ def pick(p: np.ndarray, q: np.ndarray, k: int, side_a: np.ndarray, x: np.ndarray
         return line[:m], s_home
 
     return int(i), float(sy), all_s
+
+
+def residual_draw(p: np.ndarray, line: np.ndarray, s_home: np.ndarray, u: float) -> int:
+    """A draw from the residual law (p − s)₊ at the uniform ``u``, s the realised marginal
+    (``s_home`` of the tokens ``line``, 0 elsewhere), as ``pick``'s ``all_s`` gives them:
+    the index ``inverse_cdf(_residual(p, s), u)`` gives (:func:`optaccept._lib.stable.residual`
+    and :func:`optaccept._lib.sampling.inverse_cdf`, the same operations in the same order:
+    the positive parts, their sum by numpy's pairwise ``np.sum``, then the quotients' running
+    sums and the first one above u times the last), in two compiled passes and this thread's
+    scratch memory instead of eight numpy passes over fresh arrays."""
+    a = _arrays(p.size)
+    parts, cdf = _RESID
+    pos = a["pos"][: p.size]
+    parts(p, line, s_home, pos)
+    tot = np.sum(pos)  # numpy's pairwise sum, as residual() takes it
+    if tot > 0:
+        return int(cdf(pos, tot, u, a["cdf"]))
+    tot = np.sum(p)  # no positive part: the law is p itself (residual()'s convention)
+    return int(cdf(p, tot if tot > 0 else 1.0, u, a["cdf"]))
+
+
+def residual_parts_py(p, line, s_home, pos):
+    """``pos`` = (p − s)₊ as :func:`optaccept._lib.stable.residual` writes it (``0·d`` where
+    d = p − s ≤ 0), s = ``s_home`` on the tokens ``line`` and 0 elsewhere (p − 0 = p there)."""
+    for t in range(p.shape[0]):
+        d = p[t]
+        pos[t] = d if d > 0.0 else 0.0 * d
+    for h in range(line.shape[0]):
+        t = line[h]
+        d = p[t] - s_home[h]
+        pos[t] = d if d > 0.0 else 0.0 * d
+
+
+def residual_cdf_py(law, den, u, cdf):
+    """``first_above(cumsum(law / den), u · last running sum)``: the running sums of the
+    quotients (numpy's sequential cumsum), then a binary search for the first one above the
+    point (``searchsorted(..., side="right")``), clamped to the last index."""
+    n = law.shape[0]
+    run = 0.0
+    for t in range(n):
+        run += law[t] / den
+        cdf[t] = run
+    x = u * run
+    lo = 0
+    hi = n
+    while lo < hi:  # the first index with cdf > x (cdf is non-decreasing)
+        mid = (lo + hi) >> 1
+        if cdf[mid] > x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo if lo < n else n - 1
 
 
 def homes_py(q, side_a, x, line, m, keys, homes):
