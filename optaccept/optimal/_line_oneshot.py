@@ -3,7 +3,7 @@ r"""One position, one draft tuple: the optimal verifier's selection in compiled 
 :func:`pick` runs, in compiled passes without the GIL, what the one-shot answer of the line
 device needs after the α* solve (docs/optimal_verifier.md §8): the layout's order with q and p
 read into it (:func:`optaccept.optimal._line_order.line_order_py`, no full sort), the drafted
-tokens' cells (:func:`homes_py`), the cell masses and the swap scan of both sides
+tokens' places in it (:func:`optaccept.optimal._line_order.locate_py`: a binary search each), the cell masses and the swap scan of both sides
 (:func:`optaccept.optimal._line_kernel._device_py`), and the drafted tokens' pieces straight from the
 scan's matches (:func:`optaccept.optimal._line_kernel._pick_homes_py`).  Every step is the kept
 verifier's own, on the same order, with the same additions in the same order, so the
@@ -53,7 +53,7 @@ def _kernel(n: int | None = None):
                     _HOMES = False
                 else:
                     _RESID = (jit(residual_parts_py), jit(residual_cdf_py))
-                    _HOMES = jit(homes_py)  # last: it marks "ready"
+                    _HOMES = jit(_line_order.locate_py)  # last: it marks "ready"
     return _HOMES or None
 
 
@@ -84,6 +84,7 @@ def _arrays(n: int):
             "pcell": np.empty(3 * size + 4, dtype=np.int64),
             "plen": np.empty(3 * size + 4),
             "s_home": np.empty(size),
+            "info": np.empty(_line_order.INFO, dtype=np.uint64),
             "pos": np.empty(size),
             "cdf": np.empty(size),
         }
@@ -116,11 +117,12 @@ def pick(p: np.ndarray, q: np.ndarray, k: int, side_a: np.ndarray, x: np.ndarray
     side_a = np.ascontiguousarray(side_a, dtype=np.bool_)
     x = np.ascontiguousarray(x, dtype=np.int64)
     line, keys, ell, pl = a["line"], a["keys"], a["ell"], a["pl"]
-    m = _line_order._kernel()(p, q, side_a, line, keys, keys.view(np.float64), a["work"], ell, pl)
+    info = a["info"]
+    m = _line_order._kernel()(p, q, side_a, line, keys, keys.view(np.float64), a["work"], ell, pl, info)
     if m < 0:
         return None
     homes = np.empty(x.size, dtype=np.int64)
-    nb = homes_fn(q, side_a, x, line, m, keys, homes)
+    nb = homes_fn(q, x, line, m, keys, a["work"], info, homes)
     if homes.min(initial=0) < 0:
         raise InputError("drafts: a drafted token has q = 0 under this draft law")
     ell, dens = ell[:m], a["dens"][:m]
@@ -202,33 +204,3 @@ def residual_cdf_py(law, den, u, cdf):
         else:
             lo = mid + 1
     return lo if lo < n else n - 1
-
-
-def homes_py(q, side_a, x, line, m, keys, homes):
-    """The drafted tokens' cells (``homes``), in one pass over the order, and the number of
-    cells of side B, in one pass over the ids — no read of q or p out of order.  Up to 16
-    drafts are compared with each cell's token; more are marked in ``keys`` (whose values
-    are no longer needed: a key is never 0, the complement of a non-NaN pattern)."""
-    nd = x.shape[0]
-    for i in range(nd):
-        homes[i] = -1
-    if nd <= 16:
-        for c in range(m):
-            t = line[c]
-            for i in range(nd):
-                if x[i] == t:
-                    homes[i] = c
-    else:
-        for i in range(nd):
-            keys[x[i]] = 0
-        for c in range(m):
-            t = line[c]
-            if keys[t] == 0:
-                for i in range(nd):
-                    if x[i] == t:
-                        homes[i] = c
-    nb = 0
-    for t in range(q.shape[0]):
-        if q[t] > 0.0 and not side_a[t]:
-            nb += 1
-    return nb

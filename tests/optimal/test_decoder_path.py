@@ -185,6 +185,16 @@ def test_subset_mask_is_the_indicator_of_the_subset():
             assert got.dtype == bool and np.array_equal(got, want)
             kinds.add("empty" if ids.size == 0 else "all" if ids.size == n else "part")
     assert kinds == {"empty", "all", "part"}
+    # the scan's ratios are reused only while this thread's scratch memory still holds them:
+    # a mask asked for after another scan of the same size is recomputed, and still right
+    for n in (300, 3000):
+        p, q = rng.dirichlet(np.full(n, 0.5)), rng.dirichlet(np.full(n, 0.5))
+        first = iid_scan(p, q, 3)[1]
+        second = iid_scan(q, p, 2)[1]
+        for subset in (first, second, first):
+            want = np.zeros(n, dtype=bool)
+            want[subset()] = True
+            assert np.array_equal(subset.mask(), want) and 0 < want.sum() < n
 
 
 def test_one_shot_is_the_previous_one_shot(monkeypatch):
@@ -343,3 +353,41 @@ def test_kept_verifier_answers_one_tuple_without_its_shares():
                 assert "_ptr" in lazy.__dict__ and again.shape == (1,)
                 assert lazy.acceptance == full.acceptance and np.array_equal(lazy.s, full.s)
     assert lazy_answers > 300 and rejected > 20 and len(outs) > 50
+
+
+def test_drafted_tokens_are_located_in_the_order():
+    """The binary search of the one-shot passes puts every token at its index in the layout
+    order (−1 where q = 0), and counts side B, on random and nasty rows, rows of one shared
+    ratio (p = q: one run re-sorted by side and id) and rows whose ratios differ only in the
+    bits the packed values cut."""
+    from optaccept.optimal import _line_order
+
+    rng = np.random.default_rng(49)
+    assert _line_oneshot.available(10)
+    order = _line_order._kernel(10)
+    locate = _line_oneshot._kernel(10)
+    rows = _rows(rng)
+    for n in (40, 5000):
+        p = rng.dirichlet(np.full(n, 0.5))
+        q = p * (1 + 1e-13 * rng.random(n))
+        q[0] = 1e6 * p[0] + 1e-250  # a wide span of keys: the low key bits are cut
+        rows.append((p, q / q.sum()))
+    checked = 0
+    for p, q in rows:
+        n = p.size
+        for side_a in (rng.random(n) < 0.5, np.zeros(n, dtype=bool)):
+            a = _line_oneshot._arrays(n)
+            info = np.empty(_line_order.INFO, dtype=np.uint64)
+            line, keys = a["line"], a["keys"]
+            m = order(p, q, side_a, line, keys, keys.view(np.float64), a["work"], a["ell"], a["pl"], info)
+            if m < 0:  # a ratio off the normal range: the numpy order's case
+                continue
+            want = np.full(n, -1, dtype=np.int64)
+            want[line[:m]] = np.arange(m)
+            x = np.arange(n, dtype=np.int64)
+            homes = np.empty(n, dtype=np.int64)
+            nb = locate(q, x, line, m, keys, a["work"], info, homes)
+            assert np.array_equal(homes, want)
+            assert nb == int(np.count_nonzero((q > 0) & ~side_a))
+            checked += 1
+    assert checked > 40
