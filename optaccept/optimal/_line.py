@@ -16,7 +16,7 @@ from .._lib.sampling import first_above, inverse_cdf
 from ..drafts import IID
 from . import _line_kernel, _line_oneshot, _line_order
 from ._solve import optimal_acceptance
-from ._sorted import iid_scan, line_order
+from ._sorted import iid_scan, iid_sorted, line_order
 from ._swaps import shares, side_matches
 from ._verifier_base import (
     OptimalVerifier,
@@ -39,7 +39,12 @@ class _LineVerifier(OptimalVerifier):
         self.law, self.exact, self.p = law, exact, p
         k, n = law.k, law.n
         q = law.q_exact if exact else law.q
-        res = optimal_acceptance(p, law)
+        if exact:
+            res = optimal_acceptance(p, law)
+        else:  # optimal_acceptance(p, law) on the cleaned p without validating it again: its
+            # division by the sum and its solver, the same operations (the same α* and minimiser)
+            tot = float(p.sum())
+            res = iid_sorted(p / tot if tot != 1.0 else p, law)
         self.value = res.value
         in_a = np.zeros(n, dtype=bool)
         if not exact:
