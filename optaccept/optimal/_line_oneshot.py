@@ -3,15 +3,16 @@ r"""One position, one draft tuple: the optimal verifier's selection in compiled 
 :func:`pick` runs, in compiled passes without the GIL, what the one-shot answer of the line
 device needs after the α* solve (docs/optimal_verifier.md §8): the layout's order with q and p
 read into it (:func:`optaccept.optimal._line_order.line_order_py`, no full sort), the drafted
-tokens' places in it (:func:`optaccept.optimal._line_order.locate_py`: a binary search each), the cell masses and the swap scan of both sides
-(:func:`optaccept.optimal._line_kernel._device_py`), and the drafted tokens' pieces straight from the
-scan's matches (:func:`optaccept.optimal._line_kernel._pick_homes_py`).  Every step is the kept
-verifier's own, on the same order, with the same additions in the same order, so the
-selected draft and the realised marginal at its token are those of
-``optimal_verifier(p, IID(q, k))`` bit for bit; the shares of every other token are assembled
-only on rejection (``all_s``, for the residual).  (Each kernel is compiled and cached with its
-own module, and none calls a compiled function of another file: numba's cache would not see a
-change there.)
+tokens' places in it (:func:`optaccept.optimal._line_order.locate_py`, a binary search each),
+the cell masses and the swap scan of both sides (:func:`optaccept.optimal._line_kernel._device_py`),
+and the drafted tokens' pieces straight from the scan's matches
+(:func:`optaccept.optimal._line_kernel._pick_homes_py`).  Every step is the kept verifier's own,
+on the same order, with the same additions in the same order, so the selected draft and the
+realised marginal at its token are those of ``optimal_verifier(p, IID(q, k))`` bit for bit; the
+shares of every other token are assembled only on rejection (``all_s``), and the residual's draw
+(:func:`residual_draw`) takes two compiled passes.  (Each kernel is compiled and cached with the
+module of its source, and none calls a compiled function of another file: numba's cache would
+not see a change there.)
 
 All arrays live in per-thread scratch memory (no page faults on fresh memory), so rows can
 run in threads at once.
