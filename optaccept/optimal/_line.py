@@ -16,7 +16,7 @@ from .._lib.sampling import first_above, inverse_cdf
 from ..drafts import IID
 from . import _line_kernel, _line_oneshot, _line_order
 from ._solve import optimal_acceptance
-from ._sorted import iid_scan, line_order
+from ._sorted import iid_scan, iid_sorted, line_order
 from ._swaps import shares, side_matches
 from ._verifier_base import (
     OptimalVerifier,
@@ -24,6 +24,11 @@ from ._verifier_base import (
     _residual,
     _speculative_step,
     _subset_ids,
+)
+
+#: The parts of a float line verifier made on first use (:meth:`_LineVerifier._build`).
+_LAZY = frozenset(
+    {"s", "acceptance", "_accept", "_resid", "_line", "_ell", "_mass", "_ptr", "_pcell", "_plen", "_home"}
 )
 
 
@@ -34,70 +39,104 @@ class _LineVerifier(OptimalVerifier):
         self.law, self.exact, self.p = law, exact, p
         k, n = law.k, law.n
         q = law.q_exact if exact else law.q
-        res = optimal_acceptance(p, law)
+        if exact:
+            res = optimal_acceptance(p, law)
+        else:  # optimal_acceptance(p, law) on the cleaned p without validating it again: its
+            # division by the sum and its solver, the same operations (the same α* and minimiser)
+            tot = float(p.sum())
+            res = iid_sorted(p / tot if tot != 1.0 else p, law)
         self.value = res.value
         in_a = np.zeros(n, dtype=bool)
-        if exact:
-            self.subset = res.subset
-            in_a[list(self.subset)] = True
-        else:  # the tuple of ids is made on first access (it costs more than the solve)
+        if not exact:
+            # the tuple of ids is made on first access (it costs more than the solve), and the
+            # layout, shares, acceptance table and residual on first use (:meth:`_build`): a
+            # verifier asked for one output costs what the one-shot answer costs
             self._result = res
-            in_a[_subset_ids(res)] = True
-        if exact:
-            b_ids = _ratio_desc(p, q, np.flatnonzero(~in_a).tolist())
-            a_ids = _ratio_desc(p, q, np.flatnonzero(in_a).tolist())
-            # drop q = 0 tokens: they are never drafted and own no cell
-            b_ids = [i for i in b_ids if q[i] > 0]
-            a_ids = [i for i in a_ids if q[i] > 0]
-            line = np.array(b_ids + a_ids, dtype=np.int64)
-            nb = len(b_ids)
-        else:
-            line, nb, ell, mass, dens, ptr, cell_arr, len_arr, s_home = _float_layout(p, np.asarray(q), k, in_a)
+            mask = getattr(res._subset_fn, "mask", None) if res._subset is None else None
+            if mask is not None:  # the indicator from the solve's bound, without the list of ids
+                in_a = mask()
+            else:
+                in_a[_subset_ids(res)] = True
+            self._in_a = in_a
+            self._one_shots = 0
+            return
+        self.subset = res.subset
+        in_a[list(self.subset)] = True
+        b_ids = _ratio_desc(p, q, np.flatnonzero(~in_a).tolist())
+        a_ids = _ratio_desc(p, q, np.flatnonzero(in_a).tolist())
+        # drop q = 0 tokens: they are never drafted and own no cell
+        b_ids = [i for i in b_ids if q[i] > 0]
+        a_ids = [i for i in a_ids if q[i] > 0]
+        line = np.array(b_ids + a_ids, dtype=np.int64)
+        nb = len(b_ids)
         self._line = line  # cell c belongs to token line[c] (its home)
         m = len(line)
-        if exact:
-            ell, mass = _cell_masses([q[i] for i in line.tolist()], k, exact)
-            pl = [p[i] for i in line.tolist()]
-            dens = [mass[c] / ell[c] for c in range(m)]
-            matches = []
-            for lo, hi, upper in ((0, nb, True), (nb, m, False)):
-                lt, rt, av, left = side_matches(mass[lo:hi], pl[lo:hi], upper=upper, exact=True)
-                if left != 0:  # impossible by (A) and (B) for a minimiser (docs §3)
-                    raise SolverError("optimal verifier: the swap scan did not balance (not a minimiser?)")
-                matches += [(i + lo, j + lo, v) for i, j, v in zip(lt.tolist(), rt.tolist(), av)]
-            lt = [i for i, _, _ in matches]
-            rt = [j for _, j, _ in matches]
-            ptr, cell_arr, len_arr, s_home = shares(ell, dens, lt, rt, [v for _, _, v in matches], exact=True)
+        ell, mass = _cell_masses([q[i] for i in line.tolist()], k, exact)
+        pl = [p[i] for i in line.tolist()]
+        dens = [mass[c] / ell[c] for c in range(m)]
+        matches = []
+        for lo, hi, upper in ((0, nb, True), (nb, m, False)):
+            lt, rt, av, left = side_matches(mass[lo:hi], pl[lo:hi], upper=upper, exact=True)
+            if left != 0:  # impossible by (A) and (B) for a minimiser (docs §3)
+                raise SolverError("optimal verifier: the swap scan did not balance (not a minimiser?)")
+            matches += [(i + lo, j + lo, v) for i, j, v in zip(lt.tolist(), rt.tolist(), av)]
+        lt = [i for i, _, _ in matches]
+        rt = [j for _, j, _ in matches]
+        ptr, cell_arr, len_arr, s_home = shares(ell, dens, lt, rt, [v for _, _, v in matches], exact=True)
         self._ell, self._mass = ell, mass
         self._ptr = ptr  # CSR by home index
         self._pcell = cell_arr
         self._plen = len_arr
         self._home = np.full(n, -1, dtype=np.int64)
-        self._home[self._line] = np.arange(m)
+        self._home[line] = np.arange(m)
         # realised selection marginal, recomputed from the shares (not from the targets)
-        if exact:
-            s = [Fraction(0)] * n
-            for h, tok in enumerate(line.tolist()):
-                s[tok] = s_home[h]
-            self.s = tuple(s)
-            acc = [min(p[y], s[y]) if s[y] > 0 else Fraction(0) for y in range(n)]
-            # a token that p forbids is never accepted, even where s_y = p_y = 0 (no 0/0 = 1)
-            self._accept = tuple(
-                Fraction(0) if p[y] == 0 else (Fraction(1) if s[y] <= p[y] else p[y] / s[y]) for y in range(n)
-            )
-            resid = [max(p[y] - s[y], Fraction(0)) for y in range(n)]
-            tot = sum(resid, Fraction(0))
-            self._resid = tuple(r / tot for r in resid) if tot > 0 else tuple(resid)
-            self.acceptance = sum(acc, Fraction(0))
-        else:
-            s = np.zeros(n)
-            s[self._line] = s_home
-            self.s = s
-            pf = np.asarray(p, dtype=np.float64)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                self._accept = _accept_probs(pf, s)
-            self._resid = _residual(pf, s)
-            self.acceptance = float(np.minimum(pf, s).sum())
+        s = [Fraction(0)] * n
+        for h, tok in enumerate(line.tolist()):
+            s[tok] = s_home[h]
+        self.s = tuple(s)
+        acc = [min(p[y], s[y]) if s[y] > 0 else Fraction(0) for y in range(n)]
+        # a token that p forbids is never accepted, even where s_y = p_y = 0 (no 0/0 = 1)
+        self._accept = tuple(
+            Fraction(0) if p[y] == 0 else (Fraction(1) if s[y] <= p[y] else p[y] / s[y]) for y in range(n)
+        )
+        resid = [max(p[y] - s[y], Fraction(0)) for y in range(n)]
+        tot = sum(resid, Fraction(0))
+        self._resid = tuple(r / tot for r in resid) if tot > 0 else tuple(resid)
+        self.acceptance = sum(acc, Fraction(0))
+
+    def _build(self) -> None:
+        """The float verifier's layout, shares, realised marginal, acceptance table and
+        residual (made on first use of any of them)."""
+        p, q = np.asarray(self.p, dtype=np.float64), np.asarray(self.law.q)
+        line, nb, ell, mass, dens, ptr, cell_arr, len_arr, s_home = _float_layout(p, q, self.law.k, self._in_a)
+        s = np.zeros(self.law.n)
+        s[line] = s_home
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            accept = _accept_probs(p, s)
+        home = np.full(self.law.n, -1, dtype=np.int64)
+        home[line] = np.arange(line.size)
+        built = {
+            "_line": line,  # cell c belongs to token line[c] (its home)
+            "_ell": ell,
+            "_mass": mass,
+            "_ptr": ptr,  # CSR by home index
+            "_pcell": cell_arr,
+            "_plen": len_arr,
+            "_home": home,
+            "s": s,
+            "_accept": accept,
+            "_resid": _residual(p, s),
+            "acceptance": float(np.minimum(p, s).sum()),
+        }
+        for name, value in built.items():  # a part set before the build stays as set
+            self.__dict__.setdefault(name, value)
+
+    def __getattr__(self, name: str):
+        # only for attributes not yet in the instance: the lazy parts of a float verifier
+        if name in _LAZY and "_in_a" in self.__dict__:
+            self._build()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def subset(self) -> tuple[int, ...]:
@@ -184,6 +223,11 @@ class _LineVerifier(OptimalVerifier):
         rows, k = d.shape
         if rows == 0:
             return np.zeros(0, dtype=np.int64)
+        if rows == 1 and "_ptr" not in self.__dict__ and self._one_shots == 0:
+            self._one_shots += 1  # a second call builds the shares: it pays only once
+            out = self._respond_one_shot(d[0], rng)
+            if out is not None:
+                return out
         plen = np.asarray(self._plen, dtype=np.float64)
         ell = np.asarray(self._ell, dtype=np.float64)
         home = self._home[d]
@@ -213,6 +257,37 @@ class _LineVerifier(OptimalVerifier):
         key = self._pcell[j] + rng.random(d.shape)  # cell order first, uniform point inside
         pick = np.argmin(key, axis=1)
         return _speculative_step(d[np.arange(rows), pick], self._accept, self._resid, rng)
+
+    def _respond_one_shot(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
+        """The output for one tuple before the shares are built: the one-shot passes
+        (:func:`optaccept.optimal._line_oneshot.pick`) with the uniforms drawn as
+        :meth:`_respond` draws them (a share per draft, a point in its cell, the acceptance,
+        the residual), so the same output for the same ``rng``; None (nothing drawn) where
+        the compiled passes are unavailable."""
+        if not _line_oneshot.available(self.law.n):
+            return None
+        q, k = self.law.q, self.law.k
+        if (q[x] <= 0).any():
+            raise InputError("drafts: a drafted token has q = 0 under this draft law")
+        p = np.asarray(self.p, dtype=np.float64)
+        state = rng.bit_generator.state
+        u = np.empty(3 * k + 2)
+        u[:k] = rng.random(k)
+        u[k : 2 * k] = rng.random(k)
+        one = _line_oneshot.pick(p, q, k, self._in_a, x, u)
+        if one is None:  # a ratio off the normal range: the uniforms go back, the shares are built
+            rng.bit_generator.state = state
+            return None
+        i, sy, all_s = one
+        y, py = int(x[i]), float(p[x[i]])
+        # the acceptance probability as _accept_probs gives it (p_y = 0: never output y)
+        if rng.random(1)[0] < ((py / sy if sy > py else 1.0) if py > 0 else 0.0):
+            return np.array([y], dtype=np.int64)
+        s = np.zeros(self.law.n)
+        line, s_home = all_s()
+        s[line] = s_home
+        res = _residual(p, s)
+        return np.asarray(rng.choice(res.size, size=1, p=res / res.sum()), dtype=np.int64)
 
     def _respond_uniform(self, x: np.ndarray, u: np.ndarray) -> int:
         """One output for one tuple from given uniforms (3k + 2 of them)."""
@@ -320,10 +395,13 @@ def respond_one(p: np.ndarray, q: np.ndarray, k: int, x: np.ndarray, u: np.ndarr
     y, py = int(x[i]), float(p[x[i]])
     if py > 0 and u[2 * k] < (py / sy if sy > py else 1.0):  # p_y = 0: never output y
         return y
-    s = np.zeros(n)
     line, s_home = all_s()
+    pf = np.ascontiguousarray(p, dtype=np.float64)
+    if one is not None:  # the residual's draw in two compiled passes (the same index)
+        return _line_oneshot.residual_draw(pf, line, s_home, float(u[2 * k + 1]))
+    s = np.zeros(n)
     s[line] = s_home
-    return inverse_cdf(_residual(np.asarray(p, dtype=np.float64), s), u[2 * k + 1])
+    return inverse_cdf(_residual(pf, s), u[2 * k + 1])
 
 
 def _cell_masses(ql: list, k: int, exact: bool):

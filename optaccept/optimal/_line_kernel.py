@@ -513,8 +513,8 @@ def _device_py(ell, pl, k, nb, mass, dens, x, qpos, qrem, mp, mc, ma):
     of :data:`_BLOCK` cells, the tails T = run/total, the Horner sums over the k − 1 powers
     (one pass over the block per power: the same operations per cell, in the same order, as
     one cell at a time, so the same values; the passes vectorise) and the masses and
-    densities overwrite them.  A block reads the first running sum of the next block, which
-    is overwritten only after it."""
+    densities overwrite them, and the scan's input of the block's cells is written.  A block
+    reads the first running sum of the next block, which is overwritten only after it."""
     m = ell.shape[0]
     run = 0.0
     for c in range(m - 1, -1, -1):  # the same order of additions as the numpy cumsum
@@ -556,10 +556,13 @@ def _device_py(ell, pl, k, nb, mass, dens, x, qpos, qrem, mp, mc, ma):
                 else:
                     mass[c] = 0.0
                 dens[c] = mass[c] / ell[c] if ell[c] > 0.0 else 0.0
-    for c in range(nb):
-        x[c] = mass[c] - pl[c]
-    for t in range(m - nb):
-        x[nb + t] = pl[m - 1 - t] - mass[m - 1 - t]
+        # the scan's input while the block is in the cache: side B left to right, side A
+        # from the right end
+        mid = nb if nb < hi else hi
+        for c in range(lo, mid):
+            x[c] = mass[c] - pl[c]
+        for c in range(mid if mid > lo else lo, hi):
+            x[nb + m - 1 - c] = pl[c] - mass[c]
     nmb, _, _ = _scan_impl(x[:nb], qpos, qrem, mp, mc, ma)
     nma, _, _ = _scan_impl(x[nb:m], qpos, qrem, mp[nmb:], mc[nmb:], ma[nmb:])
     for i in range(nmb, nmb + nma):  # side A was scanned from the right: consumer on the left

@@ -3,15 +3,16 @@ r"""One position, one draft tuple: the optimal verifier's selection in compiled 
 :func:`pick` runs, in compiled passes without the GIL, what the one-shot answer of the line
 device needs after the α* solve (docs/optimal_verifier.md §8): the layout's order with q and p
 read into it (:func:`optaccept.optimal._line_order.line_order_py`, no full sort), the drafted
-tokens' cells (:func:`homes_py`), the cell masses and the swap scan of both sides
-(:func:`optaccept.optimal._line_kernel._device_py`), and the drafted tokens' pieces straight from the
-scan's matches (:func:`optaccept.optimal._line_kernel._pick_homes_py`).  Every step is the kept
-verifier's own, on the same order, with the same additions in the same order, so the
-selected draft and the realised marginal at its token are those of
-``optimal_verifier(p, IID(q, k))`` bit for bit; the shares of every other token are assembled
-only on rejection (``all_s``, for the residual).  (Each kernel is compiled and cached with its
-own module, and none calls a compiled function of another file: numba's cache would not see a
-change there.)
+tokens' places in it (:func:`optaccept.optimal._line_order.locate_py`, a binary search each),
+the cell masses and the swap scan of both sides (:func:`optaccept.optimal._line_kernel._device_py`),
+and the drafted tokens' pieces straight from the scan's matches
+(:func:`optaccept.optimal._line_kernel._pick_homes_py`).  Every step is the kept verifier's own,
+on the same order, with the same additions in the same order, so the selected draft and the
+realised marginal at its token are those of ``optimal_verifier(p, IID(q, k))`` bit for bit; the
+shares of every other token are assembled only on rejection (``all_s``), and the residual's draw
+(:func:`residual_draw`) takes two compiled passes.  (Each kernel is compiled and cached with the
+module of its source, and none calls a compiled function of another file: numba's cache would
+not see a change there.)
 
 All arrays live in per-thread scratch memory (no page faults on fresh memory), so rows can
 run in threads at once.
@@ -27,9 +28,10 @@ from .._errors import InputError
 from .._lib import jit as _jit
 from . import _line_kernel, _line_order
 
-__all__ = ["available", "pick"]
+__all__ = ["available", "pick", "residual_draw"]
 
 _HOMES = None
+_RESID = None
 _LOCK = threading.Lock()
 _scratch = threading.local()
 
@@ -41,14 +43,18 @@ def available(n: int | None = None) -> bool:
 
 
 def _kernel(n: int | None = None):
-    global _HOMES
+    global _HOMES, _RESID
     if not _jit.compiled_for(n, "line") or _line_kernel._kernel() is None or _line_order._kernel() is None:
         return None
     if _HOMES is None:
         with _LOCK:
             if _HOMES is None:
                 jit = _jit.njit()
-                _HOMES = False if jit is None else jit(homes_py)
+                if jit is None:
+                    _HOMES = False
+                else:
+                    _RESID = (jit(residual_parts_py), jit(residual_cdf_py))
+                    _HOMES = jit(_line_order.locate_py)  # last: it marks "ready"
     return _HOMES or None
 
 
@@ -79,6 +85,9 @@ def _arrays(n: int):
             "pcell": np.empty(3 * size + 4, dtype=np.int64),
             "plen": np.empty(3 * size + 4),
             "s_home": np.empty(size),
+            "info": np.empty(_line_order.INFO, dtype=np.uint64),
+            "pos": np.empty(size),
+            "cdf": np.empty(size),
         }
         if n <= 1 << 21:
             _scratch.arrays = kept
@@ -109,11 +118,12 @@ def pick(p: np.ndarray, q: np.ndarray, k: int, side_a: np.ndarray, x: np.ndarray
     side_a = np.ascontiguousarray(side_a, dtype=np.bool_)
     x = np.ascontiguousarray(x, dtype=np.int64)
     line, keys, ell, pl = a["line"], a["keys"], a["ell"], a["pl"]
-    m = _line_order._kernel()(p, q, side_a, line, keys, keys.view(np.float64), a["work"], ell, pl)
+    info = a["info"]
+    m = _line_order._kernel()(p, q, side_a, line, keys, keys.view(np.float64), a["work"], ell, pl, info)
     if m < 0:
         return None
     homes = np.empty(x.size, dtype=np.int64)
-    nb = homes_fn(q, side_a, x, line, m, keys, homes)
+    nb = homes_fn(q, x, line, m, keys, a["work"], info, homes)
     if homes.min(initial=0) < 0:
         raise InputError("drafts: a drafted token has q = 0 under this draft law")
     ell, dens = ell[:m], a["dens"][:m]
@@ -145,31 +155,53 @@ def pick(p: np.ndarray, q: np.ndarray, k: int, side_a: np.ndarray, x: np.ndarray
     return int(i), float(sy), all_s
 
 
-def homes_py(q, side_a, x, line, m, keys, homes):
-    """The drafted tokens' cells (``homes``), in one pass over the order, and the number of
-    cells of side B, in one pass over the ids — no read of q or p out of order.  Up to 16
-    drafts are compared with each cell's token; more are marked in ``keys`` (whose values
-    are no longer needed: a key is never 0, the complement of a non-NaN pattern)."""
-    nd = x.shape[0]
-    for i in range(nd):
-        homes[i] = -1
-    if nd <= 16:
-        for c in range(m):
-            t = line[c]
-            for i in range(nd):
-                if x[i] == t:
-                    homes[i] = c
-    else:
-        for i in range(nd):
-            keys[x[i]] = 0
-        for c in range(m):
-            t = line[c]
-            if keys[t] == 0:
-                for i in range(nd):
-                    if x[i] == t:
-                        homes[i] = c
-    nb = 0
-    for t in range(q.shape[0]):
-        if q[t] > 0.0 and not side_a[t]:
-            nb += 1
-    return nb
+def residual_draw(p: np.ndarray, line: np.ndarray, s_home: np.ndarray, u: float) -> int:
+    """A draw from the residual law (p − s)₊ at the uniform ``u``, s the realised marginal
+    (``s_home`` of the tokens ``line``, 0 elsewhere), as ``pick``'s ``all_s`` gives them:
+    the index ``inverse_cdf(_residual(p, s), u)`` gives (:func:`optaccept._lib.stable.residual`
+    and :func:`optaccept._lib.sampling.inverse_cdf`, the same operations in the same order:
+    the positive parts, their sum by numpy's pairwise ``np.sum``, then the quotients' running
+    sums and the first one above u times the last), in two compiled passes and this thread's
+    scratch memory instead of eight numpy passes over fresh arrays."""
+    a = _arrays(p.size)
+    parts, cdf = _RESID
+    pos = a["pos"][: p.size]
+    parts(p, line, s_home, pos)
+    tot = np.sum(pos)  # numpy's pairwise sum, as residual() takes it
+    if tot > 0:
+        return int(cdf(pos, tot, u, a["cdf"]))
+    tot = np.sum(p)  # no positive part: the law is p itself (residual()'s convention)
+    return int(cdf(p, tot if tot > 0 else 1.0, u, a["cdf"]))
+
+
+def residual_parts_py(p, line, s_home, pos):
+    """``pos`` = (p − s)₊ as :func:`optaccept._lib.stable.residual` writes it (``0·d`` where
+    d = p − s ≤ 0), s = ``s_home`` on the tokens ``line`` and 0 elsewhere (p − 0 = p there)."""
+    for t in range(p.shape[0]):
+        d = p[t]
+        pos[t] = d if d > 0.0 else 0.0 * d
+    for h in range(line.shape[0]):
+        t = line[h]
+        d = p[t] - s_home[h]
+        pos[t] = d if d > 0.0 else 0.0 * d
+
+
+def residual_cdf_py(law, den, u, cdf):
+    """``first_above(cumsum(law / den), u · last running sum)``: the running sums of the
+    quotients (numpy's sequential cumsum), then a binary search for the first one above the
+    point (``searchsorted(..., side="right")``), clamped to the last index."""
+    n = law.shape[0]
+    run = 0.0
+    for t in range(n):
+        run += law[t] / den
+        cdf[t] = run
+    x = u * run
+    lo = 0
+    hi = n
+    while lo < hi:  # the first index with cdf > x (cdf is non-decreasing)
+        mid = (lo + hi) >> 1
+        if cdf[mid] > x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo if lo < n else n - 1

@@ -24,7 +24,7 @@ import numpy as np
 from .._lib import jit as _jit
 from ._line_kernel import _with_globals
 
-__all__ = ["available", "layout_order", "line_order_compiled", "line_order_py"]
+__all__ = ["INFO", "available", "layout_order", "line_order_compiled", "line_order_py", "locate_py"]
 
 _KERNEL = None
 _LOCK = threading.Lock()
@@ -33,6 +33,8 @@ _TINY = float(np.finfo(np.float64).tiny)
 _SMALL = 24
 #: Counting passes of 11 bits (the values are ordered by their top 11·_PASSES bits).
 _PASSES = 3
+#: Length of the order's ``info`` output (see :func:`line_order_py`).
+INFO = 5
 
 
 def available(n: int | None = None) -> bool:
@@ -89,15 +91,19 @@ def layout_order(p: np.ndarray, q: np.ndarray, side_a: np.ndarray):
         work,
         ell,
         pl,
+        np.empty(INFO, dtype=np.uint64),
     )
     return None if m < 0 else (out[:m], ell[:m], pl[:m])
 
 
-def line_order_py(p, q, side_a, out, keys, keys_f, work, ell, pl):
+def line_order_py(p, q, side_a, out, keys, keys_f, work, ell, pl, info):
     """Fill ``out[:m]`` with the layout order of the m tokens with q > 0, and ``ell[:m]``,
     ``pl[:m]`` with their q and p in that order; return m, or −1 where a ratio overflows or
     is a positive subnormal.  ``keys`` (uint64, n), ``keys_f`` (the same memory as float64),
-    and ``work`` (uint64, 2n + 2) are scratch.
+    and ``work`` (uint64, 2n + 2) are scratch; on return ``keys`` holds every token's key and
+    ``work`` the sorted values, and ``info`` (uint64, :data:`INFO`) what locates a token in
+    them — the smallest key, the key bits cut, the id bits, the offset of the sorted values
+    in ``work`` — and the number of tokens of side B (for :func:`locate_py`).
 
     Each token's value is its key relative to the smallest, cut to its top bits, with the id
     packed into the low ⌈log₂ n⌉ bits.  Three stable counting passes of 11 bits (least
@@ -106,6 +112,7 @@ def line_order_py(p, q, side_a, out, keys, keys_f, work, ell, pl):
     (key, side, id).  q and p are then read once by id, in the order."""
     n = p.shape[0]
     m = 0
+    nb = 0
     kmin = np.uint64(0xFFFFFFFFFFFFFFFF)
     kmax = np.uint64(0)
     for i in range(n):
@@ -123,6 +130,10 @@ def line_order_py(p, q, side_a, out, keys, keys_f, work, ell, pl):
             if kv > kmax:
                 kmax = kv
             m += 1
+            if not side_a[i]:
+                nb += 1
+    for j in range(INFO):
+        info[j] = np.uint64(0)
     if m == 0:
         return 0
     span = kmax - kmin
@@ -137,6 +148,7 @@ def line_order_py(p, q, side_a, out, keys, keys_f, work, ell, pl):
     low = vbits - 11 * _PASSES if vbits > 11 * _PASSES else 0  # the passes sort bits low … vbits − 1
     src = work[:n]
     dst = work[n : 2 * n]
+    soff = 0  # where src lies in work
     hist = np.zeros((_PASSES, 2048), dtype=np.int64)
     w = 0
     for i in range(n):
@@ -163,6 +175,12 @@ def line_order_py(p, q, side_a, out, keys, keys_f, work, ell, pl):
         tmp = src
         src = dst
         dst = tmp
+        soff = n - soff
+    info[0] = kmin
+    info[1] = np.uint64(cut)
+    info[2] = np.uint64(idb)
+    info[3] = np.uint64(soff)
+    info[4] = np.uint64(nb)
     idm = np.uint64((1 << idb) - 1)
     for a in range(m):
         t = int(src[a] & idm)
@@ -209,6 +227,46 @@ def line_order_py(p, q, side_a, out, keys, keys_f, work, ell, pl):
                 pl[b] = p[t]
         a = e
     return m
+
+
+def locate_py(q, x, out, m, keys, work, info, homes):
+    """The drafted tokens' places in the order (``homes``; −1 for a token with q = 0) after
+    :func:`line_order_py`, without a pass over the order: a token's sorted value is rebuilt
+    from its key and ``info`` and found by a binary search of the sorted values; where it
+    shares its key bits with others (their run was re-sorted by side and id in ``out``), the
+    run is searched for the token.  Returns the number of tokens of side B."""
+    kmin = info[0]
+    cut = info[1]
+    idb = info[2]
+    src = work[int(info[3]) : int(info[3]) + q.shape[0]]
+    for i in range(x.shape[0]):
+        t = x[i]
+        homes[i] = -1
+        if not q[t] > 0.0:
+            continue
+        v = (((keys[t] - kmin) >> cut) << idb) | np.uint64(t)
+        lo = 0
+        hi = m
+        while lo < hi:  # the first sorted value ≥ v: v itself (the values are distinct)
+            mid = (lo + hi) >> 1
+            if src[mid] < v:
+                lo = mid + 1
+            else:
+                hi = mid
+        top = v >> idb
+        a = lo
+        while a > 0 and (src[a - 1] >> idb) == top:
+            a -= 1
+        e = lo + 1
+        while e < m and (src[e] >> idb) == top:
+            e += 1
+        if e - a == 1:
+            homes[i] = lo
+        else:
+            for b in range(a, e):
+                if out[b] == t:
+                    homes[i] = b
+    return int(info[4])
 
 
 def _exact_run_py(out, keys, side_a, lo, hi):

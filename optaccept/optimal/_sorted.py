@@ -157,6 +157,14 @@ def _scratch_arrays(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return arrays
 
 
+def _stamp() -> int:
+    """A new mark for this thread's scratch ratio array: every write of ratios into it takes
+    one, so a reader can tell whether the ratios it left there are still there."""
+    mark = getattr(_scratch, "mark", 0) + 1
+    _scratch.mark = mark
+    return mark
+
+
 def _one_minus_pow(lam: np.ndarray, k: int) -> np.ndarray:
     """1 − Qᵏ from the complement λ = 1 − Q (a suffix sum): −expm1(k·log1p(−λ))."""
     return one_minus_pow1m(np.clip(lam, 0.0, 1.0), k)
@@ -265,6 +273,7 @@ def iid_scan(p: np.ndarray, q: np.ndarray, k: int, q_has_zero: bool | None = Non
     r_buf, b_buf, m_buf = _scratch_arrays(n)
     kernels = _scan_kernels(n) if n else None
     u = _ratio_bits(p, q, q_has_zero, r_buf)
+    written = _stamp()  # the ratios stay in r_buf until this thread's next write (see mask())
     if kernels is not None:  # the same passes compiled: the range in one, buckets and their sums in one
         ext = np.empty(3, dtype=np.uint64)
         kernels[0](u, ext)
@@ -360,12 +369,18 @@ def iid_scan(p: np.ndarray, q: np.ndarray, k: int, q_has_zero: bool | None = Non
 
     def mask() -> np.ndarray:
         """The indicator of ``subset()`` (a bool array of n), without the list of ids: the
-        same comparison of the ratio's bit pattern, in this thread's scratch memory."""
+        same comparison of the ratio's bit pattern — the scan's own bits where this thread's
+        scratch memory still holds them, else recomputed there."""
         if where[0] == "empty":
             return np.zeros(n, dtype=bool)
         if where[0] == "below" and where[1] is None:
             return np.ones(n, dtype=bool)
-        bits = _ratio_bits(p, q, q_has_zero, _scratch_arrays(n)[0])
+        kept = _scratch_arrays(n)[0]
+        if kept is r_buf and getattr(_scratch, "mark", 0) == written:
+            bits = u  # the scan's ratios, still in the scratch array (p and q are unchanged)
+        else:
+            bits = _ratio_bits(p, q, q_has_zero, kept)
+            _stamp()
         out = np.less(bits, np.uint64(where[1]))
         if where[0] == "tokens":
             out[where[2]] = True

@@ -185,6 +185,16 @@ def test_subset_mask_is_the_indicator_of_the_subset():
             assert got.dtype == bool and np.array_equal(got, want)
             kinds.add("empty" if ids.size == 0 else "all" if ids.size == n else "part")
     assert kinds == {"empty", "all", "part"}
+    # the scan's ratios are reused only while this thread's scratch memory still holds them:
+    # a mask asked for after another scan of the same size is recomputed, and still right
+    for n in (300, 3000):
+        p, q = rng.dirichlet(np.full(n, 0.5)), rng.dirichlet(np.full(n, 0.5))
+        first = iid_scan(p, q, 3)[1]
+        second = iid_scan(q, p, 2)[1]
+        for subset in (first, second, first):
+            want = np.zeros(n, dtype=bool)
+            want[subset()] = True
+            assert np.array_equal(subset.mask(), want) and 0 < want.sum() < n
 
 
 def test_one_shot_is_the_previous_one_shot(monkeypatch):
@@ -238,3 +248,146 @@ def test_masses_agree_with_fractions():
                 assert abs(Fraction(g) - e) <= Fraction(1, 10**13) * max(e, Fraction(1, 10**300))
             qb = sum(qf[:nb], Fraction(0)) / tot
             assert abs(sum(got[:nb]) - float(1 - (1 - qb) ** k)) <= 1e-14
+
+
+def test_residual_draw_is_the_inverse_cdf_of_the_residual():
+    """The compiled residual draw of the one-shot answer is ``inverse_cdf(_residual(p, s), u)``
+    index for index: on random and nasty rows with the layout's realised marginal, with s = p
+    (no positive part: the law is p itself), with s = 0 off the line, at uniforms that land
+    exactly on running sums (ties of the search) and at 0 and 1 − 2⁻⁵³."""
+    rng = np.random.default_rng(46)
+    _line_oneshot.available(10)
+    checked = 0
+    kinds = set()
+    for p, q in _rows(rng):
+        n = p.size
+        for k in (1, 3, 3 * n):
+            _, subset = iid_scan(p, q, k)
+            in_a = np.zeros(n, dtype=bool)
+            in_a[subset()] = True
+            line, nb, ell, pl = _line_of(p, q, in_a)
+            ell, pl = np.ascontiguousarray(ell), np.ascontiguousarray(pl)
+            mass, dens, ptr, cells, lens, s_home = _line_kernel.device(ell, pl, k, nb, n=n)
+            for s_line in (np.array(s_home), p[line], p[line] * 1.5):
+                s = np.zeros(n)
+                s[line] = s_line
+                law = _residual(p, s)
+                c = np.cumsum(law)
+                us = [0.0, 1.0 - 2.0**-53, *rng.random(6)]
+                us += [float(v) / float(c[-1]) for v in c[rng.integers(0, n, size=4)]]
+                for u in us:
+                    want = inverse_cdf(law, u)
+                    got = _line_oneshot.residual_draw(p, np.asarray(line, dtype=np.int64), np.asarray(s_line), u)
+                    assert got == want
+                    checked += 1
+                kinds.add("positive" if np.maximum(p - s, 0).sum() > 0 else "p itself")
+    assert checked > 2000 and kinds == {"positive", "p itself"}
+
+
+def test_residual_draw_follows_the_exact_residual():
+    """On small rows the residual draw of the one-shot answer lands on token y for a set of
+    uniforms of length (p_y − s_y)₊ / Σ (p − s)₊ computed in Fractions from the same floats
+    (to 1e-12): the draw's law is the exact residual's."""
+    rng = np.random.default_rng(47)
+    for n in (3, 8, 30):
+        for k in (1, 2, 5):
+            p, q = rng.dirichlet(np.full(n, 0.5)), rng.dirichlet(np.full(n, 0.5))
+            _, subset = iid_scan(p, q, k)
+            in_a = np.zeros(n, dtype=bool)
+            in_a[subset()] = True
+            line, nb, ell, pl = _line_of(p, q, in_a)
+            *_, s_home = _line_kernel.device(np.ascontiguousarray(ell), np.ascontiguousarray(pl), k, nb, n=n)
+            s = [Fraction(0)] * n
+            for h, t in enumerate(line.tolist()):
+                s[t] = Fraction(float(s_home[h]))
+            pos = [max(Fraction(float(p[t])) - s[t], Fraction(0)) for t in range(n)]
+            tot = sum(pos, Fraction(0))
+            if tot == 0:
+                continue
+            grid = (np.arange(4000) + 0.5) / 4000
+            hits = np.bincount(
+                [_line_oneshot.residual_draw(p, line, np.asarray(s_home), float(u)) for u in grid], minlength=n
+            )
+            for t in range(n):
+                assert abs(hits[t] / grid.size - float(pos[t] / tot)) <= 1 / grid.size + 1e-12
+
+
+def test_kept_verifier_answers_one_tuple_without_its_shares():
+    """A kept verifier asked for one output (``respond`` of one row, ``sample(rng, 1)``) before
+    anything else answers by the one-shot passes, and gives the output of a verifier whose
+    shares are built, from the same generator (the same uniforms consumed, the generator
+    left in the same state); accepted answers leave the shares unbuilt, and the next call
+    builds them.  Random and nasty rows, k from 1 to above the support."""
+    import optaccept as oa
+    from optaccept.optimal import optimal_verifier
+
+    rng = np.random.default_rng(48)
+    lazy_answers = rejected = 0
+    outs = set()
+    for p, q in _rows(rng):
+        n = p.size
+        law_q = np.flatnonzero(q > 0)
+        for k in sorted({1, 2, 4, 3 * n}):
+            law = oa.IID(q, k)
+            for t in range(4):
+                x = rng.choice(law_q, size=k)
+                seed = int(rng.integers(2**32))
+                lazy = optimal_verifier(p, law)
+                full = optimal_verifier(p, law)
+                full.s  # noqa: B018  (builds the shares)
+                g1, g2 = np.random.default_rng(seed), np.random.default_rng(seed)
+                if t % 2:
+                    d1, got = lazy.sample(g1, 1)
+                    d2, want = full.sample(g2, 1)
+                    assert np.array_equal(d1, d2)
+                    x = d1[0]
+                else:
+                    got, want = lazy.respond(x[None], g1), full.respond(x[None], g2)
+                assert got.dtype == want.dtype and np.array_equal(got, want)
+                assert g1.random() == g2.random()
+                if "_ptr" not in lazy.__dict__:
+                    lazy_answers += 1
+                rejected += int(got[0]) not in set(x.tolist())
+                outs.add(int(got[0]))
+                again = lazy.respond(x[None], g1)
+                assert "_ptr" in lazy.__dict__ and again.shape == (1,)
+                assert lazy.acceptance == full.acceptance and np.array_equal(lazy.s, full.s)
+    assert lazy_answers > 300 and rejected > 20 and len(outs) > 50
+
+
+def test_drafted_tokens_are_located_in_the_order():
+    """The binary search of the one-shot passes puts every token at its index in the layout
+    order (−1 where q = 0), and counts side B, on random and nasty rows, rows of one shared
+    ratio (p = q: one run re-sorted by side and id) and rows whose ratios differ only in the
+    bits the packed values cut."""
+    from optaccept.optimal import _line_order
+
+    rng = np.random.default_rng(49)
+    assert _line_oneshot.available(10)
+    order = _line_order._kernel(10)
+    locate = _line_oneshot._kernel(10)
+    rows = _rows(rng)
+    for n in (40, 5000):
+        p = rng.dirichlet(np.full(n, 0.5))
+        q = p * (1 + 1e-13 * rng.random(n))
+        q[0] = 1e6 * p[0] + 1e-250  # a wide span of keys: the low key bits are cut
+        rows.append((p, q / q.sum()))
+    checked = 0
+    for p, q in rows:
+        n = p.size
+        for side_a in (rng.random(n) < 0.5, np.zeros(n, dtype=bool)):
+            a = _line_oneshot._arrays(n)
+            info = np.empty(_line_order.INFO, dtype=np.uint64)
+            line, keys = a["line"], a["keys"]
+            m = order(p, q, side_a, line, keys, keys.view(np.float64), a["work"], a["ell"], a["pl"], info)
+            if m < 0:  # a ratio off the normal range: the numpy order's case
+                continue
+            want = np.full(n, -1, dtype=np.int64)
+            want[line[:m]] = np.arange(m)
+            x = np.arange(n, dtype=np.int64)
+            homes = np.empty(n, dtype=np.int64)
+            nb = locate(q, x, line, m, keys, a["work"], info, homes)
+            assert np.array_equal(homes, want)
+            assert nb == int(np.count_nonzero((q > 0) & ~side_a))
+            checked += 1
+    assert checked > 40
