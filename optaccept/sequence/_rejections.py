@@ -9,8 +9,8 @@ rejection (one more call of the large model).  Then (Yin et al., Theorem 1; thei
 .. math::  E[N_{rej}] = \sum_{t=1}^{T} E_{x_{<t} \sim p}\,\mathrm{TV}(p_t(\cdot\mid x_{<t}),
            q_t(\cdot\mid x_{<t})).
 
-a forward recursion over the target marginal of :math:`x_{t-1}`, O(T S^2) for a Markov
-pair.  Proofs of Theorems 1 and 2: docs/theory.md §6.1.
+It is computed by a forward recursion over the target marginal of :math:`x_{t-1}`,
+O(T S^2) for a Markov pair.  Proofs of Theorems 1 and 2: docs/theory.md §6.1.
 """
 
 from __future__ import annotations
