@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
+import extreme_cases
 import numpy as np
 import pytest
 from extreme_cases import exact, independent_law, instances, tuple_law
@@ -52,12 +53,7 @@ def _rows(seed: int, n: int) -> list[np.ndarray]:
 
 
 def _law(kind: str, q, k: int):
-    return {
-        "iid": lambda: oa.IID(q, k),
-        "swor": lambda: oa.WithoutReplacement(q, k),
-        "greedy": lambda: oa.Greedy(q, k),
-        "spechub": lambda: oa.SpecHub(q),
-    }[kind]()
+    return extreme_cases._law(oa, kind, q, k)
 
 
 def _ks(kind: str, q: np.ndarray) -> range:
