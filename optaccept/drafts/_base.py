@@ -173,6 +173,69 @@ class DraftLaw:
         np.add.at(f, np.array(masks, dtype=np.int64), np.asarray(sl.probs, dtype=np.float64))
         return zeta_transform(f, self.n)
 
+    # -- inclusion probabilities -----------------------------------------------
+    def inclusion(self, tokens: Any = None) -> Any:
+        """P(y ∈ set(x̄)) for each token y: the law's inclusion probabilities.
+
+        Every law answers in closed form where it has one (i.i.d.: 1 − (1 − q_y)ᵏ; greedy and
+        SpecHub: 1 on the top tokens, q̃_y elsewhere; independent: 1 − ∏ᵢ (1 − qᵢ(y)); without
+        replacement: the recursion on the first draw of docs/theory.md §2.2, one quadrature
+        per token asked only where that recursion is too wide or overflows); any other law
+        sums its set law, Σ_{A ∋ y} P(set(x̄) = A).  Tested against enumeration of the ordered
+        draws (tests/drafts/test_inclusion.py).
+
+        Parameters
+        ----------
+        tokens : array_like of int, optional
+            The tokens asked, ids in [0, n) (default: every token).
+
+        Returns
+        -------
+        ndarray of float64, shape (m,), or tuple of Fraction
+            P(y is drafted) for each token asked (Fractions for an exact law).
+
+        Raises
+        ------
+        InputError
+            If ``tokens`` holds anything but token ids in [0, n).
+
+        Examples
+        --------
+        >>> import optaccept as oa
+        >>> from fractions import Fraction as F
+        >>> oa.IID([F(1, 2), F(1, 4), F(1, 4)], k=2).inclusion()  # 1 - (1 - q)**2
+        (Fraction(3, 4), Fraction(7, 16), Fraction(7, 16))
+        >>> law = oa.WithoutReplacement([.5, .3, .2], k=2)
+        >>> [round(float(v), 4) for v in law.inclusion()]  # sums to k = 2
+        [0.8393, 0.675, 0.4857]
+        >>> [round(float(v), 4) for v in law.inclusion([2])]
+        [0.4857]
+        """
+        if tokens is None:
+            ids = np.arange(self.n)
+        else:
+            ids = np.asarray(tokens)
+            if ids.dtype == object or ids.ndim != 1 or not (ids.size == 0 or np.issubdtype(ids.dtype, np.integer)):
+                raise InputError(f"tokens: must be a 1-D array of token ids in [0, {self.n})")
+            if ids.size and (ids.min() < 0 or ids.max() >= self.n):
+                raise InputError(f"tokens: token ids must lie in [0, {self.n})")
+            ids = ids.astype(np.int64)
+        return self._inclusion(ids)
+
+    def _inclusion(self, ids: np.ndarray) -> Any:
+        """Σ_{A ∋ y} P(set = A) from the set law, for the tokens ``ids``."""
+        sl = self.set_law()
+        if self.exact:
+            acc = [Fraction(0)] * self.n
+            for s, pr in zip(sl.sets, sl.probs):
+                for y in s:
+                    acc[y] += pr
+            return tuple(acc[y] for y in ids.tolist())
+        out = np.zeros(self.n)
+        for s, pr in zip(sl.sets, np.asarray(sl.probs, dtype=np.float64).tolist()):
+            out[list(s)] += pr
+        return np.minimum(out[ids], 1.0)
+
     # -- explicit laws ---------------------------------------------------------
     def tuple_law(self, *, max_tuples: int = MAX_ENUMERATION) -> tuple[np.ndarray, Any]:
         """The law of the ordered draft tuple: (int array of shape (m, k), probabilities).

@@ -68,6 +68,11 @@ class Independent(DraftLaw):
             )
         return float(np.prod(np.minimum(self.qs[:, mask].sum(axis=1), 1.0)))
 
+    def _inclusion(self, ids: np.ndarray) -> Any:
+        if self._exact is not None:
+            return tuple(1 - math.prod((1 - r[y] for r in self._exact), start=Fraction(1)) for y in ids.tolist())
+        return 1.0 - np.prod(1.0 - self.qs[:, ids], axis=0)
+
     def all_subset_probs(self) -> Any:
         if self._exact is not None:
             out = [Fraction(1)] * (1 << self.n)

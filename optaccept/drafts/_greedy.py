@@ -98,6 +98,12 @@ class Greedy(DraftLaw):
             return sum((v for v, m in zip(self._q_rest_exact, mask) if m), Fraction(0))
         return float(min(1.0, self.q_rest[mask].sum()))
 
+    def _inclusion(self, ids: np.ndarray) -> Any:
+        # the top tokens are always drafted; the last draft ~ q̃ (SpecHub: the same set law)
+        if self._exact is not None:
+            return tuple(Fraction(1) if self._in_top[y] else self._q_rest_exact[y] for y in ids.tolist())
+        return np.where(self._in_top[ids], 1.0, self.q_rest[ids])
+
     def all_subset_probs(self) -> Any:
         top_mask = sum(1 << i for i in self.top)
         masks = np.arange(1 << self.n)

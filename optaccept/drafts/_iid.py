@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .._lib import stable as _stable
 from .._lib.limits import MAX_ENUMERATION, capped_pow, capped_sum
 from .._lib.subsets import subset_sums, subset_sums_exact
 from .._lib.validation import check_rng, check_size
@@ -59,6 +60,13 @@ class IID(DraftLaw):
         if self._exact is not None:
             return [s**self.k for s in subset_sums_exact(self._exact)]
         return np.minimum(subset_sums(self.q), 1.0) ** self.k
+
+    def _inclusion(self, ids: np.ndarray) -> Any:
+        if self._exact is not None:  # 1 − q(Ω∖{y})ᵏ
+            return tuple(1 - (1 - self._exact[y]) ** self.k for y in ids.tolist())
+        if self.k == 1:
+            return self.q[ids].copy()
+        return _stable.one_minus_pow1m(np.minimum(self.q[ids], 1.0), self.k)
 
     def tuple_law(self, *, max_tuples: int = MAX_ENUMERATION) -> tuple[np.ndarray, Any]:
         supp = np.flatnonzero(self.q > 0)

@@ -17,6 +17,7 @@ from .._lib.subsets import colex_rank
 from .._lib.validation import check_rng, check_size
 from . import _swor
 from ._base import DraftLaw, SetLaw, _check_enum
+from ._swor import inclusions as _inclusions
 
 __all__ = ["WithoutReplacement"]
 
@@ -137,38 +138,47 @@ class WithoutReplacement(DraftLaw):
             capped_sum((math.comb(s, m) for m in range(k + 1)), max_sets), max_sets, "without-replacement set law"
         )
         if self._exact is not None:
-            qx = [self._exact[i] for i in supp.tolist()]
-            g: dict[tuple[int, ...], Fraction] = {(): Fraction(1)}
-            for m in range(1, k + 1):
-                for A in itertools.combinations(range(s), m):
-                    tot = Fraction(0)
-                    for pos in range(m):
-                        B = A[:pos] + A[pos + 1 :]
-                        tot += g[B] * qx[A[pos]] / (1 - sum((qx[i] for i in B), Fraction(0)))
-                    g[A] = tot
-            sets = [tuple(supp[list(A)].tolist()) for A in itertools.combinations(range(s), k)]
-            return SetLaw(tuple(sets), tuple(g[A] for A in itertools.combinations(range(s), k)))
-        # exact power-of-two rescaling: subnormal masses would lose their few bits in g · q_i
-        qv, _ = _stable.rescale_tiny(self.q[supp])
-        g_prev = np.ones(1)  # layer 0: the empty set
-        for m in range(1, k + 1):
-            combos = np.array(list(itertools.combinations(range(s), m)), dtype=np.int64).reshape(-1, m)
-            tot = np.zeros(combos.shape[0])
-            member = np.zeros((combos.shape[0], s), dtype=bool)
-            member[np.repeat(np.arange(combos.shape[0]), m), combos.ravel()] = True
-            outside = np.where(member, 0.0, qv).sum(axis=1)  # q(Ω∖A), summed directly
-            for pos in range(m):
-                B = np.delete(combos, pos, axis=1)
-                gB = g_prev[colex_rank(B)] if m > 1 else np.ones(combos.shape[0])
-                # 1 − q(B) = q(Ω∖A) + q(A∖B): both summed without cancellation
-                tot += gB * (qv[combos[:, pos]] / (outside + qv[combos[:, pos]]))
-            # order g by colex rank so the next layer can index it
-            g_layer = np.empty(combos.shape[0])
-            g_layer[colex_rank(combos)] = tot
-            g_prev = g_layer
-            last = combos
-        sets = tuple(tuple(supp[row].tolist()) for row in last.tolist())
-        return SetLaw(sets, g_prev[colex_rank(last)])
+            last, w = _first_draws(np.array([self._exact[i] for i in supp.tolist()], dtype=object), k)
+            return SetLaw(tuple(tuple(supp[row].tolist()) for row in last.tolist()), tuple(w.tolist()))
+        # exact power-of-two rescaling: subnormal masses would lose their few bits in W · q_i
+        last, w = _first_draws(_stable.rescale_tiny(self.q[supp])[0], k)
+        return SetLaw(tuple(tuple(supp[row].tolist()) for row in last.tolist()), w)
+
+    def _inclusion(self, ids: np.ndarray) -> Any:
+        if self._exact is not None:
+            return super()._inclusion(ids)  # Σ_{A ∋ y} W(A): the set law's sum, exactly
+        q, k = self.q, self.k
+        if k == 1:
+            return q[ids].copy()
+        if k >= int(np.count_nonzero(q)):  # every token of the support is drafted
+            return (q[ids] > 0).astype(np.float64)
+        every = self._every_inclusion()
+        if every is not None:
+            return every[ids]
+        out = np.zeros(ids.size)
+        for j, y in enumerate(ids.tolist()):  # one quadrature per token asked
+            if q[y] > 0:
+                others = np.ones(self.n, dtype=bool)
+                others[y] = False
+                out[j] = 1.0 - float(self._subset_prob_mask(others))
+        return out
+
+    def _every_inclusion(self) -> np.ndarray | None:
+        """Every token's inclusion by the recursion on the first draw
+        (:func:`optaccept.drafts._swor.inclusions.inclusion_rows`), computed once per law; None
+        where the support is too wide to expand (s^(k−1) above ``EXPANDED`` there) or a float
+        overflows (near-one-hot laws)."""
+        if not hasattr(self, "_every"):
+            supp = np.flatnonzero(self.q > 0)
+            every = None
+            if supp.size ** (self.k - 1) <= _inclusions.EXPANDED:
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    rows = _inclusions.inclusion_rows(self.q[supp][None, :], self.k)[0]
+                if np.isfinite(rows).all():
+                    every = np.zeros(self.n)
+                    every[supp] = rows
+            object.__setattr__(self, "_every", every)  # a cache: the law itself stays as it was
+        return self._every
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         rng, size = check_rng(rng), check_size(size)
@@ -188,15 +198,45 @@ class WithoutReplacement(DraftLaw):
 
 
 def _swor_exact_subset(q: Sequence[Fraction], S: list[int], k: int) -> Fraction:
-    """Exact P(first k draws without replacement ⊆ S) by the subset recursion over S."""
+    """Exact P(first k draws without replacement ⊆ S) = Σ_{A ⊆ S, |A| = k} W(A) (S: tokens of
+    positive mass)."""
     if len(S) > 22:
         raise MethodError("exact without-replacement probability: |S| above 22 is too large")
-    g: dict[tuple[int, ...], Fraction] = {(): Fraction(1)}
+    inside = np.array([q[i] for i in S], dtype=object)
+    return sum(_first_draws(inside, k, rest=1 - sum(inside.tolist(), Fraction(0)))[1].tolist(), Fraction(0))
+
+
+def _first_draws(q: np.ndarray, k: int, rest: Any = 0) -> tuple[np.ndarray, np.ndarray]:
+    """W(A) = P(the first k draws without replacement are the set A) for every k-subset A of
+    the tokens of ``q`` (positive masses; float64, or Fractions in an object array), by the
+    recursion on the last draw
+
+        W(A) = Σ_{x ∈ A} W(A∖x) · q_x / (1 − q(A∖x)),   W(∅) = 1,
+
+    where 1 − q(A∖x) = q(tokens∖A) + ``rest`` + q_x is summed directly (no cancellation;
+    ``rest``: the mass of the tokens left out of ``q``).  The one W(B) recursion: the set law
+    of :class:`WithoutReplacement` and its exact D(set ⊆ S) (docs/theory.md §2.2).
+
+    Returns
+    -------
+    sets : ndarray of int, shape (C(s, k), k)
+        The k-subsets, as sorted positions in ``q``, in lexicographic order.
+    w : ndarray, shape (C(s, k),)
+        W of each (float64, or Fractions).
+    """
+    s = q.size
+    zero = Fraction(0) if q.dtype == object else 0.0
+    w = np.array([zero + 1], dtype=q.dtype)  # layer 0: the empty set
+    combos = np.zeros((1, 0), dtype=np.int64)
     for m in range(1, k + 1):
-        for A in itertools.combinations(S, m):
-            tot = Fraction(0)
-            for pos in range(m):
-                B = A[:pos] + A[pos + 1 :]
-                tot += g[B] * q[A[pos]] / (1 - sum((q[i] for i in B), Fraction(0)))
-            g[A] = tot
-    return sum((g[A] for A in itertools.combinations(S, k)), Fraction(0))
+        combos = np.array(list(itertools.combinations(range(s), m)), dtype=np.int64).reshape(-1, m)
+        member = np.zeros((combos.shape[0], s), dtype=bool)
+        member[np.repeat(np.arange(combos.shape[0]), m), combos.ravel()] = True
+        outside = np.where(member, zero, q).sum(axis=1) + rest  # 1 − q(A), summed directly
+        tot = np.full(combos.shape[0], zero, dtype=q.dtype)
+        for pos in range(m):
+            x = q[combos[:, pos]]
+            tot = tot + w[colex_rank(np.delete(combos, pos, axis=1))] * (x / (outside + x))
+        w = np.empty(combos.shape[0], dtype=q.dtype)  # by colex rank, so the next layer can index it
+        w[colex_rank(combos)] = tot
+    return combos, w[colex_rank(combos)]

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._lib.limits import count, refuse, show_progress
+from ..drafts import IID, WithoutReplacement
 
 __all__ = ["compositions", "prefix_order", "check_prefixes", "check_orderings", "MAX_PREFIX_WORK"]
 
@@ -53,35 +54,12 @@ def prefix_order(a: tuple[int, ...], b: tuple[int, ...]) -> list[int]:
     return sorted(range(len(a)), key=lambda i: (b[i] == 0, Fraction(a[i], b[i]) if b[i] else 0, i))
 
 
-def _subset_probs_iid(b: tuple[int, ...], m: int, k: int) -> dict[int, Fraction]:
-    n = len(b)
-    out = {}
-    for mask in range(1 << n):
-        s = sum(b[i] for i in range(n) if mask >> i & 1)
-        out[mask] = Fraction(s, m) ** k
-    return out
-
-
-def _subset_probs_swor(b: tuple[int, ...], m: int, k: int) -> dict[int, Fraction]:
-    """P(first k draws without replacement all in S), for every mask S, exactly:
-    W(B) = Σ_{x∈B} W(B∖x) q_x / (1 − q(B∖x)) is P(the first |B| draws form B)."""
-    n = len(b)
+def _subset_probs(b: tuple[int, ...], m: int, k: int, law: str) -> list[Fraction]:
+    """D(set ⊆ S) for every mask S (bit i = token i), exactly: the draft law's own
+    ``all_subset_probs`` (i.i.d.: q(S)ᵏ; without replacement: Σ of W(A) over the k-sets A ⊆ S
+    by the W(B) recursion of :class:`optaccept.WithoutReplacement`)."""
     q = [Fraction(x, m) for x in b]
-    W = {0: Fraction(1)}
-    for size in range(1, k + 1):
-        for B in itertools.combinations(range(n), size):
-            mask = sum(1 << i for i in B)
-            w = Fraction(0)
-            for x in B:
-                rest = mask & ~(1 << x)
-                used = sum((q[i] for i in range(n) if rest >> i & 1), Fraction(0))
-                if W.get(rest) and used < 1:
-                    w += W[rest] * q[x] / (1 - used)
-            W[mask] = w
-    out = {}
-    for mask in range(1 << n):
-        out[mask] = sum((w for B, w in W.items() if bin(B).count("1") == k and B & ~mask == 0), Fraction(0))
-    return out
+    return (IID(q, k) if law == "iid" else WithoutReplacement(q, k)).all_subset_probs()
 
 
 def check_prefixes(n: int, m: int, ks: tuple[int, ...], law: str = "iid", *, progress: Any = None) -> dict:
@@ -111,7 +89,7 @@ def check_prefixes(n: int, m: int, ks: tuple[int, ...], law: str = "iid", *, pro
             bar.update(1)
             if law == "swor" and sum(1 for x in b if x) < k:
                 continue
-            D = _subset_probs_iid(b, m, k) if law == "iid" else _subset_probs_swor(b, m, k)
+            D = _subset_probs(b, m, k, law)
             for a in grid:
                 instances += 1
                 ps = {}
@@ -194,7 +172,7 @@ def check_orderings(
                 m = lcm(*(x.denominator for x in ps + qs))
                 a = tuple(int(x * m) for x in ps)
                 bb = tuple(int(x * m) for x in qs)
-                D = _subset_probs_iid(bb, m, k) if law == "iid" else _subset_probs_swor(bb, m, k)
+                D = _subset_probs(bb, m, k, law)
                 vals = {
                     mask: Fraction(sum(a[i] for i in range(n) if mask >> i & 1), m) + 1 - D[mask]
                     for mask in range(1 << n)

@@ -3,10 +3,7 @@
 * the one-token values on each prompt root's support (:func:`_root_values`);
 * the upper bound's terms for every tree and length from p(w) and q(w) products along the
   parent pointers (:func:`_bound_terms_all`), the root inclusion probabilities once per
-  distinct root row, for all its tokens at once (a recursion on the first draw,
-  :mod:`optaccept.drafts._swor.inclusions`; :func:`_pair_inclusions` at k = 2), by one quadrature
-  per token only for rows
-  too wide to expand or whose floats overflow;
+  distinct root row, for all its tokens at once (:meth:`optaccept.WithoutReplacement.inclusion`);
 * the sampled verifiers — token-level RRS, block, traversal — of every tree and every
   (k, L) cut from the batched forms of :mod:`optaccept.tree._batched_verifiers` on the
   nodes' stored entries (:func:`_sampled_values`); :func:`_tree_laws` gives one tree's
@@ -26,7 +23,6 @@ import numpy as np
 from .._errors import InputError
 from .._lib import stable as _stable
 from ..drafts import IID, WithoutReplacement
-from ..drafts._swor.inclusions import inclusion_probabilities as _inclusions
 from ..optimal import optimal_acceptance
 from ..tree import _batched_verifiers as batched
 from ..tree._checks import PER_TREE
@@ -115,95 +111,32 @@ def _node_laws(f: Any, cache: dict) -> dict[str, np.ndarray]:
 
 def _root_inclusions(f: Any, k: int, cache: dict) -> np.ndarray:
     """Per depth-1 node: P(its token is among k draws without replacement from the root's
-    q) (as :class:`optaccept.tree._bounds._Pi` gives it), once per distinct root row and token."""
+    q) (as :class:`optaccept.tree._bounds._Pi` gives it): the root law's
+    :meth:`~optaccept.WithoutReplacement.inclusion`, the law built once per distinct root row
+    and asked once for all its depth-1 tokens."""
 
     rows = f._rows
     parent, depth, token = np.asarray(f.parent), np.asarray(f.depth), np.asarray(f.token)
     out = np.zeros(f.n_nodes)
-    laws: dict[bytes, tuple[np.ndarray, np.ndarray]] = cache.setdefault(("root laws", id(f)), {})
-    done: dict[tuple[bytes, int, int], float] = cache.setdefault(("root inclusions", id(f)), {})
-    draws: dict[bytes, Any] = {}  # the root's law of k draws, built once per row
-    if k == 2:  # the closed form for every token of a row at once
-        _pair_inclusions(f, laws, done)
+    wanted: dict[bytes, tuple[int, list[int]]] = {}  # root row -> (the row, its depth-1 nodes)
     for j in np.flatnonzero(depth == 1).tolist():
         r = int(parent[j])
         lo, hi = int(rows.indptr[r]), int(rows.indptr[r + 1])
         rid = rows.indices[lo:hi].tobytes() + rows.draft_values[lo:hi].tobytes()
-        if rid not in laws:  # the root's q on its support
-            lo_hi = slice(lo, hi)
-            cols = rows.indices[lo_hi][rows.draft_values[lo_hi] > 0].astype(np.int64)
-            q = rows.compact([r], rows.indices[lo_hi])[1][0][rows.draft_values[lo_hi] > 0]
-            laws[rid] = (q, cols)
-        q, cols = laws[rid]
-        x = int(token[j])
-        where = int(np.searchsorted(cols, x))
-        if where >= cols.size or cols[where] != x:
-            out[j] = 0.0
-            continue
-        if (rid, x, k) not in done:  # as _Pi.incl((), where, k), the law built once per row
-            if q[where] == 0:
-                v = 0.0
-            elif k == 1:
-                v = float(q[where])
-            elif k >= int(np.count_nonzero(q)):
-                v = 1.0
-            else:
-                if rid not in draws:
-                    every = _inclusions(q, k) if q.size ** (k - 1) <= _EXPANDED else None
-                    draws[rid] = (WithoutReplacement(q, k), every)
-                law, every = draws[rid]
-                if every is not None:  # every token's inclusion at once
-                    v = float(every[where])
-                else:  # one quadrature per token
-                    others = np.ones(q.size, dtype=bool)
-                    others[where] = False
-                    v = 1.0 - float(law.subset_prob(others))
-            done[(rid, x, k)] = v
-        out[j] = done[(rid, x, k)]
+        wanted.setdefault(rid, (r, []))[1].append(j)
+    laws: dict[bytes, Any] = cache.setdefault(("root laws", id(f)), {})
+    for rid, (r, nodes) in wanted.items():
+        if (rid, k) not in laws:  # the root's q on its draft support
+            lo, hi = int(rows.indptr[r]), int(rows.indptr[r + 1])
+            drafted = rows.draft_values[lo:hi] > 0
+            q = rows.compact([r], rows.indices[lo:hi])[1][0][drafted]
+            laws[(rid, k)] = (WithoutReplacement(q, min(k, q.size)), rows.indices[lo:hi][drafted].astype(np.int64))
+        law, cols = laws[(rid, k)]
+        x = token[nodes].astype(np.int64)
+        where = np.minimum(np.searchsorted(cols, x), cols.size - 1)
+        hit = cols[where] == x  # a token off the draft support is never drawn
+        out[np.asarray(nodes)[hit]] = law.inclusion(where[hit])
     return out
-
-
-#: Largest n^(k−1) (first k − 2 draws expanded, times n tokens) for :func:`_inclusions`.
-_EXPANDED = 4_000_000
-
-
-def _pair_inclusions(f: Any, laws: dict, done: dict) -> None:
-    """P(x is among 2 draws without replacement from the root's q) for every depth-1 token
-    of every root row, one row's tokens at once: ``_stable.swor2_prefix_complement`` (as
-    ``WithoutReplacement(q, 2).subset_prob``) along each order "every other token, then x"."""
-    rows = f._rows
-    parent, depth, token = np.asarray(f.parent), np.asarray(f.depth), np.asarray(f.token)
-    wanted: dict[bytes, set[int]] = {}
-    for j in np.flatnonzero(depth == 1).tolist():
-        r = int(parent[j])
-        lo, hi = int(rows.indptr[r]), int(rows.indptr[r + 1])
-        rid = rows.indices[lo:hi].tobytes() + rows.draft_values[lo:hi].tobytes()
-        if rid not in laws:
-            lo_hi = slice(lo, hi)
-            cols = rows.indices[lo_hi][rows.draft_values[lo_hi] > 0].astype(np.int64)
-            q = rows.compact([r], rows.indices[lo_hi])[1][0][rows.draft_values[lo_hi] > 0]
-            laws[rid] = (q, cols)
-        wanted.setdefault(rid, set()).add(int(token[j]))
-    for rid, xs in wanted.items():
-        q, cols = laws[rid]
-        n = q.size
-        if 2 >= int(np.count_nonzero(q)):
-            continue  # every token is drawn (left to the loop of _root_inclusions)
-        law = WithoutReplacement(q, 2)
-        xs = [x for x in sorted(xs) if (rid, x, 2) not in done]
-        at = np.searchsorted(cols, xs)
-        ok = [i for i, (x, w) in enumerate(zip(xs, at, strict=True)) if w < n and cols[w] == x and q[w] != 0]
-        if not ok:
-            continue
-        at = at[ok]
-        order = np.empty((at.size, n), dtype=np.int64)
-        ar = np.arange(n)
-        for i, w in enumerate(at.tolist()):
-            order[i, : n - 1] = np.concatenate([ar[:w], ar[w + 1 :]])
-            order[i, n - 1] = w
-        comp = _stable.swor2_prefix_complement(law.q[order], axis=1)[:, n - 1]
-        for i, c in zip(ok, comp.tolist(), strict=True):
-            done[(rid, xs[i], 2)] = 1.0 - float(min(1.0, max(0.0, 1.0 - c)))
 
 
 def _bound_terms_all(f: Any, k: int, cache: dict) -> np.ndarray:
@@ -214,7 +147,7 @@ def _bound_terms_all(f: Any, k: int, cache: dict) -> np.ndarray:
     pw = laws["pw"]
     if f.drafts == "iid":
         with np.errstate(divide="ignore"):  # q(w) = 1: π = 1
-            pi = -np.expm1(k * np.log1p(-np.minimum(laws["qw"], 1.0))) if k > 1 else laws["qw"]
+            pi = _stable.one_minus_pow1m(np.minimum(laws["qw"], 1.0), k) if k > 1 else laws["qw"]
     else:
         parent, depth = np.asarray(f.parent), np.asarray(f.depth)
         pi = _root_inclusions(f, k, cache)

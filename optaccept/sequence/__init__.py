@@ -13,6 +13,8 @@ target and p for the draft).
   :func:`batch_rejection_limit`, :func:`round_start_measure`.
 * Theorems 4-5: :func:`optimal_rejection_distribution`, :func:`pareto_front`,
   :func:`decoder_losses`.
+
+Statements and proofs: docs/theory.md §6.
 """
 
 from ._batch import (

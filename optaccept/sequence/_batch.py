@@ -1,41 +1,20 @@
 r"""Batch speculative decoding with k draft sequences (Yin et al., Theorem 3 and Proposition 1).
 
-One token with k i.i.d. drafts :math:`\tilde x^1, \dots, \tilde x^k \sim q` is verified by
-recursive rejection sampling (RRS): draft m is accepted with probability
-:math:`\min(1, p^m(\tilde x^m)/q(\tilde x^m))` where :math:`p^1 = p` and
-:math:`p^{m+1} = (p^m - q)_+ / \mathrm{TV}(p^m, q)`; if all k are rejected the token is
-drawn from :math:`p^{k+1}`.  The output law is p and
+One token with k i.i.d. drafts verified by recursive rejection sampling (RRS, residuals
+:math:`p^1 = p`, :math:`p^{m+1} = (p^m - q)_+ / \mathrm{TV}(p^m, q)`) outputs p and
 
 .. math::  P(\text{all } k \text{ rejected}) = \prod_{m=1}^{k} \mathrm{TV}(p^m, q),
            \qquad \mathrm{BI} = \mathrm{TV}(p, q) - \prod_{m=1}^{k} \mathrm{TV}(p^m, q)
 
-(Yin et al., Theorem 3, whose target is q and draft p).
+(Yin et al., Theorem 3, whose target is q and draft p).  Over a sequence a round starts
+after each rejection; ``continuation`` says which draft sequences stay candidates after an
+acceptance: ``"single"`` (default; Yin et al.'s algorithm: only the accepted sequence,
+whose limit as k grows stays positive, Proposition 1) or ``"matching"`` (every sequence
+agreeing with the accepted prefix: a token tree).  The exact expected rejections come from
+a forward recursion over (context, number of candidates), O(T C n k) for ``"single"`` and
+O(T C n k²) for ``"matching"`` (C contexts, n tokens).
 
-Over a sequence a *round* starts after each rejection (one large-model call): k draft
-sequences are drawn from the current prefix with unlimited lookahead, and tokens are
-verified left to right.  At each position the candidates are the draft sequences that
-agree with the accepted prefix; what survives an acceptance is set by ``continuation``:
-
-``"single"`` (default)
-    only the sequence whose token was accepted continues, so the batch helps at the
-    first token of every round and later tokens are plain speculative decoding.  This is
-    the algorithm whose rejections Yin et al. write with a pseudo-measure over the
-    prefixes at which rounds start; its limit as k grows stays positive (Proposition 1).
-``"matching"``
-    every draft sequence whose tokens so far equal the accepted prefix stays a
-    candidate (the k sequences form a token tree).
-
-Exact method.  Given the prefix, the candidate sequences' next tokens are i.i.d.
-:math:`q_t(\cdot \mid x_{<t})` (each was generated from that same prefix, and which
-sequences are candidates depends on earlier tokens only).  So the state
-(context, number a of candidates) is a Markov chain, and a forward recursion over its
-law gives :math:`E[N_{rej}] = \sum_t \sum_{c,a} \mu_t(c, a) \prod_{m=1}^{a}
-\mathrm{TV}(p^m_t, q_t)(c)`.  After draft j of a is accepted with token y, the
-candidates are that draft plus the unexamined ones showing y: 1 + Binomial(a - j, q(y))
-under ``"matching"`` (a rejected draft never shows y: its rejection forces
-:math:`p^{j}(y) = 0` for every later residual), and 1 under ``"single"``; after a
-rejection a new round starts with k candidates.  Cost O(T C n k) for ``"single"`` and
-O(T C n k^2) for ``"matching"`` (C contexts, n tokens).
+Proofs: docs/theory.md §6.2 (one token), §6.3 (the recursion), §6.4 (the limit).
 """
 
 from __future__ import annotations
@@ -177,7 +156,7 @@ def batch_improvement(p: Any, q: Any, k: int) -> float:
 
 def uniform_batch_improvement(r: float, k: int) -> float:
     r"""Closed form for q uniform on V, p uniform on V' in V, r = |V|/|V'| (Yin et al.):
-    :math:`\mathrm{BI} = (1 - 1/r) - (1 - 1/r)^k`, since every residual equals p.
+    :math:`\mathrm{BI} = (1 - 1/r) - (1 - 1/r)^k`.  Proof: docs/theory.md §6.2.
 
     Parameters
     ----------
@@ -213,11 +192,8 @@ def uniform_batch_improvement(r: float, k: int) -> float:
 
 def bernoulli_batch_improvement(u: float, v: float, k: int) -> float:
     r"""Closed form for draft Ber(u), target Ber(v) (Yin et al., u >= v):
-    :math:`\mathrm{BI} = (u - v)(1 - u^{k-1})`.
-
-    The residuals are :math:`p^2 = p^3 = \dots = \delta_0` with
-    :math:`\mathrm{TV}(\delta_0, \mathrm{Ber}(u)) = u`.  For u < v the roles of 0 and 1
-    swap: :math:`(v - u)(1 - (1 - u)^{k-1})`.
+    :math:`\mathrm{BI} = (u - v)(1 - u^{k-1})`; for u < v,
+    :math:`(v - u)(1 - (1 - u)^{k-1})`.  Proof: docs/theory.md §6.2.
 
     Parameters
     ----------
@@ -335,9 +311,9 @@ def round_start_measure(chain: SequencePair, k: int) -> np.ndarray:
     r"""Measure of the contexts at which a round of batch SD (``"single"``) starts, shape (T, C).
 
     Row t - 1, entry c is :math:`f_t(c) = P(x_{t-1} = c \text{ and a round starts at } t)`
-    (a sub-probability; C = 1 for a position pair).  Since the output follows p,
+    (a sub-probability; C = 1 for a position pair), and
     :math:`E[N_{rej}] = \sum_t E_{p}[\mathrm{TV}(p_t, q_t)] - \sum_t \sum_c f_t(c)\,
-    \mathrm{BI}_M(p_t(\cdot \mid c), q_t(\cdot \mid c))`.
+    \mathrm{BI}_M(p_t(\cdot \mid c), q_t(\cdot \mid c))` (docs/theory.md §6.3).
 
     Parameters
     ----------
@@ -378,10 +354,8 @@ def batch_expected_rejections(
                \prod_{m=1}^{a} \mathrm{TV}(p_t^m, q_t)(c)
 
     where :math:`\mu_{t-1}(c, a)` is the law of the context (previous token) and of the
-    number a of candidate drafts at step t, obtained by a forward recursion (see the module
-    notes).  With ``continuation="single"``, :math:`\mu(\cdot, k)` is the measure of the
-    prefixes at which a round starts and the result equals Theorem 1's value minus
-    :math:`\sum_t E_{\mu_{t-1}(\cdot, k)}[\mathrm{BI}_M(p_t, q_t)]`.
+    number a of candidate drafts at step t, obtained by a forward recursion.  Proof:
+    docs/theory.md §6.3.
 
     Parameters
     ----------
@@ -412,19 +386,11 @@ def batch_expected_rejections(
 def batch_rejection_limit(chain: SequencePair, *, continuation: str = "single") -> float:
     r"""Exact limit of :func:`batch_expected_rejections` as k -> infinity (Proposition 1).
 
-    With infinitely many i.i.d. drafts, RRS rejects with probability
-    :math:`\lim_M \prod_{m \le M} \mathrm{TV}(p^m, q) = p(\{x : q(x) = 0\})`: the mass
-    :math:`p^m(O)` of O = {q = 0} obeys :math:`p^{m+1}(O) = p^m(O)/\mathrm{TV}(p^m, q)`, so
-    the product telescopes to :math:`p(O)/p^{M+1}(O) \to p(O)`, and the replacement is p
-    restricted to O.
-
-    * ``"single"``: the first token of a round rejects with probability p(O), later
-      tokens of the round are plain speculative decoding (rejection TV(p, q)); the limit
-      is positive whenever TV > 0 somewhere reachable -- Yin et al.'s Proposition 1.
-    * ``"matching"``: every accepted token is shared by infinitely many candidates, so
-      every position rejects with probability p(O) and the limit is
-      :math:`\sum_t E_{x_{<t}\sim p}[p_t(q_t = 0)]`, which is 0 when the draft's support
-      covers the target's.
+    With infinitely many i.i.d. drafts, RRS rejects with probability p(O), O = {x : q(x) = 0}.
+    ``"single"``: the first token of a round rejects with probability p(O), the later ones
+    with TV(p, q), and the limit stays positive (Yin et al.'s Proposition 1);
+    ``"matching"``: the limit is :math:`\sum_t E_{x_{<t}\sim p}[p_t(q_t = 0)]`, 0 when the
+    draft's support covers the target's.  Proof: docs/theory.md §6.4.
 
     Parameters
     ----------

@@ -11,15 +11,13 @@ Theorem 4.  With :math:`A = (p - b q)/R`, a rejection law minimises the bias iff
 
 .. math::  \mathrm{loss}(b) = \tfrac12 \sum_x |p(x) - b(x) q(x)| - \tfrac12 \sum_x (1 - b(x)) q(x).
 
-Theorem 5 (Pareto front).  For every b, :math:`R + \mathrm{loss}(b) \ge \mathrm{TV}(p, q)`
-(from :math:`|p - q| \le |p - b q| + (1 - b) q`), with equality exactly when
-:math:`\min(1, p/q) \le b \le 1` where q > 0: the front is the segment from
-(0, TV) to (TV, 0).
+Theorem 5 (Pareto front).  For every b, :math:`R + \mathrm{loss}(b) \ge \mathrm{TV}(p, q)`,
+with equality exactly when :math:`\min(1, p/q) \le b \le 1` where q > 0: the front is the
+segment from (0, TV) to (TV, 0).  Over-acceptance :math:`b_\varepsilon = \min(1, (p +
+\varepsilon)/q)` sweeps it with the residual :math:`(p - q)_+ / \mathrm{TV}(p, q)` as its
+optimal rejection law ("Decoding-OPT"); "Decoding-UNO" draws rejections from p itself.
 
-Over-acceptance :math:`b_\varepsilon = \min(1, (p + \varepsilon)/q)` sweeps the front:
-:math:`p - b_\varepsilon q = \max(p - q, -\varepsilon)`, so its optimal rejection law
-("Decoding-OPT") is the ordinary residual :math:`(p - q)_+ / \mathrm{TV}(p, q)`; the
-baseline "Decoding-UNO" draws rejections from p itself.
+Proofs: docs/theory.md §6.5.
 """
 
 from __future__ import annotations
@@ -104,9 +102,8 @@ def optimal_rejection_distribution(p: Any, q: Any, b: Any) -> tuple[np.ndarray, 
     .. math::  \mathcal P^* = \frac{(p - b q)_+}{\sum_x (p - b q)_+}, \qquad
                \mathrm{loss} = \tfrac12 \sum_x |p - b q| - \tfrac12 \sum_x (1 - b) q
 
-    (Yin et al., Theorem 4, letters swapped: their target is q).  :math:`\mathcal P^*` is
-    the member of Theorem 4's optimal set proportional to :math:`A_+`; it satisfies
-    :math:`\mathcal P^* \le A` because :math:`\sum (p - bq)_+ \ge \sum (1 - b) q`.
+    (Yin et al., Theorem 4, letters swapped: their target is q): the member of Theorem 4's
+    optimal set proportional to :math:`A_+`.  Proof: docs/theory.md §6.5.
 
     Parameters
     ----------

@@ -4,14 +4,13 @@ Speculative decoding with unlimited lookahead: the draft proposes
 :math:`\tilde x_t \sim q_t(\cdot \mid x_{<t})`, the target accepts it with probability
 :math:`\min(1, p_t(\tilde x_t)/q_t(\tilde x_t))` and otherwise replaces it by a draw from
 the residual :math:`(p_t - q_t)_+ / \mathrm{TV}(p_t, q_t)`; each replacement is one
-rejection (one more call of the large model).  The output is distributed as the target,
-so the prefix :math:`x_{<t}` follows p and (Yin et al., Theorem 1; their q is our p)
+rejection (one more call of the large model).  Then (Yin et al., Theorem 1; their q is our p)
 
 .. math::  E[N_{rej}] = \sum_{t=1}^{T} E_{x_{<t} \sim p}\,\mathrm{TV}(p_t(\cdot\mid x_{<t}),
            q_t(\cdot\mid x_{<t})).
 
-For a Markov pair the expectation only needs the target marginal of :math:`x_{t-1}`,
-so it is a forward recursion in O(T S^2) -- no path enumeration.
+It is computed by a forward recursion over the target marginal of :math:`x_{t-1}`,
+O(T S^2) for a Markov pair.  Proofs of Theorems 1 and 2: docs/theory.md §6.1.
 """
 
 from __future__ import annotations
@@ -128,8 +127,8 @@ def rejection_profile(chain: SequencePair, acceptance: AcceptanceRule | None = N
     r"""Per-step rejection probabilities :math:`E_{x_{<t}\sim p}[1 - \sum_x b_t(x) q_t(x)]`, t = 1..T.
 
     With the default (speculative decoding, :math:`b = \min(1, p/q)`) the summand is
-    :math:`\mathrm{TV}(p_t, q_t)` (Yin et al., Theorem 1).  Any unbiased rule keeps the
-    prefix distributed as p, so the same forward recursion applies to it.
+    :math:`\mathrm{TV}(p_t, q_t)` (Yin et al., Theorem 1); an unbiased rule keeps the
+    prefix distributed as p, so the same recursion applies (docs/theory.md §6.1).
 
     Parameters
     ----------
@@ -195,9 +194,9 @@ def unbiased_rejections(chain: SequencePair, acceptance: AcceptanceRule) -> floa
     r"""Exact expected rejections of an unbiased acceptance rule b (Yin et al., Theorem 2).
 
     The rule accepts draft token x with probability :math:`b_t(x) \le \min(1, p_t(x)/q_t(x))`
-    and otherwise draws from :math:`(p_t - b_t q_t)/(1 - \sum_x b_t q_t)`, which keeps the
-    output law equal to p.  Then :math:`E[N_{rej}] = \sum_t E_p[1 - \sum_x b_t q_t]
-    \ge` :func:`expected_rejections` (Theorem 2), with equality for speculative decoding.
+    and otherwise draws from :math:`(p_t - b_t q_t)/(1 - \sum_x b_t q_t)`; then
+    :math:`E[N_{rej}] = \sum_t E_p[1 - \sum_x b_t q_t] \ge` :func:`expected_rejections`
+    (Theorem 2), with equality for speculative decoding.  Proof: docs/theory.md §6.1.
 
     Parameters
     ----------

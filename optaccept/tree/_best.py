@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError, MethodError
+from .._lib import stable as _stable
 from .._lib.limits import show_progress
 from .._lib.validation import check_choice, one_renormalization_warning
 from ..drafts import WithoutReplacement
@@ -257,20 +258,10 @@ def _star_value(P: Any, Q: Any, p: np.ndarray, q: np.ndarray, b: int, children: 
 
         rule = RRS() if children == "iid" or b == 1 else RRSWithoutReplacement()
         return float(rule.acceptance(p, q, k=b))
-    if verifier == "target_only" and children == "iid":  # P(the target's token is drawn)
-        return float(np.sum(p * -np.expm1(b * np.log1p(-np.minimum(q, 1.0)))))
-    if verifier == "target_only":  # swor: Σ_y p(y)·P(y among b draws without replacement)
-        support = np.flatnonzero(q)
-        if b >= support.size:
-            return float(p[support].sum())
-        if b == 1:
-            return float(p @ q)
-        law = WithoutReplacement(q, b)
-        total = 0.0
-        for y in support:
-            if p[y] > 0:
-                total += float(p[y]) * (1.0 - float(law.subset_prob(np.flatnonzero(np.arange(q.size) != y))))
-        return total
+    if verifier == "target_only":  # Σ_y p(y)·P(y is drafted)
+        if children == "iid":
+            return float(np.sum(p * _stable.one_minus_pow1m(np.minimum(q, 1.0), b)))
+        return float(np.sum(p * WithoutReplacement(q, min(b, int(np.count_nonzero(q)))).inclusion()))
 
     try:
         r = shaped_accepted_tokens(

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from .._lib import stable as _stable
 from .._lib.limits import show_progress
 from .._lib.statistics import std_err as sample_std_err
 from .._lib.validation import check_rng, one_renormalization_warning
@@ -57,7 +58,7 @@ class _Pi:
 
     def __init__(self, Q: Any, shape: Any, kind: str, length: int, k: int) -> None:
         self.Q, self.shape, self.kind, self.length, self.k = Q, shape, kind, length, k
-        self._incl: dict[tuple[Prefix, int, int], float] = {}
+        self._laws: dict[tuple[Prefix, int], WithoutReplacement] = {}
         # swor nodes whose children carry different subtrees need the law of each draw's rank
         self._mixed: set[tuple[int, ...]] = set()
         if shape is not None and kind == "swor":
@@ -67,22 +68,12 @@ class _Pi:
                     self._mixed.add(u)
 
     def incl(self, pre: Prefix, x: int, b: int) -> float:
-        """P(x is among b draws without replacement from q(·|pre))."""
-        key = (pre, x, b)
-        if key not in self._incl:
+        """P(x is among b draws without replacement from q(·|pre)) (the law built once per
+        (pre, b))."""
+        if (pre, b) not in self._laws:
             q = np.asarray(self.Q(pre), dtype=np.float64)
-            support = int(np.count_nonzero(q))
-            if q[x] == 0:
-                v = 0.0
-            elif b == 1:
-                v = float(q[x])
-            elif b >= support:
-                v = 1.0
-            else:
-                others = np.flatnonzero(np.arange(q.size) != x)
-                v = 1.0 - float(WithoutReplacement(q, b).subset_prob(others))
-            self._incl[key] = v
-        return self._incl[key]
+            self._laws[(pre, b)] = WithoutReplacement(q, min(b, int(np.count_nonzero(q))))
+        return float(self._laws[(pre, b)].inclusion([x])[0])
 
     def __call__(self, w: Prefix) -> float:
         Q = self.Q
@@ -91,7 +82,7 @@ class _Pi:
                 qw = 1.0
                 for i in range(len(w)):
                     qw *= float(Q(w[:i])[w[i]])
-                return float(-np.expm1(self.k * np.log1p(-min(qw, 1.0)))) if self.k > 1 else qw
+                return float(_stable.one_minus_pow1m(min(qw, 1.0), self.k)) if self.k > 1 else qw
             v = self.incl((), w[0], self.k)
             for i in range(1, len(w)):
                 v *= float(Q(w[:i])[w[i]])

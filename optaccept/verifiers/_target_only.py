@@ -25,7 +25,7 @@ import numpy as np
 from .._errors import InputError
 from .._lib.sampling import draws
 from .._lib.validation import as_distribution, check_choice
-from ..drafts import IID, DraftLaw, Greedy, Independent, law_from_name, law_names
+from ..drafts import DraftLaw, law_from_name, law_names
 from ._base import Verifier
 
 __all__ = ["TargetOnly", "target_only_acceptance", "target_only_respond"]
@@ -37,8 +37,8 @@ def target_only_acceptance(p: Any, drafts: DraftLaw) -> Any:
     """Exact acceptance E_D[p(set(x̄))] of target-only verification for any draft law.
 
     Exact (a Fraction) when both ``p`` and the law are given in Fractions.  Closed forms for
-    i.i.d. (1 − (1 − q(y))ᵏ), greedy/SpecHub and independent drafts; otherwise the law's own
-    D(set ⊆ Ω∖{y}) per token (for drafts without replacement: one integral per token).
+    i.i.d. (1 − (1 − q(y))ᵏ), greedy/SpecHub and independent drafts, the recursion on the first
+    draw without replacement: the law's own :meth:`~optaccept.DraftLaw.inclusion`.
 
     Parameters
     ----------
@@ -64,36 +64,11 @@ def target_only_acceptance(p: Any, drafts: DraftLaw) -> Any:
         pv = [Fraction(v) for v in np.asarray(p, dtype=object).ravel()]
         if len(pv) != drafts.n or sum(pv) != 1:
             raise InputError(f"p: must be an exact distribution of length {drafts.n}")
-        return sum(
-            (
-                pv[y] * (1 - drafts.subset_prob([z for z in range(drafts.n) if z != y]))
-                for y in range(drafts.n)
-                if pv[y]
-            ),
-            Fraction(0),
-        )
+        return sum((py * iy for py, iy in zip(pv, drafts.inclusion()) if py), Fraction(0))
     pf = as_distribution(p, "p")
     if pf.size != drafts.n:
         raise InputError(f"p: has {pf.size} entries, the draft law {drafts.n}")
-    return float(pf @ _inclusion(drafts))
-
-
-def _inclusion(law: DraftLaw) -> np.ndarray:
-    """P(y ∈ set(x̄)) for every token y (float)."""
-    if isinstance(law, IID):
-        if law.k == 1:
-            return law.q.copy()
-        with np.errstate(divide="ignore"):  # q = 1: log1p(-1) = -inf, and 1 - e^{-inf} = 1 exactly
-            return -np.expm1(law.k * np.log1p(-np.minimum(law.q, 1.0)))
-    if isinstance(law, Greedy):  # SpecHub included: T always drafted, the last draft ~ q_rest
-        inc = np.asarray(law.q_rest, dtype=np.float64).copy()
-        inc[list(law.top)] = 1.0
-        return inc
-    if isinstance(law, Independent):
-        qs = np.asarray(law.qs, dtype=np.float64)
-        return 1.0 - np.prod(1.0 - qs, axis=0)
-    n = law.n
-    return np.array([1.0 - float(law.subset_prob([z for z in range(n) if z != y])) for y in range(n)])
+    return float(pf @ drafts.inclusion())
 
 
 def target_only_respond(p: Any, tokens: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -68,7 +68,6 @@ PRIVATE_IMPORTS = {
     ("llm", "optaccept.real._storage"),
     ("llm", "optaccept.tree._draft"),
     ("llm", "optaccept.verifiers._batched"),
-    ("real", "optaccept.drafts._swor.inclusions"),
     ("real", "optaccept.sequence._batch"),
     ("real", "optaccept.tree._batched_verifiers"),
     ("real", "optaccept.tree._checks"),

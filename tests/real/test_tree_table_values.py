@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from optaccept import InputError, real, tree
+from optaccept.drafts._swor import inclusions as _swor_inclusions
 from optaccept.real import _tree_values as _real
 from optaccept.real._storage import SparseRows
 from optaccept.real._stored import StoredModel
@@ -221,52 +222,9 @@ def test_trees_the_batched_traversal_leaves_take_the_per_tree_path():
     assert got["token"][0] == token_value(tree_, P, Q)
 
 
-def _exact_inclusion(q, k, x):
-    """P(x is among k draws without replacement from q), by enumerating the draws (Fractions)."""
-    from fractions import Fraction
-
-    q = [Fraction(v) for v in q]
-
-    def walk(left, mass, m):
-        if m == 0 or mass == 0:
-            return Fraction(0)
-        total = Fraction(0)
-        for i in left:
-            if q[i] == 0:
-                continue
-            step = q[i] / mass
-            total += step if i == x else step * walk(left - {i}, mass - q[i], m - 1)
-        return total
-
-    return walk(frozenset(range(len(q))), sum(q), k)
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_every_tokens_inclusion_at_once_matches_enumeration(seed):
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(3, 7))
-    laws = [
-        rng.dirichlet(np.ones(n)),
-        np.where(rng.random(n) < 0.4, 0.0, rng.random(n)),  # zeros
-        np.full(n, 1.0),  # ties
-        np.r_[1 - 1e-12, np.full(n - 1, 1e-12 / (n - 1))],  # near-one-hot
-        np.r_[0.5, 5e-320, np.full(n - 2, 0.5 / (n - 2))],  # a subnormal mass
-    ]
-    for q in laws:
-        if not q.any():
-            q[0] = 1.0
-        q = q / q.sum()
-        for k in range(1, n + 2):  # up to above the support
-            got = _real._inclusions(q, k)
-            assert got is not None
-            for x in range(n):
-                want = float(_exact_inclusion(q, k, x))
-                assert got[x] == pytest.approx(want, rel=1e-13, abs=1e-300), (q, k, x)
-
-
 def test_bound_terms_by_one_integral_per_token_match(shipped, monkeypatch):
     """The path for rows too wide to expand (or whose floats overflow): one quadrature per token."""
-    monkeypatch.setattr(_real, "_EXPANDED", 0)
+    monkeypatch.setattr(_swor_inclusions, "EXPANDED", 0)
     f = shipped["swor"]
     for k in (3, f.k):
         got = _real._bound_terms_all(f, k, {})
@@ -274,14 +232,3 @@ def test_bound_terms_by_one_integral_per_token_match(shipped, monkeypatch):
             P, Q = _dense_models(f, i)
             want = tree_bound_terms(_cut(f, i, k, f.length), P, Q, "swor", k)
             np.testing.assert_allclose(got[i, 2:], want[2:], rtol=RTOL, atol=0)
-
-
-def test_inclusions_give_way_where_a_float_overflows():
-    """The heavy token's odds 1/(3·5e-324) overflow: no value rather than a wrong one; the
-    table then integrates each token (the path checked by the bound-terms test above)."""
-    q = np.array([1.0, 5e-324, 5e-324, 5e-324])
-    assert _real._inclusions(q, 3) is None and _real._inclusions(q, 2) is None
-    q = np.array([1 - 2**-52, 2**-53, 2**-54, 2**-54])  # tiny but no overflow: exact
-    got = _real._inclusions(q, 3)
-    for x in range(4):
-        assert got[x] == pytest.approx(float(_exact_inclusion(q, 3, x)), rel=1e-13)

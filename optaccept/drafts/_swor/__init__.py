@@ -50,7 +50,9 @@ O(G · (heavy · k + 36 · k + k²)) instead of O(n · k · G).
 The work is split by concept: :mod:`optaccept.drafts._swor.prefixes` (every prefix: the closed
 forms for k ≤ 2, the quadrature for k ≥ 3), :mod:`optaccept.drafts._swor.quadrature` (the
 Gauss–Kronrod panels and the integrand), :mod:`optaccept.drafts._swor.kernels` (the compiled
-kernels) and :mod:`optaccept.drafts._swor.window` (the window search for α*).  This module gathers
+kernels), :mod:`optaccept.drafts._swor.window` (the window search for α*) and
+:mod:`optaccept.drafts._swor.inclusions` (every token's inclusion probability, many rows at
+once: the batched form behind ``WithoutReplacement.inclusion``).  This module gathers
 their public functions.
 """
 
