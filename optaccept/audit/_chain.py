@@ -111,7 +111,10 @@ class ChainAuditReport(Verdicted, Report):
     ...     accepted_law=[0.3, 0.3, 0.3, 0.1], declared="token")
     >>> round(rep.gap, 4), round(rep.expected_z, 4), rep.detectable, rep.above_optimum, rep.ok
     (0.3, -0.5, 0.1, False, True)
-    >>> print(next(line for line in str(rep).splitlines() if "declared rule " in line).strip())
+    >>> for line in str(rep).splitlines():
+    ...     if "declared rule" in line:
+    ...         print(line.strip())
+    declared rule check     consistent: z = -0.50 vs ±5.16, 1,000 calls
     declared rule           token: 1.2100 (exact; z = -0.50)
     """
 
@@ -132,6 +135,7 @@ class ChainAuditReport(Verdicted, Report):
 
     #: the value is a sample mean
     method = "sampled"
+    _unit = "calls"
 
     @property
     def value(self) -> float:

@@ -141,6 +141,7 @@ class AuditReport(Verdicted, Report):
     #: the value is a sample mean
     method = "sampled"
     _means = ("acceptance", "std_err", "expected", "alpha_star")
+    _unit = "steps"
 
     @property
     def value(self) -> float:

@@ -173,6 +173,7 @@ class GenerationAuditReport(Verdicted, Report):
     #: the value is a sample mean
     method = "sampled"
     _means = ("tokens_per_call", "std_err", "expected", "optimum")
+    _unit = "calls"
 
     @property
     def value(self) -> float | None:

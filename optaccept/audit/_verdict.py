@@ -122,7 +122,7 @@ class Verdict:
             why = list(self.no_power)
             if self.samples_to_decide is not None:
                 why.append(f"about {self.samples_to_decide:,} {self.unit} would decide at margin {self.margin:g}")
-            head = "inconclusive (" + "; ".join(why) + ")"
+            head = "inconclusive (" + ("; ".join(why) or f"not within the margin {self.margin:g}") + ")"
         rows = [("verdict", head)]
         if law:
             worst = max(law, key=lambda c: c.statistic / c.threshold)
@@ -349,6 +349,8 @@ class Verdicted:
     #: the report's fields holding the measured mean, its standard error, the declared rule's
     #: value and the best lossless value (read by :meth:`_fallback`)
     _means = ("accepted", "std_err", "expected", "optimum")
+    #: the unit of the report's sample size
+    _unit = "samples"
 
     def _fallback(self) -> Verdict:
         """The verdict of a report built from its fields: the law checks at the thresholds
@@ -365,6 +367,8 @@ class Verdicted:
             thresholds=thr,
             declared=None if mean is None or exp is None else mean_check(mean, se, exp, n),
             optimum=None if mean is None or not ok_top else mean_check(mean, se, (-math.inf, top), n),
+            samples=n,
+            unit=self._unit,
         )
 
     @property
