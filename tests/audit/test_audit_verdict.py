@@ -265,3 +265,66 @@ def test_false_alarm_rate_of_correct_verifiers_stays_as_stated():
         )
         alarms += not rep.ok
     assert alarms <= 59, alarms
+
+
+# -- whole loops: the same verdict -----------------------------------------------------------
+
+
+def _accept_all_loop(target, draft, gamma, new_tokens):
+    """Drafts γ tokens from the draft and keeps them all, then a bonus token from the target."""
+
+    def generate(prompt, rng):
+        toks, counts = [], []
+        while len(toks) < new_tokens:
+            pre = tuple(prompt) + tuple(toks)
+            chain = []
+            for _ in range(gamma):
+                chain.append(int(rng.choice(len(draft(pre)), p=draft(pre + tuple(chain)))))
+            bonus = int(rng.choice(len(target(pre)), p=target(pre + tuple(chain))))
+            toks += chain + [bonus]
+            counts.append(gamma)
+        return toks, counts
+
+    return generate
+
+
+def _never_drafting_loop(target, new_tokens):
+    """Samples the target one token per call and reports no accepted draft."""
+
+    def generate(prompt, rng):
+        toks = []
+        for _ in range(new_tokens):
+            law = target(tuple(prompt) + tuple(toks))
+            toks.append(int(rng.choice(len(law), p=law)))
+        return toks, [0] * new_tokens
+
+    return generate
+
+
+def test_generation_above_the_optimum_is_not_lossless_and_no_drafts_has_no_power():
+    target, draft = tree.synthetic_pair(5, rng=4)
+    drafting = audit.ChainDrafting(draft, 2, "sd")
+    bad = audit.audit_generation(
+        _accept_all_loop(target, draft, 2, 6),
+        target,
+        prompts=[(1,)],
+        samples=150,
+        new_tokens=6,
+        rng=0,
+        drafting=drafting,
+        progress=False,
+    )
+    assert bad.above_optimum and not bad.lossless and bad.verdict == "not lossless"
+    assert json.loads(bad.to_json())["lossless"] is False and "NOT LOSSLESS" in str(bad)
+    idle = audit.audit_generation(
+        _never_drafting_loop(target, 6),
+        target,
+        prompts=[(1,)],
+        samples=150,
+        new_tokens=6,
+        rng=0,
+        drafting=drafting,
+        progress=False,
+    )
+    assert idle.lossless and idle.verdict == "inconclusive"
+    assert any("never used" in r for r in idle.decision.no_power) and "never used" in str(idle)
