@@ -57,6 +57,9 @@ _DRAFT_LAWS = law_names(batched=True)
 DECLARED = ("sd", "rrs", "kseq", "greedy", "nss", "target_only", "exact_match")
 #: Rules whose acceptance holds for any draft law (the others assume drafts sampled from q).
 _ANY_LAW = ("target_only", "exact_match")
+#: The audit measures P(Y ∈ drafts): K-SEQ's value of that quantity is "kseq-output" (its
+#: "kseq" counts acceptances by the rule, which a residual draw equal to a draft adds to).
+_MEASURED = {"kseq": "kseq-output"}
 #: The draft law each other rule's exact acceptance assumes.
 _RULE_LAW = {"sd": "iid", "rrs": "iid", "kseq": "iid", "nss": "iid", "greedy": "greedy"}
 
@@ -317,7 +320,7 @@ def _expected(declared: str | None, p: np.ndarray, q: np.ndarray, k: int, law: D
     check_choice("declared", declared, DECLARED, allow_none=True)
     if declared in _ANY_LAW:
         return float(target_only_acceptance(p, law))
-    return float(batched_acceptance(p[None, :], q[None, :], k, declared)[0])
+    return float(batched_acceptance(p[None, :], q[None, :], k, _MEASURED.get(declared, declared))[0])
 
 
 def audit_verifier(
@@ -575,7 +578,7 @@ def audit_log(
                 sum(target_only_acceptance(Pc[i], law_from_name(drafts, Qc[i], k)) for i in range(hi - lo))
             )
         elif declared is not None:
-            exp_sum += float(np.sum(batched_acceptance(Pc, Qc, k, declared)))
+            exp_sum += float(np.sum(batched_acceptance(Pc, Qc, k, _MEASURED.get(declared, declared))))
     rows_p.finish()
     rows_q.finish()
     dist = {o: ks_uniform(np.concatenate(v)) for o, v in us.items()}

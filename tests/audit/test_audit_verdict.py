@@ -329,3 +329,14 @@ def test_generation_above_the_optimum_is_not_lossless_and_no_drafts_has_no_power
     )
     assert idle.lossless and idle.verdict == "inconclusive"
     assert any("never used" in r for r in idle.decision.no_power) and "never used" in str(idle)
+
+
+@pytest.mark.parametrize("rule, cls, k", [("sd", "SD", 1), ("rrs", "RRS", 2), ("kseq", "KSeq", 3), ("nss", "NSS", 2)])
+def test_correct_verifiers_match_their_declared_rule(rule, cls, k):
+    """The declared check compares the quantity the audit measures, P(Y ∈ drafts) (for K-SEQ its
+    "output" value, not the rule's own acceptance count)."""
+    from optaccept import testing, verifiers
+
+    fn = testing.verifier_fn(getattr(verifiers, cls)())
+    rep = audit.audit_verifier(fn, P0, Q0, k=k, samples=30_000, rng=7, declared=rule)
+    assert rep.ok and not rep.not_declared and abs(rep.expected_z) < rep.decision.check("declared").threshold
