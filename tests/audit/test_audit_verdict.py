@@ -333,8 +333,8 @@ def test_generation_above_the_optimum_is_not_lossless_and_no_drafts_has_no_power
 
 @pytest.mark.parametrize("rule, cls, k", [("sd", "SD", 1), ("rrs", "RRS", 2), ("kseq", "KSeq", 3), ("nss", "NSS", 2)])
 def test_correct_verifiers_match_their_declared_rule(rule, cls, k):
-    """The declared check compares the quantity the audit measures, P(Y ∈ drafts) (for K-SEQ its
-    "output" value, not the rule's own acceptance count)."""
+    """The declared check of correct verifiers (the library's sampling verifiers) against each
+    rule's closed-form P(Y ∈ drafts) (optaccept.verifiers.batched_acceptance) raises no alarm."""
     from optaccept import testing, verifiers
 
     fn = testing.verifier_fn(getattr(verifiers, cls)())
