@@ -131,7 +131,7 @@ class ChainAuditReport(Verdicted, Report):
     accepted_law: list[float]
     declared: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
-    decision: Verdict | None = None
+    decision: Verdict | None = field(default=None, repr=False)
 
     #: the value is a sample mean
     method = "sampled"

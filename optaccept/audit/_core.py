@@ -139,7 +139,7 @@ class AuditReport(Verdicted, Report):
     #: α* of each draft law with the same q and k ("iid", "swor", "greedy"); None if not computed
     alpha_by_law: dict[str, float] | None = None
     details: dict[str, Any] = field(default_factory=dict)
-    decision: Verdict | None = None
+    decision: Verdict | None = field(default=None, repr=False)
 
     #: the value is a sample mean
     method = "sampled"

@@ -168,7 +168,7 @@ class GenerationAuditReport(Verdicted, Report):
     declared: str | None = None
     length: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
-    decision: Verdict | None = None
+    decision: Verdict | None = field(default=None, repr=False)
 
     #: the value is a sample mean
     method = "sampled"
