@@ -88,11 +88,15 @@ class GenerationAuditReport(Verdicted, Report):
 
     In the results' vocabulary ``value`` is ``tokens_per_call`` ± ``std_err``
     (``tokens_per_call_se`` is its old name; both None without a draft), ``method``
-    ``"sampled"``, ``ok`` lossless and not above the optimum; ``to_pandas()`` and
+    ``"sampled"``, ``ok`` no alarm (lossless and the declared rule); ``to_pandas()`` and
     ``to_latex()`` give its numbers as one row.
 
-    ``lossless`` is the decision of the joint test (pooled law and dependence along the text)
-    at false-alarm rate ``false_alarm``; ``ks_distance`` / ``ks_threshold`` hold each test's
+    ``verdict`` ("lossless" within the margin, "not lossless", "inconclusive") comes from the
+    audits' one verdict function (docs/audit.md §1b; ``decision`` holds every check): the joint
+    test (pooled law and dependence along the text) and, with counts, the tokens per call
+    against the best lossless rule's and the declared rule's, all at false-alarm rate
+    ``false_alarm``; ``lossless`` is False exactly when the verdict is "not lossless";
+    ``ks_distance`` / ``ks_threshold`` hold each test's
     Kolmogorov distance and rejection threshold, keyed ``"pooled/p"``, ``"lag1-even/id"``, ….
     With a draft: ``tokens_per_call`` ± ``std_err`` measured over ``calls`` verifier
     calls; ``expected`` ± ``expected_se`` the declared rule's estimated value at the same
@@ -101,7 +105,7 @@ class GenerationAuditReport(Verdicted, Report):
     Attributes
     ----------
     lossless : bool
-        The joint test's decision.
+        False exactly when the verdict is "not lossless".
     false_alarm : float
         Its false-alarm rate.
     texts : int
@@ -128,6 +132,8 @@ class GenerationAuditReport(Verdicted, Report):
         Drafted tokens per call.
     details : dict
         Further facts of the run.
+    decision : Verdict
+        The verdict and every check.
 
     Examples
     --------
