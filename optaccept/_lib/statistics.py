@@ -19,7 +19,8 @@ Dvoretzky–Kiefer–Wolfowitz bound with Massart's constant (*Ann. Probab.* 18,
 several tests (Bonferroni), against which :func:`ks_uniform` distances are held
 (:func:`within`); :func:`l1_threshold`, the bound of Weissman et al. (HP Labs tech. report
 HPL-2003-97, 2003) on the L1 distance of an empirical law on n outcomes; and
-:func:`normal_quantile` for one-sided z-tests.
+:func:`normal_quantile` for the z-tests.  One function holds an audit's distances and means
+against these thresholds and returns its verdict: ``optaccept.audit._verdict.decide``.
 
 The formulas are checked against hand computations in exact fractions and against direct
 loops over the clusters (tests/foundations/test_statistics_helpers.py).

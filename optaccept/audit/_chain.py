@@ -25,6 +25,7 @@ docs/trees.md §7).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -34,13 +35,14 @@ import numpy as np
 from .._errors import InputError
 from .._lib.display import Report
 from .._lib.sampling import draw
-from .._lib.statistics import ks_threshold, ks_uniform, mean_std_err, within
+from .._lib.statistics import ks_threshold, ks_uniform, mean_std_err, paired_difference, within
 from .._lib.validation import check_choice, check_rng, check_size, one_renormalization_warning
 from ..tree import TreeDraftLaw, accepted_tokens
 from ..tree._models import as_model
 from ._formats import chain_outputs, flashinfer_chain_outputs
 from ._logs import SPARSE_KEYS, SparseChainLog, _as_arrays, _chain_values, _from_rows
 from ._pit import FALSE_ALARM, ORDERS, pit_values
+from ._verdict import MARGIN, Verdict, Verdicted, decide, mean_check
 
 __all__ = ["ChainAuditReport", "audit_chain", "audit_chain_log"]
 
@@ -52,19 +54,23 @@ DECLARED_CHAIN = ("token", "block", "exact_match", "target_only")
 
 
 @dataclass
-class ChainAuditReport(Report):
-    """What a chain audit found: ``lossless`` (the test of the generated text's law at rate
-    ``false_alarm``), the mean accepted drafted tokens with its standard error, the exact
-    value of the declared rule (``expected``), the optimum for one chain (``optimum``), and the
-    empirical law of m (``accepted_law[i]`` = fraction of steps with m = i).  In the results'
-    vocabulary ``value`` is ``accepted`` ± ``std_err`` (``accepted_se`` is its old name),
-    ``method`` ``"sampled"``, ``ok`` lossless and not above the optimum; ``to_pandas()`` and
-    ``to_latex()`` give its numbers as one row.
+class ChainAuditReport(Verdicted, Report):
+    """What a chain (or tree) audit found: ``verdict`` — "lossless" (every tested law of the
+    generated text within the margin, confidence 1 − ``false_alarm``), "not lossless" or
+    "inconclusive" — from the audits' one verdict function (``decision`` holds every check:
+    the pooled transforms and those of each depth, by order, the optimum and the declared
+    rule); ``lossless`` is False exactly when the verdict is "not lossless"; the mean accepted
+    drafted tokens with its standard error, the exact value of the declared rule
+    (``expected``; ``not_declared`` when the measured mean departs from it), the optimum for
+    one chain (``optimum``), and the empirical law of m (``accepted_law[i]`` = fraction of
+    steps with m = i).  In the results' vocabulary ``value`` is ``accepted`` ± ``std_err``,
+    ``method`` ``"sampled"``, ``ok`` no alarm; ``to_pandas()`` and ``to_latex()`` give its
+    numbers as one row.
 
     Attributes
     ----------
     lossless : bool
-        Whether every tested order's transforms passed the Kolmogorov test.
+        False exactly when the verdict is "not lossless".
     accepted : float
         Mean accepted drafted tokens per call.
     std_err : float
@@ -80,9 +86,11 @@ class ChainAuditReport(Report):
     false_alarm : float
         The losslessness test's false-alarm rate.
     ks_distance : dict of str to float
-        Kolmogorov distance of the transforms from Uniform(0, 1), by token order.
+        Kolmogorov distance of the transforms from Uniform(0, 1): pooled by token order
+        (keys "p", "q", "p/q", "id"), and of each depth's token ("depth 1, p", …).
     ks_threshold : float
-        The distance above which the test flags a departure.
+        The distance above which the pooled test flags a departure (each check's own in
+        ``decision``).
     accepted_law : list of float
         Fraction of calls with m = i, i = 0..γ.
     declared : str or None
@@ -90,6 +98,8 @@ class ChainAuditReport(Report):
     details : dict
         How ``expected`` and ``optimum`` were found, counts of transforms, and for a log the
         check that the drafts follow Q.
+    decision : Verdict
+        The verdict and every check.
 
     Examples
     --------
@@ -100,7 +110,10 @@ class ChainAuditReport(Report):
     ...     accepted_law=[0.3, 0.3, 0.3, 0.1], declared="token")
     >>> round(rep.gap, 4), round(rep.expected_z, 4), rep.detectable, rep.above_optimum, rep.ok
     (0.3, -0.5, 0.1, False, True)
-    >>> print(str(rep).splitlines()[4].strip())
+    >>> for line in str(rep).splitlines():
+    ...     if "declared rule" in line:
+    ...         print(line.strip())
+    declared rule check     consistent: z = -0.50 vs ±5.16, 1,000 calls
     declared rule           token: 1.2100 (exact; z = -0.50)
     """
 
@@ -117,20 +130,16 @@ class ChainAuditReport(Report):
     accepted_law: list[float]
     declared: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    decision: Verdict | None = field(default=None, repr=False)
 
     #: the value is a sample mean
     method = "sampled"
+    _unit = "calls"
 
     @property
     def value(self) -> float:
         """``accepted``, the results' name for it."""
         return self.accepted
-
-    @property
-    def ok(self) -> bool:
-        """Whether the text's law passed the losslessness test and the accepted tokens are not
-        above the optimum (:attr:`above_optimum`)."""
-        return bool(self.lossless) and not self.above_optimum
 
     @property
     def _audited(self) -> str:
@@ -152,27 +161,13 @@ class ChainAuditReport(Report):
         return self.optimum - self.accepted
 
     @property
-    def expected_z(self) -> float | None:
-        if self.expected is None:
-            return None
-        return (self.accepted - self.expected) / max(self.std_err, 1e-300)
-
-    @property
     def detectable(self) -> float:
         """The resolution of this run: a departure whose transforms sit at Kolmogorov distance
         ≥ this value along a tested order (hence a total variation at least this large) is
         flagged with probability ≥ 1 − ``false_alarm``."""
         return 2.0 * self.ks_threshold
 
-    @property
-    def above_optimum(self) -> bool:
-        """True when the measured accepted tokens exceed the best lossless verifier's value by
-        more than four standard errors: that alone shows the verifier is not lossless (an
-        upper bound on the optimum counts as well)."""
-        return self.accepted - self.optimum > 4 * self.std_err
-
     def _rows(self) -> list[tuple[str, str]]:
-        worst = max(self.ks_distance, key=self.ks_distance.get)
         how = self.details.get("expected_method", "exact")
         opt_how = self.details.get("optimum_method", "exact")
         bound = opt_how.startswith("upper bound")
@@ -181,17 +176,8 @@ class ChainAuditReport(Report):
         opt += f"gap ≤ {self.gap:.4f}" if bound else f"gap = {self.gap:.4f}"
         if self.above_optimum:
             opt += "; measured ABOVE the best lossless value: the verifier is not lossless"
-        return [
-            (
-                "lossless",
-                f"{'yes' if self.lossless else 'NO'} (false-alarm rate ≤ {self.false_alarm:g}; largest KS "
-                f"distance {self.ks_distance[worst]:.2e} vs threshold {self.ks_threshold:.2e}, order '{worst}')",
-            ),
-            (
-                "resolution",
-                f"departures of total variation ≥ {self.detectable:.3g} along a tested order are flagged with "
-                f"probability ≥ {1 - self.false_alarm:g}",
-            ),
+        z = self.expected_z
+        return self.decision.rows() + [
             (
                 "accepted tokens / call",
                 f"{self.accepted:.4f} ± {self.std_err:.4f} (measured; "
@@ -201,7 +187,7 @@ class ChainAuditReport(Report):
                 "declared rule",
                 "—"
                 if self.declared is None
-                else f"{self.declared}: {self.expected:.4f} ({how}; z = {self.expected_z:+.2f})",
+                else f"{self.declared}: {self.expected:.4f} ({how}" + ("" if z is None else f"; z = {z:+.2f}") + ")",
             ),
             (opt_label, opt),
             ("law of m", ", ".join(f"{i}: {v:.3f}" for i, v in enumerate(self.accepted_law))),
@@ -213,13 +199,91 @@ class ChainAuditReport(Report):
         Returns
         -------
         str
-            The fields, plus ``gap``, ``detectable`` and ``above_optimum``.
+            The fields, plus ``gap``, ``detectable``, ``above_optimum``, ``verdict``,
+            ``not_declared`` and ``decision`` (every check with its details).
         """
         d = asdict(self)
         d["gap"] = self.gap
         d["detectable"] = self.detectable
         d["above_optimum"] = self.above_optimum
+        d["verdict"] = self.verdict
+        d["not_declared"] = self.not_declared
+        d["decision"] = self.decision.to_dict()
         return json.dumps(d, indent=2, default=float)
+
+
+def depth_distances(us: dict[str, list[np.ndarray]], width: int) -> tuple[dict[str, float], dict[str, int]]:
+    """Kolmogorov distances of the text's transforms (``us[order]``: arrays of ``width``
+    transforms per call, call after call) pooled by order ("p", …) and at each depth of the text
+    ("depth 1, p", …: the i-th token of every call, independent Uniform(0, 1) under
+    losslessness), so that a departure at one depth is not diluted by the others; with the
+    values each read."""
+    dist: dict[str, float] = {}
+    sizes: dict[str, int] = {}
+    for o, parts in us.items():
+        U = np.concatenate(parts)
+        dist[o], sizes[o] = ks_uniform(U), int(U.size)
+    if width > 1:
+        for o, parts in us.items():
+            U = np.concatenate(parts).reshape(-1, width)
+            for i in range(width):
+                dist[f"depth {i + 1}, {o}"], sizes[f"depth {i + 1}, {o}"] = ks_uniform(U[:, i]), int(U.shape[0])
+    return dist, sizes
+
+
+def chain_decision(
+    dist: dict[str, float],
+    sizes: dict[str, int],
+    false_alarm: float,
+    m: np.ndarray,
+    length: int,
+    expected: float | None,
+    optimum: float | None,
+    *,
+    margin: float = MARGIN,
+    exact: bool = True,
+    unit: str = "calls",
+    reference_se: tuple[float, float] = (0.0, 0.0),
+) -> Verdict:
+    """The verdict of a chain or tree audit: the law checks, the accepted tokens ``m`` (per
+    call, in [0, ``length``]) against the optimum and the declared rule's value; "no power"
+    when every call accepted all its drafts (no rejection ran) or none accepted any.
+    ``reference_se``: the standard errors of estimated (not exact) declared and optimum values,
+    combined with the measured mean's."""
+    mean, se = mean_std_err(m)
+    no_power = []
+    if m.size and np.all(m >= length):
+        no_power.append(
+            f"every {unit[:-1]} accepted all {length} drafted tokens: the rejection path was never exercised"
+        )
+    elif m.size and np.all(m <= 0) and (optimum or 0.0) > 0:
+        no_power.append(f"no {unit[:-1]} accepted a drafted token: the acceptance path was never exercised")
+    bounds = (0.0, float(length))
+    return decide(
+        dict((k, (d, sizes[k])) for k, d in dist.items()),
+        false_alarm,
+        margin=margin,
+        declared=None
+        if expected is None
+        else mean_check(mean, math.hypot(se, reference_se[0]), expected, m.size, bounds if exact else None),
+        optimum=None
+        if optimum is None
+        else mean_check(mean, math.hypot(se, reference_se[1]), (0.0, optimum), m.size, bounds if exact else None),
+        samples=int(m.size),
+        unit=unit,
+        no_power=no_power,
+    )
+
+
+def _no_power_log(m: np.ndarray, gammas: np.ndarray) -> list[str]:
+    """Why a chain log could not decide: nothing drafted, nothing accepted, or nothing rejected."""
+    if not np.any(gammas > 0):
+        return ["nothing was drafted"]
+    if np.all(m >= gammas):
+        return ["every call accepted all its drafted tokens: the rejection path was never exercised"]
+    if np.all(m <= 0):
+        return ["no call accepted a drafted token: the acceptance path was never exercised"]
+    return []
 
 
 def _chain_result(out: Any, B: int, gamma: int) -> tuple[np.ndarray, np.ndarray]:
@@ -256,6 +320,7 @@ def audit_chain(
     false_alarm: float = FALSE_ALARM,
     batch: int = 2_000,
     samples_for_expected: int | None = None,
+    margin: float = MARGIN,
 ) -> ChainAuditReport:
     """Audit a chain verifier ``fn(P, Q, X, rng) -> (m, Y)`` (module docstring) on ``samples``
     calls, chains of ``length`` tokens drafted from ``draft``.  ``fn`` may instead return the
@@ -289,6 +354,8 @@ def audit_chain(
     samples_for_expected : int, optional
         Estimate the declared rule's value and the optimum from this many sampled chains
         instead of enumerating them.
+    margin : float
+        The verdict's margin (Kolmogorov distance of each tested law; default 0.02).
 
     Returns
     -------
@@ -338,10 +405,12 @@ def audit_chain(
     optimum = float(optimum_res.value)
     expected = None
     how = "exact"
+    exp_se = 0.0
     if declared is not None:
         rule = "target_only" if declared == "exact_match" else declared
         res = accepted_tokens(target, draft, TreeDraftLaw(length=length), verifier=rule, **kw)
         expected = float(res.value)
+        exp_se = float(res.std_err or 0.0) if samples_for_expected is not None else 0.0
         if samples_for_expected is not None:
             how = f"estimate ± {res.std_err or 0.0:.4f} from {samples_for_expected:,} sampled chains"
     opt_how = "block verification"
@@ -387,12 +456,24 @@ def audit_chain(
         ms.append(m)
     m_all = np.concatenate(ms).astype(np.float64)
     N = sum(v.size for v in us["id"])
-    eps = ks_threshold(N, false_alarm, len(ORDERS))
-    dist = {o: ks_uniform(np.concatenate(v)) for o, v in us.items()}
     law = np.bincount(m_all.astype(np.int64), minlength=length + 1) / m_all.size
     accepted, accepted_se = mean_std_err(m_all)
+    dist, sizes = depth_distances(us, length + 1)
+    ref_se = (float(exp_se or 0.0), float(optimum_res.std_err or 0.0) if samples_for_expected else 0.0)
+    decision = chain_decision(
+        dist,
+        sizes,
+        false_alarm,
+        m_all,
+        length,
+        expected,
+        optimum,
+        margin=margin,
+        exact=samples_for_expected is None,
+        reference_se=ref_se,
+    )
     return ChainAuditReport(
-        lossless=within(dist, eps),
+        lossless=decision.lossless,
         accepted=accepted,
         std_err=accepted_se,
         expected=expected,
@@ -401,9 +482,10 @@ def audit_chain(
         steps=int(m_all.size),
         false_alarm=false_alarm,
         ks_distance=dist,
-        ks_threshold=eps,
+        ks_threshold=decision.checks[0].threshold,
         accepted_law=[float(v) for v in law],
         declared=declared,
+        decision=decision,
         details={
             "transforms": N,
             "expected_method": how,
@@ -558,7 +640,6 @@ def _audit_sparse(sp: SparseChainLog, rng: np.random.Generator, false_alarm: flo
     own = np.where(pos < m[:, None], pxp, sp.py[:, None])[text]
     below = sp.text_below[text]
     N, ND = own.size, int(valid.sum())
-    eps = ks_threshold(N, false_alarm, len(ORDERS))
     eps_d = ks_threshold(ND, false_alarm, len(ORDERS))
     if not (np.isfinite(own).all() and np.isfinite(below).all()):
         raise InputError("log: py, px and text_below must be finite at every token of the text")
@@ -569,9 +650,22 @@ def _audit_sparse(sp: SparseChainLog, rng: np.random.Generator, false_alarm: flo
     block_opt = _chain_values(sp, "block", "log", strict=False)
     mf = m.astype(np.float64)
     law = np.bincount(m, minlength=int(gammas.max()) + 1) / C
+    length_max = int(gammas.max())
     accepted, accepted_se = mean_std_err(mf)
+    # paired with each call's own chain: m − E[m | chain] of the declared rule, and of the optimum
+    d_dec, se_dec = paired_difference(mf, sd_exp)
+    d_opt, se_opt = paired_difference(mf, block_opt)
+    decision = decide(
+        {o: (d, N) for o, d in dist.items()},
+        false_alarm,
+        declared=mean_check(d_dec, se_dec, 0.0, C, note="paired: m − E[m | the call's chain]"),
+        optimum=mean_check(d_opt, se_opt, (-float(length_max), 0.0), C, note="paired with each call's chain"),
+        samples=C,
+        unit="calls",
+        no_power=_no_power_log(m, gammas),
+    )
     return ChainAuditReport(
-        lossless=within(dist, eps),
+        lossless=decision.lossless,
         accepted=accepted,
         std_err=accepted_se,
         expected=float(sd_exp.mean()),
@@ -580,9 +674,10 @@ def _audit_sparse(sp: SparseChainLog, rng: np.random.Generator, false_alarm: flo
         steps=C,
         false_alarm=false_alarm,
         ks_distance=dist,
-        ks_threshold=eps,
+        ks_threshold=decision.checks[0].threshold,
         accepted_law=[float(v) for v in law],
         declared="token",
+        decision=decision,
         details={
             "generated_tokens": N,
             "drafted_tokens": ND,

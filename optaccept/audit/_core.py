@@ -30,7 +30,7 @@ import numpy as np
 
 from .._errors import InputError, MissingDependencyError
 from .._lib.display import Report
-from .._lib.statistics import bernoulli_std_err, ks_threshold, ks_uniform, l1_threshold, moment_std_err, within
+from .._lib.statistics import bernoulli_std_err, ks_uniform, l1_threshold, moment_std_err
 from .._lib.statistics import ks_uniform as _ks_uniform  # noqa: F401  (its name before the statistics module)
 from .._lib.validation import (
     as_distribution_pair,
@@ -45,6 +45,7 @@ from ..verifiers import batched_acceptance
 from ..verifiers._target_only import target_only_acceptance
 from ._log_rows import _dtype_of, _Rows
 from ._pit import FALSE_ALARM, ORDERS, _pit_one, pit_values
+from ._verdict import MARGIN, Verdict, Verdicted, decide, mean_check
 
 __all__ = ["AuditReport", "audit_verifier", "audit_log", "torch_adapter", "FALSE_ALARM", "ORDERS", "pit_values"]
 
@@ -57,24 +58,31 @@ _DRAFT_LAWS = law_names(batched=True)
 DECLARED = ("sd", "rrs", "kseq", "greedy", "nss", "target_only", "exact_match")
 #: Rules whose acceptance holds for any draft law (the others assume drafts sampled from q).
 _ANY_LAW = ("target_only", "exact_match")
+#: The audit measures P(Y ∈ drafts): K-SEQ's value of that quantity is "kseq-output" (its
+#: "kseq" counts acceptances by the rule, which a residual draw equal to a draft adds to).
+_MEASURED = {"kseq": "kseq-output"}
 #: The draft law each other rule's exact acceptance assumes.
 _RULE_LAW = {"sd": "iid", "rrs": "iid", "kseq": "iid", "nss": "iid", "greedy": "greedy"}
 
 
 @dataclass
-class AuditReport(Report):
-    """What an audit found.  ``lossless`` is the decision of the test of "output law = p" at
-    false-alarm rate ``false_alarm``; ``acceptance`` is the measured P(Y ∈ drafts) with its
-    standard error; ``expected`` the exact acceptance of the declared rule (None if none was
-    declared); ``alpha_star`` the optimum of the draft law; gaps are ``alpha_star − acceptance``.
-    In the results' vocabulary ``value`` is ``acceptance`` ± ``std_err`` (``acceptance_se``
-    is its old name), ``method`` ``"sampled"``, ``ok`` lossless and not above the optimum;
+class AuditReport(Verdicted, Report):
+    """What an audit found.  ``verdict`` is "lossless" (every tested law within the margin, at
+    confidence 1 − ``false_alarm``), "not lossless" or "inconclusive" (with the sample size that
+    would decide), from the audit's one verdict function (``decision`` holds every check);
+    ``lossless`` is False exactly when the verdict is "not lossless" (a law check departs, or
+    the acceptance lies above the best lossless value); ``acceptance`` is the measured
+    P(Y ∈ drafts) with its standard error; ``expected`` the exact acceptance of the declared
+    rule (None if none was declared), ``not_declared`` True when the acceptance departs from it;
+    ``alpha_star`` the optimum of the draft law; gaps are ``alpha_star − acceptance``.
+    In the results' vocabulary ``value`` is ``acceptance`` ± ``std_err``, ``method``
+    ``"sampled"``, ``ok`` no alarm (lossless and the declared rule);
     ``to_pandas()`` and ``to_latex()`` give its numbers as one row.
 
     Attributes
     ----------
     lossless : bool
-        Whether every tested order's transforms passed the Kolmogorov test.
+        False exactly when the verdict is "not lossless".
     tv_upper : float or None
         An upper bound on TV(output law, p) at confidence 1 − ``false_alarm`` (None for logs).
     acceptance : float
@@ -99,6 +107,9 @@ class AuditReport(Report):
         α* of each compared draft law with the same q and k (None if not compared).
     details : dict
         Further facts of the run (the draft law, n or k; intervals of a truncated log).
+    decision : Verdict
+        The verdict and every check (law checks by order, the optimum and declared-rule
+        checks), with the margin and the sample size that would decide.
 
     Examples
     --------
@@ -109,6 +120,8 @@ class AuditReport(Report):
     >>> rep = audit.audit_verifier(fn, p, q, k=2, samples=2000, rng=np.random.default_rng(0), declared="rrs")
     >>> type(rep).__name__, rep.steps, rep.lossless, rep.declared
     ('AuditReport', 2000, True, 'rrs')
+    >>> rep.verdict, rep.decision.samples_to_decide > 2000  # no departure, but 2,000 steps cannot show a margin
+    ('inconclusive', True)
     """
 
     _title = "Audit report"
@@ -127,20 +140,17 @@ class AuditReport(Report):
     #: α* of each draft law with the same q and k ("iid", "swor", "greedy", "topk"); None if not computed
     alpha_by_law: dict[str, float] | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    decision: Verdict | None = field(default=None, repr=False)
 
     #: the value is a sample mean
     method = "sampled"
+    _means = ("acceptance", "std_err", "expected", "alpha_star")
+    _unit = "steps"
 
     @property
     def value(self) -> float:
         """``acceptance``, the results' name for it."""
         return self.acceptance
-
-    @property
-    def ok(self) -> bool:
-        """Whether the output law passed the losslessness test and the acceptance is not above
-        the optimum (:attr:`above_optimum`)."""
-        return bool(self.lossless) and not self.above_optimum
 
     _caption = "Audit of a verifier: the measured acceptance and the test of its output law."
 
@@ -169,42 +179,15 @@ class AuditReport(Report):
         return max(self.alpha_by_law, key=self.alpha_by_law.get)
 
     @property
-    def expected_z(self) -> float | None:
-        """(measured − expected) / SE for the declared rule (None without one)."""
-        if self.expected is None:
-            return None
-        return (self.acceptance - self.expected) / max(self.std_err, 1e-300)
-
-    @property
     def detectable(self) -> float:
         """The resolution of this run: a departure whose transforms sit at Kolmogorov distance
         ≥ this value along a tested order (hence a total variation at least this large between
         the output law and p) is flagged with probability ≥ 1 − ``false_alarm``."""
         return 2.0 * self.ks_threshold
 
-    @property
-    def above_optimum(self) -> bool:
-        """True when the measured acceptance exceeds α* (or the top of its guaranteed
-        interval) by more than four standard errors: no lossless verifier of this draft law
-        accepts that often, so this alone shows the implementation is not lossless."""
-        top = self.details.get("alpha_star_interval", (None, self.alpha_star))[1]
-        if top is None or math.isnan(top) or self.details.get("no_q"):
-            return False
-        return self.acceptance - top > 4 * self.std_err
-
     def _rows(self) -> list[tuple[str, str]]:
-        rows = [
-            (
-                "lossless",
-                f"{'yes' if self.lossless else 'NO'} (false-alarm rate ≤ {self.false_alarm:g}; "
-                f"largest KS distance {max(self.ks_distance.values()):.2e} vs threshold {self.ks_threshold:.2e}, "
-                f"order '{max(self.ks_distance, key=self.ks_distance.get)}')",
-            ),
-            (
-                "resolution",
-                f"departures of total variation ≥ {self.detectable:.3g} along a tested order are flagged with "
-                f"probability ≥ {1 - self.false_alarm:g}",
-            ),
+        dec = self.expected_z
+        rows = self.decision.rows() + [
             (
                 "TV(output, p) ≤",
                 "—" if self.tv_upper is None else f"{self.tv_upper:.4f} (confidence {1 - self.false_alarm:g})",
@@ -214,7 +197,7 @@ class AuditReport(Report):
                 "declared rule",
                 "—"
                 if self.declared is None
-                else f"{self.declared}: exact {self.expected:.5f} (z = {self.expected_z:+.2f})",
+                else f"{self.declared}: exact {self.expected:.5f}" + ("" if dec is None else f" (z = {dec:+.2f})"),
             ),
             ("α* of the draft law", f"{self.alpha_star:.5f}; gap α* − acceptance = {self.gap:.5f}"),
         ]
@@ -225,14 +208,6 @@ class AuditReport(Report):
             rows[-1] = ("α* of the draft law", f"in [{iv[0]:.5f}, {iv[1]:.5f}] (truncated log)")
             if ev is not None:
                 rows[-2] = ("declared rule", f"{self.declared}: exact value in [{ev[0]:.5f}, {ev[1]:.5f}]")
-        if self.above_optimum:
-            rows.append(
-                (
-                    "above the optimum",
-                    "the measured acceptance exceeds the best lossless value by more than 4 standard errors: "
-                    "the implementation is not lossless",
-                )
-            )
         if self.alpha_by_law:
             laws = ", ".join(f"{k} {v:.5f}" for k, v in self.alpha_by_law.items())
             rows.append(
@@ -246,7 +221,7 @@ class AuditReport(Report):
 
     def __repr__(self) -> str:
         return (
-            f"AuditReport(lossless={self.lossless}, acceptance={self.acceptance:.5f}±{self.std_err:.5f}, "
+            f"AuditReport(verdict={self.verdict!r}, lossless={self.lossless}, acceptance={self.acceptance:.5f}±{self.std_err:.5f}, "
             f"expected={self.expected}, alpha_star={self.alpha_star:.5f}, steps={self.steps})"
         )
 
@@ -257,7 +232,8 @@ class AuditReport(Report):
         -------
         str
             The fields, plus ``gap``, ``verifier_gap``, ``draft_gap``, ``best_law``,
-            ``detectable`` and ``above_optimum`` (NaN α* written as null).
+            ``detectable``, ``above_optimum``, ``verdict``, ``not_declared`` and ``decision``
+            (every check with its details; NaN α* written as null).
         """
         d = asdict(self)
         d["gap"] = None if math.isnan(self.alpha_star) else self.gap
@@ -268,7 +244,43 @@ class AuditReport(Report):
         d["best_law"] = self.best_law
         d["detectable"] = self.detectable
         d["above_optimum"] = self.above_optimum
+        d["verdict"] = self.verdict
+        d["not_declared"] = self.not_declared
+        d["decision"] = self.decision.to_dict()
         return json.dumps(d, indent=2, default=float)
+
+
+def step_decision(
+    dist: dict[str, float],
+    steps: int,
+    false_alarm: float,
+    hits: tuple[float, float, float],
+    expected: float | tuple[float, float] | None,
+    top: float | None,
+    *,
+    margin: float = MARGIN,
+) -> Verdict:
+    """The verdict of a one-step audit: its law checks (one per order, each over ``steps``
+    transforms), the acceptance (``hits`` = (mean, standard error, fraction of steps that
+    accepted)) against the best lossless value ``top`` and the declared rule's ``expected``
+    (a value or a guaranteed interval); "no power" when every step accepted (the rejection path
+    never ran) or none did though the optimum accepts."""
+    mean, se, _ = hits
+    no_power = []
+    if mean >= 1.0:
+        no_power.append("every step accepted a draft: the rejection path was never exercised")
+    elif mean <= 0.0 and top is not None and top > 0:
+        no_power.append("no step accepted a draft: the acceptance path was never exercised")
+    return decide(
+        {o: (d, steps) for o, d in dist.items()},
+        false_alarm,
+        margin=margin,
+        declared=None if expected is None else mean_check(mean, se, expected, steps, (0.0, 1.0)),
+        optimum=None if top is None else mean_check(mean, se, (0.0, top), steps, (0.0, 1.0)),
+        samples=steps,
+        unit="steps",
+        no_power=no_power,
+    )
 
 
 def _law_of(drafts: Any, q: np.ndarray, k: int) -> DraftLaw:
@@ -296,7 +308,7 @@ def _expected(declared: str | None, p: np.ndarray, q: np.ndarray, k: int, law: D
     check_choice("declared", declared, DECLARED, allow_none=True)
     if declared in _ANY_LAW:
         return float(target_only_acceptance(p, law))
-    return float(batched_acceptance(p[None, :], q[None, :], k, declared)[0])
+    return float(batched_acceptance(p[None, :], q[None, :], k, _MEASURED.get(declared, declared))[0])
 
 
 def audit_verifier(
@@ -311,6 +323,7 @@ def audit_verifier(
     *,
     false_alarm: float = FALSE_ALARM,
     batch: int | None = None,
+    margin: float = MARGIN,
 ) -> AuditReport:
     """Audit ``fn(P, Q, X, rng) -> Y`` on ``samples`` steps of one (p, q).
 
@@ -337,7 +350,11 @@ def audit_verifier(
         rest i.i.d. drafts); with another law only the rules valid for any draft law
         ("target_only", "exact_match") are accepted, and the refusal comes before any call.
     false_alarm : float
-        The rate at which a correct implementation is declared not lossless (default 1e-6).
+        The rate at which a correct implementation raises any alarm (default 1e-6), shared by
+        every check of the verdict.
+    margin : float
+        The verdict's margin: "lossless" when every tested law is within it (Kolmogorov
+        distance, confidence 1 − ``false_alarm``); default 0.02.
     batch : int, optional
         Rows per call of ``fn`` (default: 50,000, at most 2²³ / n so that each of P and Q
         stays within 64 MB: 64 rows at n = 131,072).  The batch's P and Q are read-only
@@ -346,7 +363,8 @@ def audit_verifier(
     Returns
     -------
     AuditReport
-        The losslessness verdict, the measured acceptance with its standard error, the
+        The verdict ("lossless" within ``margin``, "not lossless", "inconclusive"), the
+        measured acceptance with its standard error, the
         declared rule's exact value, α* of the draft law and of the other laws.
 
     Raises
@@ -397,30 +415,31 @@ def audit_verifier(
         Y[lo : lo + B] = Yb
         acc[lo : lo + B] = (X == Yb[:, None]).any(axis=1)
     N = Y.size
-    eps = ks_threshold(N, false_alarm, len(ORDERS))
     dist = {o: ks_uniform(_pit_one(pf, qf, Y, o, rng)) for o in ORDERS}
-    ok = within(dist, eps)
     # TV upper bound at confidence 1 − false_alarm (Bretagnolle–Huber–Carol over the n tokens)
     emp = np.bincount(Y, minlength=n) / N
     lam = l1_threshold(n, N, false_alarm)
     tv_upper = min(1.0, 0.5 * float(np.abs(emp - pf).sum()) + lam / 2)
     a = float(acc.mean())
-    se = bernoulli_std_err(a, N)
+    se = bernoulli_std_err(a, N, floor=None)
     alpha = float(optimal_acceptance(pf, law).value)
     by_law = _alpha_by_law(pf, qf, law.k)
+    expected = _expected(declared, pf, qf, law.k, law)
+    decision = step_decision(dist, N, false_alarm, (a, se, a), expected, alpha, margin=margin)
     return AuditReport(
-        lossless=ok,
+        lossless=decision.lossless,
         tv_upper=tv_upper,
         acceptance=a,
         std_err=se,
-        expected=_expected(declared, pf, qf, law.k, law),
+        expected=expected,
         alpha_star=alpha,
         steps=N,
         false_alarm=false_alarm,
         ks_distance=dist,
-        ks_threshold=eps,
+        ks_threshold=decision.checks[0].threshold,
         declared=declared,
         alpha_by_law=by_law,
+        decision=decision,
         details={"drafts": repr(law), "n": n},
     )
 
@@ -437,6 +456,7 @@ def audit_log(
     false_alarm: float = FALSE_ALARM,
     chunk: int | None = None,
     compare_laws: bool = False,
+    margin: float = MARGIN,
 ) -> AuditReport:
     """Audit logged steps, each with its own target and draft rows.
 
@@ -476,6 +496,8 @@ def audit_log(
         Also compute the mean α* of every draft law of :func:`optaccept.drafts.law_names`
         ``(batched=True)`` ("iid", "swor", "greedy", "topk"); a law whose k drafts are
         distinct tokens is left out when a row of Q has fewer than k tokens with q > 0.
+    margin : float
+        The verdict's margin (as :func:`audit_verifier`).
 
     Returns
     -------
@@ -550,26 +572,28 @@ def audit_log(
                 sum(target_only_acceptance(Pc[i], law_from_name(drafts, Qc[i], k)) for i in range(hi - lo))
             )
         elif declared is not None:
-            exp_sum += float(np.sum(batched_acceptance(Pc, Qc, k, declared)))
+            exp_sum += float(np.sum(batched_acceptance(Pc, Qc, k, _MEASURED.get(declared, declared))))
     rows_p.finish()
     rows_q.finish()
-    eps = ks_threshold(T, false_alarm, len(ORDERS))
     dist = {o: ks_uniform(np.concatenate(v)) for o, v in us.items()}
     mean = acc_sum / T
-    se = moment_std_err(mean, acc_sq / T, T)
+    se = moment_std_err(mean, acc_sq / T, T, floor=0.0)
+    expected = None if declared is None else exp_sum / T
+    decision = step_decision(dist, T, false_alarm, (mean, se, mean), expected, alpha_sum / T, margin=margin)
     return AuditReport(
-        lossless=all(d <= eps for d in dist.values()),
+        lossless=decision.lossless,
         tv_upper=None,
         acceptance=mean,
         std_err=se,
-        expected=None if declared is None else exp_sum / T,
+        expected=expected,
         alpha_star=alpha_sum / T,
         steps=T,
         false_alarm=false_alarm,
         ks_distance=dist,
-        ks_threshold=eps,
+        ks_threshold=decision.checks[0].threshold,
         declared=declared,
         alpha_by_law=None if law_sums is None else {m: v / T for m, v in law_sums.items()},
+        decision=decision,
         details={"drafts": drafts, "k": k},
     )
 

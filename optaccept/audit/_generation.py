@@ -77,6 +77,7 @@ from ..tree._sampling import tree_value
 from ._generation_args import ChainDrafting, GenerationOptions
 from ._pit import FALSE_ALARM, pit_values
 from ._torch_lm import torch_lm
+from ._verdict import Verdict, Verdicted, decide, mean_check
 
 __all__ = [
     "GenerationAuditReport",
@@ -94,16 +95,20 @@ _CACHE_ENTRIES = 1 << 24
 
 
 @dataclass
-class GenerationAuditReport(Report):
+class GenerationAuditReport(Verdicted, Report):
     """What :func:`audit_generation` found.
 
     In the results' vocabulary ``value`` is ``tokens_per_call`` ± ``std_err``
     (``tokens_per_call_se`` is its old name; both None without a draft), ``method``
-    ``"sampled"``, ``ok`` lossless and not above the optimum; ``to_pandas()`` and
+    ``"sampled"``, ``ok`` no alarm (lossless and the declared rule); ``to_pandas()`` and
     ``to_latex()`` give its numbers as one row.
 
-    ``lossless`` is the decision of the joint test (pooled law and dependence along the text)
-    at false-alarm rate ``false_alarm``; ``ks_distance`` / ``ks_threshold`` hold each test's
+    ``verdict`` ("lossless" within the margin, "not lossless", "inconclusive") comes from the
+    audits' one verdict function (docs/audit.md §1b; ``decision`` holds every check): the joint
+    test (pooled law and dependence along the text) and, with counts, the tokens per call
+    against the best lossless rule's and the declared rule's, all at false-alarm rate
+    ``false_alarm``; ``lossless`` is False exactly when the verdict is "not lossless";
+    ``ks_distance`` / ``ks_threshold`` hold each test's
     Kolmogorov distance and rejection threshold, keyed ``"pooled/p"``, ``"lag1-even/id"``, ….
     With a draft: ``tokens_per_call`` ± ``std_err`` measured over ``calls`` verifier
     calls; ``expected`` ± ``expected_se`` the declared rule's estimated value at the same
@@ -112,7 +117,7 @@ class GenerationAuditReport(Report):
     Attributes
     ----------
     lossless : bool
-        The joint test's decision.
+        False exactly when the verdict is "not lossless".
     false_alarm : float
         Its false-alarm rate.
     texts : int
@@ -139,6 +144,8 @@ class GenerationAuditReport(Report):
         Drafted tokens per call.
     details : dict
         Further facts of the run.
+    decision : Verdict
+        The verdict and every check.
 
     Examples
     --------
@@ -179,20 +186,17 @@ class GenerationAuditReport(Report):
     declared: str | None = None
     length: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    decision: Verdict | None = field(default=None, repr=False)
 
     #: the value is a sample mean
     method = "sampled"
+    _means = ("tokens_per_call", "std_err", "expected", "optimum")
+    _unit = "calls"
 
     @property
     def value(self) -> float | None:
         """``tokens_per_call``, the results' name for it (None without a draft)."""
         return self.tokens_per_call
-
-    @property
-    def ok(self) -> bool:
-        """Whether the text's law passed the joint test and the tokens per call are not above
-        the optimum (:attr:`above_optimum`)."""
-        return bool(self.lossless) and not self.above_optimum
 
     _caption = "Audit of a decoding loop: the joint test of the text's law and the tokens per call."
 
@@ -208,29 +212,8 @@ class GenerationAuditReport(Report):
         """The test closest to (or furthest beyond) its threshold."""
         return max(self.ks_distance, key=lambda k: self.ks_distance[k] / self.ks_threshold[k])
 
-    @property
-    def above_optimum(self) -> bool:
-        """True when the measured tokens per call exceed the best lossless rule's by more than
-        four combined standard errors: that alone shows the loop is not lossless."""
-        if self.tokens_per_call is None or self.optimum is None:
-            return False
-        se = math.hypot(self.std_err or 0.0, self.optimum_se or 0.0)
-        return self.tokens_per_call - self.optimum > 4 * se
-
     def _rows(self) -> list[tuple[str, str]]:
-        w = self.worst
-        rows = [
-            (
-                "lossless",
-                f"{'yes' if self.lossless else 'NO'} (false-alarm rate ≤ {self.false_alarm:g} over "
-                f"{len(self.ks_distance)} tests; worst '{w}': distance {self.ks_distance[w]:.2e} vs threshold "
-                f"{self.ks_threshold[w]:.2e})",
-            ),
-            (
-                "resolution",
-                f"departures of total variation ≥ {self.detectable:.3g} along a tested order are flagged "
-                f"with probability ≥ {1 - self.false_alarm:g}",
-            ),
+        rows = self.decision.rows() + [
             (
                 "text",
                 f"{self.texts:,} texts × {self.new_tokens} tokens = {self.transforms:,} transforms "
@@ -247,14 +230,12 @@ class GenerationAuditReport(Report):
             )
             n_est = self.details.get("chains_drafted", 0)
             if self.expected is not None:
-                z = (self.tokens_per_call - self.expected) / max(
-                    math.hypot(self.std_err or 0.0, self.expected_se or 0.0), 1e-300
-                )
+                z = self.expected_z
                 rows.append(
                     (
                         "declared rule",
                         f"{self.declared}: {self.expected:.4f} ± {self.expected_se:.4f} (estimate from {n_est:,} "
-                        f"chains at the calls' prefixes; z = {z:+.2f})",
+                        f"chains at the calls' prefixes" + ("" if z is None else f"; z = {z:+.2f}") + ")",
                     )
                 )
             opt = f"{self.optimum:.4f} ± {self.optimum_se:.4f} (block verification, estimate from {n_est:,} chains)"
@@ -269,11 +250,15 @@ class GenerationAuditReport(Report):
         Returns
         -------
         str
-            The fields, plus ``detectable`` and ``above_optimum``.
+            The fields, plus ``detectable``, ``above_optimum``, ``verdict``, ``not_declared``
+            and ``decision`` (every check with its details).
         """
         d = asdict(self)
         d["detectable"] = self.detectable
         d["above_optimum"] = self.above_optimum
+        d["verdict"] = self.verdict
+        d["not_declared"] = self.not_declared
+        d["decision"] = self.decision.to_dict()
         return json.dumps(d, indent=2, default=float)
 
 
@@ -731,4 +716,34 @@ def audit_generation(
             rep.expected, rep.expected_se = ratio_mean(dec_text, per_text_calls)
         rep.details["chains_drafted"] = calls
         rep.details["emitted_per_call"] = emitted_total / calls
+    generation_decision(rep, {k: int(v.size) for k, v in tests.items()})
     return rep
+
+
+def generation_decision(rep: GenerationAuditReport, sizes: dict[str, int]) -> None:
+    """Set the report's verdict (the audits' one verdict function) from its tests' distances
+    (``sizes``: the values each read) and, with counts, its tokens per call against the best
+    lossless rule's and the declared rule's estimates (standard errors combined): its
+    ``decision``, ``lossless`` and ``ks_threshold``."""
+    means = declared = optimum = None
+    no_power: list[str] = []
+    if rep.tokens_per_call is not None:
+        means = rep.tokens_per_call, rep.std_err or 0.0
+        optimum = mean_check(means[0], math.hypot(means[1], rep.optimum_se or 0.0), (0.0, rep.optimum), rep.calls)
+        if rep.expected is not None:
+            declared = mean_check(means[0], math.hypot(means[1], rep.expected_se or 0.0), rep.expected, rep.calls)
+        if rep.length and means[0] >= rep.length + 1:
+            no_power.append("every call accepted all its drafted tokens: the rejection path was never exercised")
+        elif means[0] <= 1.0:
+            no_power.append("no call accepted a drafted token (or nothing was drafted): the drafts were never used")
+    rep.decision = decide(
+        {k: (rep.ks_distance[k], n) for k, n in sizes.items()},
+        rep.false_alarm,
+        declared=declared,
+        optimum=optimum,
+        samples=rep.texts,
+        unit="texts",
+        no_power=no_power,
+    )
+    rep.lossless = rep.decision.lossless
+    rep.ks_threshold = {c.name: c.threshold for c in rep.decision.checks if c.kind == "law"}

@@ -26,14 +26,15 @@ import numpy as np
 
 from .._errors import InputError, MethodError
 from .._lib.sampling import draw
-from .._lib.statistics import ks_threshold, ks_uniform, mean_std_err, within
+from .._lib.statistics import mean_std_err
 from .._lib.validation import check_rng, check_size, one_renormalization_warning
 from ..tree import TreeDraftLaw, accepted_tokens, upper_bound
 from ..tree._models import as_model
 from ..tree._shaped_tree import sample_shaped
-from ._chain import ChainAuditReport
+from ._chain import ChainAuditReport, chain_decision, depth_distances
 from ._formats import chain_outputs
 from ._pit import FALSE_ALARM, ORDERS, pit_values
+from ._verdict import MARGIN
 
 __all__ = ["audit_tree"]
 
@@ -79,6 +80,7 @@ def audit_tree(
     false_alarm: float = FALSE_ALARM,
     batch: int = 1_000,
     samples_for_expected: int | None = None,
+    margin: float = MARGIN,
 ) -> ChainAuditReport:
     """Audit a tree verifier ``fn`` (module docstring) on ``samples`` trees drawn from ``draft``
     by the tree's draft law ``drafts``: a :class:`~optaccept.tree.TreeDraftLaw` of a shape
@@ -123,6 +125,8 @@ def audit_tree(
         Calls per batch.
     samples_for_expected : int, optional
         Estimate the exact values from this many sampled trees instead of enumerating them.
+    margin : float
+        The verdict's margin (Kolmogorov distance of each tested law; default 0.02).
 
     Returns
     -------
@@ -187,11 +191,13 @@ def audit_tree(
         kw = dict(samples=samples_for_expected, rng=np.random.default_rng(0))
     expected = None
     exp_how = "exact"
+    exp_se = 0.0
     if declared is not None:
         rule = "target_only" if declared == "exact_match" else declared
         res = accepted_tokens(target, draft, drafts, verifier=rule, **kw)
         expected = float(res.value)
         if samples_for_expected is not None:
+            exp_se = float(res.std_err or 0.0)
             exp_how = f"estimate ± {res.std_err or 0.0:.4f} from {samples_for_expected:,} sampled trees"
     try:
         optimum = float(accepted_tokens(target, draft, drafts, verifier="optimal").value)
@@ -252,13 +258,24 @@ def audit_tree(
             us[o].append(pit_values(rowsP, rowsQ, tt, o, rng))
         accepted.append(depth[v])
     acc = np.concatenate(accepted).astype(np.float64)
-    total = sum(u.size for u in us["id"])
-    eps = ks_threshold(total, false_alarm, len(ORDERS))
-    dist = {o: ks_uniform(np.concatenate(u)) for o, u in us.items()}
     law = np.bincount(acc.astype(np.int64), minlength=L + 1) / acc.size
     accepted, accepted_se = mean_std_err(acc)
+    dist, sizes = depth_distances(us, L + 1)
+    decision = chain_decision(
+        dist,
+        sizes,
+        false_alarm,
+        acc,
+        L,
+        expected,
+        optimum,
+        margin=margin,
+        exact=samples_for_expected is None,
+        unit="trees",
+        reference_se=(exp_se, 0.0),
+    )
     return ChainAuditReport(
-        lossless=within(dist, eps),
+        lossless=decision.lossless,
         accepted=accepted,
         std_err=accepted_se,
         expected=expected,
@@ -267,9 +284,10 @@ def audit_tree(
         steps=int(acc.size),
         false_alarm=false_alarm,
         ks_distance=dist,
-        ks_threshold=eps,
+        ks_threshold=decision.checks[0].threshold,
         accepted_law=[float(x) for x in law],
         declared=declared,
+        decision=decision,
         details={
             "shape": [list(p) for p in paths],
             "children": children,

@@ -27,12 +27,12 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .._lib.statistics import bernoulli_std_err, ks_threshold, ks_uniform, within
+from .._lib.statistics import bernoulli_std_err, ks_uniform
 from .._lib.validation import SUM_TOL, _low_precision, _warn, check_choice, check_rng, plain, sum_tolerance
 from ..drafts import law_from_name
 from ..optimal import batched_optimal_acceptance
 from ..verifiers._target_only import target_only_acceptance
-from ._core import _DRAFT_LAWS, AuditReport
+from ._core import _DRAFT_LAWS, AuditReport, step_decision
 from ._log_rows import _dtype_of, _Rows
 from ._pit import FALSE_ALARM, ORDERS, pit_values
 
@@ -159,7 +159,6 @@ def audit_topm_log(
     where = ids == Y[:, None]
     Ym = np.where(where.any(1), where.argmax(1), m)
     us = {o: pit_values(Pm, Qm, Ym, o, rng) for o in ORDERS}
-    eps = ks_threshold(T, false_alarm, len(ORDERS))
     dist = {o: ks_uniform(u) for o, u in us.items()}
     # completions: the unlogged mass spread in proportion to q (uniformly where q has none)
     P_hat = np.zeros((T, n))
@@ -179,7 +178,7 @@ def audit_topm_log(
         hi = np.minimum(hi, np.asarray(batched_optimal_acceptance(Pm, Qm, k, "iid"), dtype=np.float64))
     acc = (X == Y[:, None]).any(1).astype(np.float64)
     mean = float(acc.mean())
-    se = bernoulli_std_err(mean, T)
+    se = bernoulli_std_err(mean, T, floor=None)
     expected = exp_interval = None
     if declared is not None:
         if declared == "sd":
@@ -189,8 +188,9 @@ def audit_topm_log(
         exp_interval = (float(np.clip(e_hat - rest, 0, 1).mean()), float(np.clip(e_hat + rest, 0, 1).mean()))
         expected = 0.5 * (exp_interval[0] + exp_interval[1])
     interval = (float(lo.mean()), float(hi.mean()))
+    decision = step_decision(dist, T, false_alarm, (mean, se, mean), exp_interval, interval[1])
     return AuditReport(
-        lossless=within(dist, eps),
+        lossless=decision.lossless,
         tv_upper=None,
         acceptance=mean,
         std_err=se,
@@ -199,7 +199,8 @@ def audit_topm_log(
         steps=T,
         false_alarm=false_alarm,
         ks_distance=dist,
-        ks_threshold=eps,
+        ks_threshold=decision.checks[0].threshold,
+        decision=decision,
         declared=declared,
         details={
             "drafts": drafts,
@@ -277,11 +278,10 @@ def _audit_without_q(
     Ym = np.where(where.any(1), where.argmax(1), m)
     orders = ("p", "id")  # the orders that need no q
     us = {o: pit_values(Pm, Pm, Ym, o, rng) for o in orders}
-    eps = ks_threshold(T, false_alarm, len(orders))
     dist = {o: ks_uniform(u) for o, u in us.items()}
     acc = (X == Y[:, None]).any(1).astype(np.float64)
     mean = float(acc.mean())
-    se = bernoulli_std_err(mean, T)
+    se = bernoulli_std_err(mean, T, floor=None)
     expected = exp_interval = None
     if declared == "target_only":
         # P(Y in drafts | drafts) = p(set(X)): known on logged tokens, at most r_t on the others
@@ -294,8 +294,9 @@ def _audit_without_q(
             hi[t] = lo[t] + (rest[t] if np.any(~np.isin(xs, ids[t])) else 0.0)
         exp_interval = (float(lo.mean()), float(hi.mean()))
         expected = 0.5 * (exp_interval[0] + exp_interval[1])
+    decision = step_decision(dist, T, false_alarm, (mean, se, mean), exp_interval, None)
     return AuditReport(
-        lossless=within(dist, eps),
+        lossless=decision.lossless,
         tv_upper=None,
         acceptance=mean,
         std_err=se,
@@ -304,7 +305,8 @@ def _audit_without_q(
         steps=T,
         false_alarm=false_alarm,
         ks_distance=dist,
-        ks_threshold=eps,
+        ks_threshold=decision.checks[0].threshold,
+        decision=decision,
         declared=declared,
         details={
             "logged_tokens": m,

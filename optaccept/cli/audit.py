@@ -7,8 +7,11 @@ float; float32 is fine), ``X`` (steps × k, int: the drafted tokens in draw orde
 (steps, int: the emitted tokens).  A chain per call: ``P`` (calls × (γ + 1) × vocabulary),
 ``Q`` (calls × γ × vocabulary), ``X`` (calls × γ), ``m`` (calls: accepted drafted tokens) and
 ``Y``.  The target's top-m probabilities only: ``ids`` and ``probs`` (steps × m), ``X``, ``Y``
-and ``Q`` — or, without ``Q``, ``n`` (the vocabulary size).  Exit status, as a test tool: 0
-when the audit finds the implementation lossless, 1 when it does not, 2 on bad input.
+and ``Q`` — or, without ``Q``, ``n`` (the vocabulary size).  The report opens with the verdict
+("lossless" within the margin, "not lossless", or "inconclusive" with the size that would
+decide).  Exit status, as a test tool: 0 when no check raised an alarm (verdict "lossless" or
+"inconclusive", and the declared rule's value consistent), 1 on an alarm (not lossless, or not
+the declared rule), 2 on bad input.
 """
 
 from __future__ import annotations
@@ -157,7 +160,7 @@ def _handler(args: argparse.Namespace) -> int:
             compare_laws=args.compare_laws,
         )
     print(rep.to_json() if args.json else str(rep))
-    return 0 if rep.lossless else 1
+    return 0 if rep.ok else 1
 
 
 def _assisted_handler(args: argparse.Namespace) -> int:
@@ -191,4 +194,4 @@ def _assisted_handler(args: argparse.Namespace) -> int:
             f"{max(d['drafts_ks_distance'].values()):.2e} vs threshold {d['drafts_ks_threshold']:.2e}, "
             f"{d['drafted_tokens']} drafted tokens)"
         )
-    return 0 if rep.lossless and rep.details["drafts_follow_q"] else 1
+    return 0 if rep.ok and rep.details["drafts_follow_q"] else 1
