@@ -66,6 +66,7 @@ PRIVATE_IMPORTS = {
     ("audit", "optaccept.verifiers._target_only"),
     ("llm", "optaccept.real._storage"),
     ("llm", "optaccept.tree._draft"),
+    ("llm", "optaccept.tree._models"),  # Warp runs with_sampling's filters on torch logits
     ("llm", "optaccept.verifiers._batched"),
     ("real", "optaccept.drafts._swor.inclusions"),
     ("real", "optaccept.sequence._batch"),
