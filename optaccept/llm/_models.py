@@ -1,8 +1,9 @@
 """Target/draft model pairs and their next-token distributions.
 
 A :class:`ModelPair` holds a target model (p) and a draft model (q) that share a
-tokenizer, each with a sampling temperature and optional top-k / top-p
-truncation.  The draft may be the target itself at another temperature, the
+tokenizer, each with a sampling temperature and optional top-k / top-p / min-p
+truncation in an engine's order (:class:`Warp`, the torch form of
+:func:`optaccept.tree.with_sampling`).  The draft may be the target itself at another temperature, the
 setting of Khisti et al. (ICLR 2025: target temperature 1.0, draft 1.2-2.4);
 one forward pass then serves both.
 
@@ -34,6 +35,7 @@ from typing import Any
 import torch
 
 from .._errors import InputError, MissingDependencyError
+from ..tree._models import _Processing
 
 __all__ = ["ModelPair", "Warp", "cache_dir", "smollm2_path", "resolve_model"]
 
@@ -159,71 +161,154 @@ def cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "optaccept"
 
 
+class _TorchOps:
+    """The array operations of ``optaccept.tree._models._NumpyOps``, for torch tensors: the
+    filters of :func:`optaccept.tree.with_sampling` run on them unchanged."""
+
+    where = staticmethod(torch.where)
+
+    @staticmethod
+    def zero(v: torch.Tensor) -> float:
+        return 0.0
+
+    @staticmethod
+    def sort_desc(v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.sort(v, dim=-1, descending=True)  # order among ties: immaterial to the filters
+
+    @staticmethod
+    def kth_largest(v: torch.Tensor, k: int) -> torch.Tensor:
+        return torch.topk(v, k, dim=-1).values[..., -1:]
+
+    @staticmethod
+    def cumsum(v: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(v, dim=-1)
+
+    @staticmethod
+    def cummax(v: torch.Tensor) -> torch.Tensor:
+        return torch.cummax(v, dim=-1).values
+
+    @staticmethod
+    def take(v: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        return torch.gather(v, -1, idx)
+
+    @staticmethod
+    def unsort(v_sorted: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
+        return torch.empty_like(v_sorted).scatter_(-1, order, v_sorted)
+
+    @staticmethod
+    def positions(v: torch.Tensor) -> torch.Tensor:
+        return torch.arange(v.shape[-1], device=v.device).expand(v.shape)
+
+    @staticmethod
+    def all_true(v: torch.Tensor) -> torch.Tensor:
+        return torch.ones(v.shape, dtype=torch.bool, device=v.device)
+
+    @staticmethod
+    def amax(v: torch.Tensor) -> torch.Tensor:
+        return v.amax(dim=-1, keepdim=True)
+
+    @staticmethod
+    def total(v: torch.Tensor) -> torch.Tensor:
+        return v.sum(dim=-1, keepdim=True)
+
+
 @dataclasses.dataclass(frozen=True)
 class Warp:
-    r"""Temperature and truncation turning logits into a distribution.
+    r"""Temperature and truncation turning logits into the law an engine samples.
 
-    ``softmax(logits / temperature)``, then keep the ``top_k`` largest
-    entries and the smallest set of largest entries whose mass reaches
-    ``top_p`` (at least one token), and renormalise.
+    The torch form of :func:`optaccept.tree.with_sampling`, applied to logits at vocabulary
+    scale: ``softmax(logits / temperature)``, then top-k, top-p and min-p in the engine's
+    order with its boundary rules, each followed by a renormalisation.  The filters are
+    ``with_sampling``'s own (one definition, run on tensors here); docs/engines.md §6 states
+    the rules:
+
+    * top-k keeps the tokens at least as likely as the k-th most likely (ties kept);
+    * top-p keeps the tokens whose mass strictly above them is below ``top_p`` (``≤`` for
+      SGLang), tied tokens together;
+    * min-p keeps the tokens at least ``min_p`` times as likely as the most likely one;
+    * ``"transformers"``: T → top-k → top-p → min-p; ``"vllm"``: T → min-p → top-k → top-p,
+      each on the previous step's law; ``"sglang"``: each on the tempered law, intersected.
 
     Parameters
     ----------
     temperature : float
-        T > 0.
+        T > 0 (greedy decoding, ``with_sampling``'s T = 0, puts all the mass on one token
+        and is not offered here).
     top_k : int or None
-        Keep the ``top_k`` largest entries (None: all).
+        k ≥ 1 (None: no top-k).
     top_p : float or None
-        Keep the smallest set of largest entries of mass ≥ ``top_p``, in (0, 1] (None: all).
+        In (0, 1] (None or 1: no top-p).
+    min_p : float or None
+        In [0, 1] (None or 0: no min-p).
+    engine : {"transformers", "vllm", "sglang"}
+        Whose order and boundary rules.
 
     Raises
     ------
     InputError
-        If an argument is out of its range.
+        If an argument is out of its range (the message names it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from optaccept import tree
+    >>> from optaccept.llm._models import Warp
+    >>> logits = torch.log(torch.tensor([0.5, 0.25, 0.125, 0.125], dtype=torch.float64))
+    >>> def show(w):
+    ...     return [round(x, 4) for x in w.probs(logits).tolist()]
+    >>> show(Warp(top_k=2)), show(Warp(top_k=3))  # the two most likely; a tie at the 3rd: both kept
+    ([0.6667, 0.3333, 0.0, 0.0], [0.5, 0.25, 0.125, 0.125])
+    >>> show(Warp(top_p=0.7))  # the mass above the 1/4 token is 1/2 < 0.7, above a 1/8 one 3/4
+    [0.6667, 0.3333, 0.0, 0.0]
+    >>> show(Warp(min_p=0.5)), show(Warp(temperature=0.5))  # half as likely as the first; p², renormalised
+    ([0.6667, 0.3333, 0.0, 0.0], [0.7273, 0.1818, 0.0455, 0.0455])
+
+    The law :func:`optaccept.tree.with_sampling` gives, to float rounding:
+
+    >>> w = Warp(temperature=0.5, top_p=0.9, engine="vllm")
+    >>> law = tree.with_sampling(lambda u: torch.softmax(logits, -1), temperature=0.5, top_p=0.9, engine="vllm")
+    >>> bool(torch.allclose(w.probs(logits), torch.from_numpy(law(())), rtol=0, atol=1e-15))
+    True
     """
 
     temperature: float = 1.0
     top_k: int | None = None
     top_p: float | None = None
+    min_p: float | None = None
+    engine: str = "transformers"
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.temperature, (int, float)) and self.temperature > 0):
-            raise InputError(f"temperature: must be a positive number, got {self.temperature!r}")
-        if self.top_k is not None and (not isinstance(self.top_k, int) or self.top_k < 1):
-            raise InputError(f"top_k: must be a positive integer or None, got {self.top_k!r}")
-        if self.top_p is not None and not (0 < self.top_p <= 1):
-            raise InputError(f"top_p: must be in (0, 1] or None, got {self.top_p!r}")
+        self._processing()  # with_sampling's checks, one set of rules
+        if self.temperature == 0:
+            raise InputError("temperature: must be > 0 here (T = 0 is greedy decoding, no law to extract), got 0")
+
+    def _processing(self) -> _Processing:
+        return _Processing(
+            temperature=self.temperature, top_k=self.top_k, top_p=self.top_p, min_p=self.min_p, engine=self.engine
+        )
 
     @property
     def truncated(self) -> bool:
-        return self.top_k is not None or (self.top_p is not None and self.top_p < 1)
+        """True when some filter may drop tokens (top-k, top-p < 1 or min-p > 0)."""
+        return self.top_k is not None or (self.top_p is not None and self.top_p < 1) or bool(self.min_p)
 
     def probs(self, logits: torch.Tensor) -> torch.Tensor:
-        """Distributions along the last axis (float32 softmax of float32 logits).
+        """The processed laws along the last axis.
 
         Parameters
         ----------
         logits : torch.Tensor
-            Logits, the vocabulary along the last axis.
+            Logits, the vocabulary along the last axis (−inf: a token never sampled).
 
         Returns
         -------
         torch.Tensor
-            float32 probabilities of the same shape, each row summing to 1.
+            Probabilities of the same shape, each row summing to 1: float64 for float64
+            logits, else float32 (a float32 softmax of float32 logits).
         """
-        x = logits.float() / float(self.temperature)
-        if self.top_k is not None and self.top_k < x.shape[-1]:
-            kth = torch.topk(x, self.top_k, dim=-1).values[..., -1:]
-            x = torch.where(x < kth, torch.full_like(x, float("-inf")), x)
-        probs = torch.softmax(x, dim=-1)
-        if self.top_p is not None and self.top_p < 1:
-            sorted_p, order = torch.sort(probs, dim=-1, descending=True)
-            before = torch.cumsum(sorted_p, dim=-1) - sorted_p  # mass strictly above
-            drop_sorted = before >= self.top_p
-            drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
-            probs = torch.where(drop, torch.zeros_like(probs), probs)
-            probs = probs / probs.sum(dim=-1, keepdim=True)
-        return probs
+        x = logits if logits.dtype == torch.float64 else logits.float()
+        probs = torch.softmax(x / float(self.temperature), dim=-1)
+        return self._processing().filtered(probs, _TorchOps)
 
     def as_dict(self) -> dict[str, Any]:
         """The warp as a plain dict (for provenance records).
@@ -231,7 +316,7 @@ class Warp:
         Returns
         -------
         dict
-            ``temperature``, ``top_k`` and ``top_p``.
+            ``temperature``, ``top_k``, ``top_p``, ``min_p`` and ``engine``.
         """
         return dataclasses.asdict(self)
 

@@ -18,7 +18,9 @@ Every law is checked once (non-negative, sums to 1 under the house rule of
 a processed one: temperature, then top-k, top-p and min-p truncations, each followed by a
 renormalisation, in an order that depends on the engine.  :class:`_Processing` is that
 transform of a law, one implementation for the tree functions (their ``temperature``), the
-audits and :func:`optaccept.audit.torch_lm`; the rules and the engines' orders are stated in
+audits and :func:`optaccept.audit.torch_lm`; its filters read their few array operations from a
+namespace (:class:`_NumpyOps` here), so that ``optaccept.llm``'s ``Warp`` runs the very same
+filters on torch logits at vocabulary scale; the rules and the engines' orders are stated in
 docs/engines.md §6 and tested against plain-Python sorted loops in Fractions and against
 torch transcriptions of the engines' own code (tests/tree/test_sampling_processors.py).
 """
@@ -214,40 +216,95 @@ def _tempered(vec: np.ndarray, temperature: float) -> np.ndarray:
     return out / out.sum()
 
 
-def _keep_top_k(v: np.ndarray, k: int) -> np.ndarray:
+class _NumpyOps:
+    """The few array operations the filters below need, along the last axis, for numpy arrays
+    (float64, or objects holding Fractions).  ``optaccept.llm.Warp`` passes the same operations
+    for torch tensors, so the order and boundary rules are written once, in the filters."""
+
+    where = staticmethod(np.where)
+
+    @staticmethod
+    def zero(v: np.ndarray) -> Any:
+        return Fraction(0) if v.dtype == object else v.dtype.type(0)
+
+    @staticmethod
+    def sort_desc(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(-v, axis=-1, kind="stable")
+        return np.take_along_axis(v, order, axis=-1), order
+
+    @staticmethod
+    def kth_largest(v: np.ndarray, k: int) -> np.ndarray:
+        n = v.shape[-1]
+        return np.sort(v, axis=-1)[..., n - k : n - k + 1]
+
+    @staticmethod
+    def cumsum(v: np.ndarray) -> np.ndarray:
+        return np.cumsum(v, axis=-1)
+
+    @staticmethod
+    def cummax(v: np.ndarray) -> np.ndarray:
+        return np.maximum.accumulate(v, axis=-1)
+
+    @staticmethod
+    def take(v: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(v, idx, axis=-1)
+
+    @staticmethod
+    def unsort(v_sorted: np.ndarray, order: np.ndarray) -> np.ndarray:
+        out = np.empty_like(v_sorted)
+        np.put_along_axis(out, order, v_sorted, axis=-1)
+        return out
+
+    @staticmethod
+    def positions(v: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(np.arange(v.shape[-1]), v.shape)
+
+    @staticmethod
+    def all_true(v: np.ndarray) -> np.ndarray:
+        return np.ones(v.shape, dtype=bool)
+
+    @staticmethod
+    def amax(v: np.ndarray) -> np.ndarray:
+        return v.max(axis=-1, keepdims=True)
+
+    @staticmethod
+    def total(v: np.ndarray) -> np.ndarray:
+        return v.sum(axis=-1, keepdims=True)
+
+
+# The filters: each keeps a set of tokens of a law v (any scale, laws along the last axis) and
+# reads the array operations from ``xp`` (:class:`_NumpyOps`, or the torch ones of llm.Warp).
+
+
+def _keep_top_k(xp: Any, v: Any, k: int) -> Any:
     """Every token at least as likely as the k-th most likely (ties at the boundary kept)."""
-    if k >= v.size:
-        return np.ones(v.size, dtype=bool)
-    kth = np.sort(v)[v.size - k]
-    return v >= kth
+    if k >= v.shape[-1]:
+        return xp.all_true(v)
+    return v >= xp.kth_largest(v, k)
 
 
-def _keep_top_p(v: np.ndarray, p: Any, inclusive: bool) -> np.ndarray:
+def _keep_top_p(xp: Any, v: Any, p: Any, inclusive: bool) -> Any:
     """Tokens whose mass strictly above them (the tokens strictly more likely) is < p·total
     (``inclusive``: ≤ p·total); tied tokens share one mass above, so ties are kept together."""
-    order = np.argsort(-v, kind="stable")
-    s = v[order]
-    before = np.cumsum(s) - s
-    idx = np.arange(s.size)
-    new = np.ones(s.size, dtype=bool)
-    new[1:] = s[1:] != s[:-1]
-    first = np.maximum.accumulate(np.where(new, idx, 0))
-    above = before[first]
-    bound = p * v.sum()
-    keep_sorted = (above <= bound) if inclusive else (above < bound)
-    keep = np.empty(v.size, dtype=bool)
-    keep[order] = np.asarray(keep_sorted, dtype=bool)
-    return keep
+    s, order = xp.sort_desc(v)
+    before = xp.cumsum(s) - s
+    new = xp.all_true(s)
+    new[..., 1:] = s[..., 1:] != s[..., :-1]
+    idx = xp.positions(s)
+    first = xp.cummax(xp.where(new, idx, 0))  # where each run of tied values starts
+    above = xp.take(before, first)
+    bound = p * xp.total(v)
+    return xp.unsort((above <= bound) if inclusive else (above < bound), order)
 
 
-def _keep_min_p(v: np.ndarray, m: Any) -> np.ndarray:
+def _keep_min_p(xp: Any, v: Any, m: Any) -> Any:
     """Tokens at least ``m`` times as likely as the most likely one."""
-    return v >= m * v.max()
+    return v >= m * xp.amax(v)
 
 
-def _renormalised(v: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    out = np.where(keep, v, v.dtype.type(0) if v.dtype != object else Fraction(0))
-    return out / out.sum()
+def _renormalised(xp: Any, v: Any, keep: Any) -> Any:
+    out = xp.where(keep, v, xp.zero(v))
+    return out / xp.total(out)
 
 
 @dataclass(frozen=True)
@@ -291,28 +348,34 @@ class _Processing:
             out[int(np.argmax(vec))] = Fraction(1) if exact else 1.0
             return out
         v = vec if self.temperature == 1 else _tempered(vec, self.temperature)
-        exact = v.dtype == object
+        return self.filtered(v, _NumpyOps)
+
+    def filtered(self, v: Any, xp: Any) -> Any:
+        """Top-k, top-p and min-p of the tempered laws ``v`` (along the last axis), in the
+        engine's order: the one definition of the order and boundary rules, for numpy arrays
+        (``xp`` = :class:`_NumpyOps`) and torch tensors (``llm.Warp``)."""
+        exact = isinstance(v, np.ndarray) and v.dtype == object
         num = Fraction if exact else float
         k, p, m = self.top_k, self.top_p, self.min_p
         p = None if p is None or p == 1 else num(p)
         m = None if not m else num(m)
         if self.engine == "sglang":  # every filter on the tempered law, then their intersection
-            keep = np.ones(v.size, dtype=bool)
+            keep = xp.all_true(v)
             if k is not None:
-                keep &= _keep_top_k(v, k)
+                keep &= _keep_top_k(xp, v, k)
             if p is not None:
-                keep &= _keep_top_p(v, p, inclusive=True)
+                keep &= _keep_top_p(xp, v, p, inclusive=True)
             if m is not None:
-                keep &= _keep_min_p(v, m)
-            return _renormalised(v, keep)
+                keep &= _keep_min_p(xp, v, m)
+            return _renormalised(xp, v, keep)
         steps = ("k", "p", "m") if self.engine == "transformers" else ("m", "k", "p")
         for step in steps:
             if step == "k" and k is not None:
-                v = _renormalised(v, _keep_top_k(v, k))
+                v = _renormalised(xp, v, _keep_top_k(xp, v, k))
             elif step == "p" and p is not None:
-                v = _renormalised(v, _keep_top_p(v, p, inclusive=False))
+                v = _renormalised(xp, v, _keep_top_p(xp, v, p, inclusive=False))
             elif step == "m" and m is not None:
-                v = _renormalised(v, _keep_min_p(v, m))
+                v = _renormalised(xp, v, _keep_min_p(xp, v, m))
         return v
 
 
@@ -462,7 +525,9 @@ def with_sampling(
     law the previous step left; ``"vllm"`` T → min-p → top-k → top-p, each on the previous
     step's law; ``"sglang"`` every filter on the tempered law, then their intersection.
     Fractions at T = 1 stay exact; a temperature makes floats.  Applied to a model already
-    processed, the new filters act after the old ones (the transforms compose).
+    processed, the new filters act after the old ones (the transforms compose).  The same
+    filters, run on torch logits, make the laws of ``optaccept.llm``'s ``ModelPair`` (its
+    ``Warp``).
 
     Parameters
     ----------

@@ -138,7 +138,7 @@ BAD = [
     (["extract", "--limit", "0"], "--limit"),
     (["extract", "--max-new-tokens", "0"], "--max-new-tokens"),
     (["extract", "--target-temperature", "0"], "--target-temperature"),
-    (["extract", "--top-p", "1.5"], "--top-p: must be in (0, 1]"),
+    (["extract", "--top-p", "1.5"], "--top-p: must lie in (0, 1]"),
     (["extract", "--prompts", "{d}/missing.txt"], "prompts"),
     (["extract", "--prompts", "{d}/prompts.txt"], "no prompts"),
     (["extract", "--model", "{d}/folder"], "config.json"),

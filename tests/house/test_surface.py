@@ -67,6 +67,7 @@ PRIVATE_IMPORTS = {
     ("audit", "optaccept.verifiers._target_only"),
     ("llm", "optaccept.real._storage"),
     ("llm", "optaccept.tree._draft"),
+    ("llm", "optaccept.tree._models"),  # Warp runs with_sampling's filters on torch logits
     ("llm", "optaccept.verifiers._batched"),
     ("real", "optaccept.sequence._batch"),
     ("real", "optaccept.tree._batched_verifiers"),
