@@ -9,14 +9,17 @@ host is shared: only ratios to baselines timed in the same run count):
 - the α* solve, ``optimal_acceptance(p, IID(q, k), method="sorted")``;
 - the floor: one pass over n (``np.sum`` of the row) and one ``np.argsort`` of it;
 - the one-shot answer ``respond_one(p, q, k, x, u)`` (one position, one draft tuple drawn from
-  the law; the tuples are drawn once per case with their uniforms, and the time is the mean
-  over them of each tuple's best), and its ratio to the solve and to the floor; the
+  the law; the tuples are drawn once per case, the uniforms of tuple i are those that the kept
+  verifier below draws from seed i, and the time is the mean over them of each tuple's best), and its ratio to the solve and to the floor; the
   fraction of those tuples that reject (they pay the residual's marginal, O(n) more);
 - its parts after the solve: the minimiser's indicator, the order (compiled), the masses and
   scan (compiled);
-- a kept verifier asked for one output, ``optimal_verifier(p, law).respond(x, seed)`` (it
-  builds its shares, acceptance table and residual only on a second call), and its ratio to
-  the one-shot answer.
+- a kept verifier asked for one output, ``optimal_verifier(p, law).respond(x, rng)`` with
+  ``rng`` the Generator of seed i made before the call (it builds its shares, acceptance table
+  and residual only on a second call), and its ratio to
+  the one-shot answer on the same uniforms (the same selections, acceptances and rejections;
+  the same output but where a rejection's residual draw, ``rng.choice`` against
+  ``inverse_cdf``, rounds differently) and whether their outputs agree.
 
 With ``--previous DIR`` (a copy of an earlier ``optaccept`` package renamed ``optaccept_old``
 in DIR, e.g. ``git archive <commit> optaccept | tar -x -C DIR; mv DIR/optaccept
@@ -77,25 +80,54 @@ def _interleaved(fns: dict, rounds: int, per_round: int = 3, clock=None) -> dict
     return out
 
 
+_GENERATORS: dict = {}
+
+
+def _generator(seed: int) -> np.random.Generator:
+    """``np.random.default_rng(seed)`` made once and put back in its first state at every call
+    (a few µs, against 20–120 µs of CPU to make a Generator from a seed here): the kept
+    verifier's randomness is ready before its call, as ``respond_one``'s uniforms are."""
+    if seed not in _GENERATORS:
+        g = np.random.default_rng(seed)
+        _GENERATORS[seed] = (g, g.bit_generator.state)
+    g, state = _GENERATORS[seed]
+    g.bit_generator.state = state
+    return g
+
+
+def _kept_uniforms(seed: int, k: int) -> np.ndarray:
+    """The uniforms of ``respond_one`` that a kept verifier's first output draws from
+    ``np.random.default_rng(seed)`` (a share per draft, a point in its cell, the acceptance, the
+    residual): the one-shot answer and the kept verifier then select, accept and reject alike,
+    so their ratio is not a count of rejections (a rejection costs every token's shares)."""
+    g = np.random.default_rng(seed)
+    u = np.zeros(3 * k + 2)
+    u[:k] = g.random(k)
+    u[k : 2 * k] = g.random(k)
+    u[2 * k] = g.random(1)[0]
+    u[2 * k + 1] = g.random(1)[0]
+    return u
+
+
 def one_position(repeat: int, previous=None, previous_kept=None, previous_iid=None) -> None:
     print("## The one-shot answer vs the α* solve and one pass over n (logits rows)\n")
     print(
         "| n | k | α* | solve (ms) | np.sum (ms) | np.argsort (ms) | one-shot (ms) | ÷ solve | accepted ÷ solve | "
         "÷ argsort | ÷ sum | rejected | indicator (ms) | order (ms) | masses + scan (ms) | kept, one output (ms) | "
-        "kept ÷ one-shot |"
+        "kept ÷ one-shot | kept = one-shot |"
         + (
             " previous one-shot (ms) | previous ÷ new | previous kept (ms) | previous kept ÷ new | same outputs |"
             if previous
             else ""
         )
     )
-    print("|---" * 17 + "|" + ("---|" * 5 if previous else ""))
+    print("|---" * 18 + "|" + ("---|" * 5 if previous else ""))
     for n in (49_152, 131_072):
         p, q = logit_pair(n, seed=3)
         for k in (2, 4, 8):
             law = oa.IID(q, k)
             rng = np.random.default_rng(k)
-            tuples = [(x, rng.random(3 * k + 2)) for x in law.sample(rng, 5)]
+            tuples = [(x, _kept_uniforms(i, k)) for i, x in enumerate(law.sample(rng, 5))]
             value, subset = iid_scan(p, q, k)
             in_a = subset.mask()
             a = _line_oneshot._arrays(n)
@@ -118,16 +150,20 @@ def one_position(repeat: int, previous=None, previous_kept=None, previous_iid=No
             law_old = previous_iid(q, k) if previous else None
             for i, (x, u) in enumerate(tuples):
                 base[f"t{i}"] = lambda x=x, u=u: respond_one(p, q, k, x, u)
-                base[f"k{i}"] = lambda x=x, i=i: oa.optimal_verifier(p, law).respond(x[None], i)
+                base[f"k{i}"] = lambda x=x, i=i: oa.optimal_verifier(p, law).respond(x[None], _generator(i))
                 if previous:
                     base[f"o{i}"] = lambda x=x, u=u: previous(p, q, k, x, u)
-                    base[f"ok{i}"] = lambda x=x, i=i: previous_kept(p, law_old).respond(x[None], i)
+                    base[f"ok{i}"] = lambda x=x, i=i: previous_kept(p, law_old).respond(x[None], _generator(i))
             t = _interleaved(base, repeat)
             acc = [respond_one(p, q, k, x, u) in set(x.tolist()) for x, u in tuples]
             one = float(np.mean([t[f"t{i}"] for i in range(len(tuples))]))
             one_acc = float(np.mean([t[f"t{i}"] for i in range(len(tuples)) if acc[i]] or [np.nan]))
             kept = float(np.mean([t[f"k{i}"] for i in range(len(tuples))]))
             scan = _best(lambda: iid_scan(p, q, k), repeat)
+            agree = sum(
+                respond_one(p, q, k, x, u) == int(oa.optimal_verifier(p, law).respond(x[None], i)[0])
+                for i, (x, u) in enumerate(tuples)
+            )
             extra = ""
             if previous:
                 old = float(np.mean([t[f"o{i}"] for i in range(len(tuples))]))
@@ -147,7 +183,7 @@ def one_position(repeat: int, previous=None, previous_kept=None, previous_iid=No
                 f"{one * 1e3:.3f} | {one / t['solve']:.2f}× | {one_acc / t['solve']:.2f}× | {one / t['argsort']:.2f}× | "
                 f"{one / t['sum']:.0f}× | {len(acc) - sum(acc)}/{len(tuples)} | "
                 f"{max(ms['indicator'] - scan * 1e3, 0.0):.3f} | {ms['order']:.3f} | {ms['device']:.3f} | "
-                f"{kept * 1e3:.3f} | {kept / one:.2f}× |{extra}"
+                f"{kept * 1e3:.3f} | {kept / one:.2f}× | {agree}/{len(tuples)} |{extra}"
             )
 
 

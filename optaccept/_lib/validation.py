@@ -404,6 +404,24 @@ def as_distribution(
         Wrong shape or length, non-real entries, NaN, infinite or negative entries,
         a zero vector, or a sum off by more than the rule allows (without ``normalize``).
     """
+    if (
+        type(x) is np.ndarray
+        and x.dtype == np.float64
+        and x.ndim == 1
+        and x.flags.c_contiguous
+        and x.size
+        and (n is None or x.size == n)
+    ):
+        # a C-contiguous float64 vector that obeys the rule without a word (finite,
+        # non-negative, its sum within float64 rounding of 1, or any positive sum with
+        # normalize): its sum (the copy's pairwise sum, bit for bit) and its minimum on the
+        # caller's array, then one pass that copies it or divides it by the sum; anything
+        # else takes the general path below, which finds the same sum and says what is wrong
+        total = float(x.sum())
+        if 0.0 < total < np.inf and (normalize or abs(total - 1.0) <= SUM_TOL) and float(x.min()) >= 0.0:
+            arr = x / total if total != 1.0 else x.copy()
+            arr.setflags(write=False)
+            return arr
     arr, src = _vector(x, name, n)
     return _finish_vector(arr, src, name, normalize, tol)
 

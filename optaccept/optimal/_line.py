@@ -283,11 +283,10 @@ class _LineVerifier(OptimalVerifier):
         # the acceptance probability as _accept_probs gives it (p_y = 0: never output y)
         if rng.random(1)[0] < ((py / sy if sy > py else 1.0) if py > 0 else 0.0):
             return np.array([y], dtype=np.int64)
-        s = np.zeros(self.law.n)
+        # the residual's draw as rng.choice(n, size=1, p=res / res.sum()) makes it, from its
+        # one uniform (_speculative_step on a built verifier), in compiled passes
         line, s_home = all_s()
-        s[line] = s_home
-        res = _residual(p, s)
-        return np.asarray(rng.choice(res.size, size=1, p=res / res.sum()), dtype=np.int64)
+        return np.array([_line_oneshot.residual_choice(p, line, s_home, rng.random(1)[0])], dtype=np.int64)
 
     def _respond_uniform(self, x: np.ndarray, u: np.ndarray) -> int:
         """One output for one tuple from given uniforms (3k + 2 of them)."""

@@ -28,7 +28,7 @@ from .._errors import InputError
 from .._lib import jit as _jit
 from . import _line_kernel, _line_order
 
-__all__ = ["available", "pick", "residual_draw"]
+__all__ = ["available", "pick", "residual_draw", "residual_choice"]
 
 _HOMES = None
 _RESID = None
@@ -53,7 +53,7 @@ def _kernel(n: int | None = None):
                 if jit is None:
                     _HOMES = False
                 else:
-                    _RESID = (jit(residual_parts_py), jit(residual_cdf_py))
+                    _RESID = (jit(residual_parts_py), jit(residual_cdf_py), jit(scale_py), jit(choice_cdf_py))
                     _HOMES = jit(_line_order.locate_py)  # last: it marks "ready"
     return _HOMES or None
 
@@ -164,7 +164,7 @@ def residual_draw(p: np.ndarray, line: np.ndarray, s_home: np.ndarray, u: float)
     sums and the first one above u times the last), in two compiled passes and this thread's
     scratch memory instead of eight numpy passes over fresh arrays."""
     a = _arrays(p.size)
-    parts, cdf = _RESID
+    parts, cdf = _RESID[:2]
     pos = a["pos"][: p.size]
     parts(p, line, s_home, pos)
     tot = np.sum(pos)  # numpy's pairwise sum, as residual() takes it
@@ -172,6 +172,56 @@ def residual_draw(p: np.ndarray, line: np.ndarray, s_home: np.ndarray, u: float)
         return int(cdf(pos, tot, u, a["cdf"]))
     tot = np.sum(p)  # no positive part: the law is p itself (residual()'s convention)
     return int(cdf(p, tot if tot > 0 else 1.0, u, a["cdf"]))
+
+
+def residual_choice(p: np.ndarray, line: np.ndarray, s_home: np.ndarray, u: float) -> int:
+    """The index ``rng.choice(n, size=1, p=res / res.sum())`` draws from the uniform ``u``
+    (its one ``rng.random``), ``res = _residual(p, s)`` with s the realised marginal as in
+    :func:`residual_draw`: the draw of a built verifier's rejection
+    (:func:`optaccept.optimal._verifier_base._speculative_step`), bit for bit — the residual
+    as :func:`optaccept._lib.stable.residual` writes it (positive parts, numpy's pairwise sum,
+    the quotients), its quotients by its own pairwise sum, their running sums (numpy's
+    sequential cumsum) each divided by the last, and the first one above u
+    (``searchsorted(..., side="right")``) — in compiled passes over this thread's scratch
+    memory instead of a dozen numpy passes over fresh arrays."""
+    a = _arrays(p.size)
+    parts, _, scale, choice_cdf = _RESID
+    pos = a["pos"][: p.size]
+    parts(p, line, s_home, pos)
+    m = np.sum(pos)  # numpy's pairwise sum, as residual() takes it
+    if m > 0:
+        scale(pos, m, pos)  # the residual law, in place
+    else:  # no positive part: the law is p itself (residual()'s convention)
+        tot = np.sum(p)
+        scale(p, tot if tot > 0 else 1.0, pos)
+    return int(choice_cdf(pos, np.sum(pos), u, a["cdf"]))
+
+
+def scale_py(num, den, out):
+    """``out = num / den`` (one correctly rounded quotient an entry, as numpy's)."""
+    for t in range(num.shape[0]):
+        out[t] = num[t] / den
+
+
+def choice_cdf_py(law, den, u, cdf):
+    """What ``Generator.choice(n, p=law / den)`` does with its uniform u: the running sums of
+    the quotients (numpy's sequential cumsum), each divided by the last, and the first index
+    whose quotient exceeds u (``searchsorted(..., side="right")``; n where none does)."""
+    n = law.shape[0]
+    run = 0.0
+    for t in range(n):
+        run += law[t] / den
+        cdf[t] = run
+    last = run
+    lo = 0
+    hi = n
+    while lo < hi:  # the first index with cdf / last > u (non-decreasing in the index)
+        mid = (lo + hi) >> 1
+        if cdf[mid] / last > u:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def residual_parts_py(p, line, s_home, pos):

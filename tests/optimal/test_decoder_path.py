@@ -391,3 +391,109 @@ def test_drafted_tokens_are_located_in_the_order():
             assert nb == int(np.count_nonzero((q > 0) & ~side_a))
             checked += 1
     assert checked > 40
+
+
+def _general_path(x, normalize=False, n=None):
+    """``as_distribution`` without its fast path: the copy, the checks, the division."""
+    from optaccept._lib.validation import _finish_vector, _vector
+
+    arr, src = _vector(x, "p", n)
+    return _finish_vector(arr, src, "p", normalize, None)
+
+
+def _outcome(fn, *args, **kwargs):
+    """(value bits or None, error message or None, warning messages) of one call."""
+    import warnings
+
+    from optaccept._errors import InputError
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn(*args, **kwargs)
+        except InputError as exc:
+            return None, str(exc), [str(w.message) for w in caught]
+    assert not out.flags.writeable and out.dtype == np.float64
+    return out.view(np.uint64).tobytes(), None, [str(w.message) for w in caught]
+
+
+def test_the_validation_fast_path_is_the_general_path():
+    """``as_distribution`` on a C-contiguous float64 vector (its fast path: the sum and minimum
+    on the caller's array, one pass that copies or divides) gives the general path's array bit
+    for bit, and its refusals and warnings word for word, on random and nasty rows and on rows
+    made wrong (NaN, inf, negative, zero, sums off by float64 rounding, within and beyond the
+    float32 tolerance, wrong length, wrong shape, strided, float32, lists); the caller's array
+    is left unchanged and not shared; and a verifier built through it gives the outputs of one
+    built on the general path's p."""
+    import optaccept as oa
+    from optaccept._lib.validation import as_distribution
+    from optaccept.optimal._line import _LineVerifier
+
+    rng = np.random.default_rng(50)
+    cases = []
+    for p, q in _rows(rng):
+        n = p.size
+        cases += [p, q, p * (1 + 4e-10), p * (1 - 3e-10), p * (1 + 1e-6), p * (1 + 3 * n * 2.0**-23), p * 2.0]
+        cases += [p.astype(np.float32), list(p), p[::-1], np.concatenate([p, p])[::2], p[None, :]]
+        for v in (np.nan, np.inf, -np.inf, -1e-300, -0.0, 0.0):
+            bad = p.copy()
+            bad[rng.integers(n)] = v
+            cases.append(bad)
+    cases += [np.zeros(5), np.array([]), np.array(0.5), np.array([0.5, 0.5, 0.0])]
+    checked = 0
+    for x in cases:
+        keep = np.array(x, copy=True)
+        for normalize in (False, True):
+            for n in (None, np.size(x), np.size(x) + 1):
+                got = _outcome(as_distribution, x, "p", normalize=normalize, n=n)
+                want = _outcome(_general_path, x, normalize, n)
+                assert got == want
+                checked += 1
+        assert np.array_equal(np.asarray(x), keep, equal_nan=True)
+    assert checked > 1000
+    p = rng.dirichlet(np.full(9, 0.5))
+    assert not np.shares_memory(as_distribution(p, "p"), p)
+    assert not np.shares_memory(as_distribution(p * 2, "p", normalize=True), p)
+    for p, q in _rows(rng):
+        for k in (1, 2, 5):
+            law = oa.IID(q, k)
+            for x in (p, p * (1 + 5e-10)):
+                fast = oa.optimal_verifier(x, law)
+                slow = _LineVerifier(_general_path(x), law, False)
+                assert fast.value == slow.value and np.array_equal(fast.p, slow.p)
+                for seed in range(3):
+                    d = law.sample(np.random.default_rng(seed), 2)
+                    assert np.array_equal(fast.respond(d[:1], seed), slow.respond(d[:1], seed))
+                    assert np.array_equal(fast.respond(d, seed), slow.respond(d, seed))
+
+
+def test_residual_choice_is_generator_choice():
+    """The kept verifier's first rejection draws, in compiled passes, the index that
+    ``rng.choice(n, size=1, p=res / res.sum())`` draws (a built verifier's
+    ``_speculative_step``) from the same one uniform, on random and nasty rows with realised
+    marginals above, at and below p (no positive part: the law is p), and on a grid of
+    uniforms that hits the running sums exactly."""
+    _line_oneshot.available(10)
+    rng = np.random.default_rng(51)
+    checked = 0
+    for p, _ in _rows(rng):
+        n = p.size
+        for trial in range(6):
+            line = rng.permutation(n)[: int(rng.integers(0, n + 1))].astype(np.int64)
+            f = [0.5, 1.0, 1.5, 1.0 + 2.0**-52][trial % 4]
+            s_home = p[line] * f if trial < 5 else p[line] + 1e-3
+            s = np.zeros(n)
+            s[line] = s_home
+            res = _residual(p, s)
+            cdf = np.cumsum(res / res.sum())
+            cdf /= cdf[-1]
+            for u in np.concatenate([rng.random(5), cdf[:: max(n // 7, 1)], [0.0, np.nextafter(1.0, 0.0)]]):
+                want = int(np.searchsorted(cdf, u, side="right"))
+                assert _line_oneshot.residual_choice(p, line, s_home, float(u)) == want
+                checked += 1
+            seed = int(rng.integers(2**32))
+            g1, g2 = np.random.default_rng(seed), np.random.default_rng(seed)
+            want = int(g1.choice(n, size=1, p=res / res.sum())[0])
+            assert _line_oneshot.residual_choice(p, line, s_home, g2.random(1)[0]) == want
+            assert g1.random() == g2.random()
+    assert checked > 500
