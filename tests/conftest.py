@@ -25,6 +25,9 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # is first imported, in a test module).  Hugging Face's sampler on the audits' 7-token laws
 # takes 0.35 ms a call on one thread against 1.34 ms on two (2-core machine).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Triton kernels in the tests run in Triton's CPU interpreter, chosen when triton is imported
+# (torch may import it from any test module first): set before any test module is collected.
+os.environ["TRITON_INTERPRET"] = "1"
 
 
 def has_smollm2() -> bool:
