@@ -11,7 +11,7 @@ what does it accept, and how far is it from the optimum α* of its draft law (do
 
 from ._chain import ChainAuditReport, audit_chain, audit_chain_log
 from ._core import AuditReport, audit_log, audit_verifier
-from ._formats import chain_outputs, flashinfer_chain_outputs, sglang_outputs, shape_from_layout
+from ._formats import chain_outputs, flashinfer_chain_outputs, sglang_outputs
 from ._gate import RegressionGate, SampleSize, regression_gate, sample_size
 from ._generation import ChainDrafting, GenerationAuditReport, GenerationOptions, audit_generation, torch_lm
 from ._logs import SparseChainLog
@@ -41,7 +41,6 @@ __all__ = [
     "chain_outputs",
     "sglang_outputs",
     "flashinfer_chain_outputs",
-    "shape_from_layout",
     "AuditReport",
     "ChainAuditReport",
 ]

@@ -1,217 +1,28 @@
-r"""Converters between the tree and batch layouts engines use and the index paths of
-:mod:`optaccept.tree` (a node is the tuple of child indices from the root: ``(1, 0)`` is the
-first child of the root's second child; the root is ``()``).  Each layout was read in the
-engine's own code, cited in each function with project, file and commit.
+r"""Readers of engines' batches as the audits take them: the drafted tokens, and the accepted
+tokens and nodes the verifiers output.  Each layout was read in the engine's own code, cited in each function with
+project, file and commit.  An engine's tree *layout* (vLLM's ``speculative_token_tree``,
+EAGLE's ``retrieve_indices``, SGLang's ``retrieve_next_token`` / ``retrieve_next_sibling``) is
+read and written by :class:`optaccept.tree.Shape` (``Shape.from_layout``, ``to_eagle``, …).
 
-* **Index paths** ("tree choices": Medusa, EAGLE, Sequoia static trees): a list of paths,
-  ``[[0], [1], [0, 0]]`` — the layer's own form (:func:`as_paths`).
-* **vLLM** ``speculative_token_tree``: the string of a list of tuples, parsed with
-  ``ast.literal_eval`` and sorted breadth-first by (length, path) (:func:`paths_from_vllm`,
-  :func:`paths_to_vllm`).
-* **SGLang** per-request ``retrieve_next_token`` (first child, −1 if none) and
-  ``retrieve_next_sibling`` (next sibling, −1 if none) over the nodes 0 … N−1, node 0 the root
-  (the last verified token) (:func:`paths_from_sglang`, :func:`paths_to_sglang`).
 * **SGLang** ``retrieve_index`` ([B, N], the position of each request's node in the flattened
   batch) with the kernel's outputs ``predicts``, ``accept_index``, ``accept_token_num``
-  (:func:`sglang_outputs`).
-* **EAGLE** ``retrieve_indices`` ([leaves, depth + 1]: one root-to-leaf path of node numbers
-  per row, −1 padded; :func:`paths_from_eagle`, :func:`paths_to_eagle`).
+  (:func:`sglang_outputs`); node numbers are those of ``retrieve_next_token``
+  (:meth:`optaccept.tree.Shape.to_sglang` numbers them in the shape's order).
 * **Flattened chain batches** (vLLM v1 ``rejection_sample``): drafted tokens of all requests
   in one vector cut by ``cu_num_draft_tokens`` (cumulative counts), outputs ``[B, max + 1]``
   with −1 padding (:func:`split_flat_drafts`, :func:`chain_outputs`); FlashInfer's
   ``chain_speculative_sampling`` outputs (:func:`flashinfer_chain_outputs`).
-* Any of the tree layouts as one shape (:func:`shape_from_layout`), as :func:`audit_tree`
-  takes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from .._errors import InputError
-from ..tree import Shape
-from ..tree._shape import as_shape
 
-__all__ = [
-    "as_paths",
-    "paths_from_vllm",
-    "paths_to_vllm",
-    "paths_from_sglang",
-    "paths_to_sglang",
-    "split_flat_drafts",
-    "chain_outputs",
-    "paths_from_eagle",
-    "paths_to_eagle",
-    "sglang_outputs",
-    "flashinfer_chain_outputs",
-    "shape_from_layout",
-]
-
-
-def as_paths(choices: Any, name: str = "choices") -> list[tuple[int, ...]]:
-    """Index paths as tuples, checked: non-negative integers, no duplicate, every proper
-    prefix present (a tree), in the given order."""
-    try:
-        paths = [tuple(int(i) for i in c) for c in choices]
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: must be a list of index paths such as [[0], [1], [0, 0]]") from None
-    seen = set()
-    for p in paths:
-        if not p or min(p) < 0:
-            raise InputError(f"{name}: every path must be a non-empty sequence of non-negative indices, got {list(p)}")
-        if p in seen:
-            raise InputError(f"{name}: path {list(p)} appears twice")
-        seen.add(p)
-    for p in paths:
-        if len(p) > 1 and p[:-1] not in seen:
-            raise InputError(f"{name}: path {list(p)} has no parent {list(p[:-1])} in the tree")
-    return paths
-
-
-def paths_from_vllm(tree: str) -> list[tuple[int, ...]]:
-    """The index paths of a vLLM ``speculative_token_tree`` string, in vLLM's breadth-first
-    order (read by :meth:`optaccept.tree.Shape.from_vllm`, the one parser of the format:
-    vLLM parses the option with ``ast.literal_eval`` and sorts it by (length, path),
-    vllm-project/vllm, ``vllm/config/speculative.py`` (``SpeculativeConfig``), commit
-    f19b16d95e4395790661f4835e4436bc3dd5d9c7).
-
-    Parameters
-    ----------
-    tree : str
-        The option's value, e.g. ``"[(0,), (1,), (0, 0)]"``.
-
-    Returns
-    -------
-    list of tuple of int
-        The index paths, by (length, path).
-
-    Raises
-    ------
-    InputError
-        If ``tree`` is not a string of index paths of a tree.
-    """
-    if not isinstance(tree, str):
-        raise InputError(f"tree: must be a string such as '[(0,), (1,), (0, 0)]', got {type(tree).__name__}")
-    try:
-        return list(Shape.from_vllm(tree).paths)
-    except InputError as e:
-        raise InputError("tree" + str(e)[len("s") :]) from None
-
-
-def paths_to_vllm(choices: Any) -> str:
-    """The vLLM ``speculative_token_tree`` string of index paths (breadth-first, as vLLM
-    stores it; :meth:`optaccept.tree.Shape.to_vllm`).
-
-    Parameters
-    ----------
-    choices : sequence of sequence of int
-        The index paths of a tree.
-
-    Returns
-    -------
-    str
-        The ``speculative_token_tree`` string.
-
-    Raises
-    ------
-    InputError
-        If ``choices`` are not the index paths of a tree.
-    """
-    return Shape(tuple(as_paths(choices))).to_vllm()
-
-
-def paths_from_sglang(next_token: Any, next_sibling: Any) -> list[tuple[int, ...]]:
-    """The index path of every node of one SGLang tree: ``out[i]`` for node i (``out[0] ==
-    ()``, the root).  Layout of sgl-project/sglang's ``tree_speculative_sampling_target_only``
-    (``sgl-kernel/csrc/speculative/speculative_sampling.cuh``), as its test builds it:
-    ``sgl-kernel/tests/speculative/test_speculative_sampling.py``, commit
-    120affb9613cc3f5bcd055ec09c7621d3ced0ebc — e.g. next_token ``[1, 2, -1, 4, 5, -1]``,
-    next_sibling ``[-1, 3, -1, -1, -1, -1]``: the root's children are nodes 1 and 3, node 1's
-    child is 2, node 3's is 4, whose child is 5.
-
-    Parameters
-    ----------
-    next_token : array_like of int, shape (N,)
-        First child of each node, or −1.
-    next_sibling : array_like of int, shape (N,)
-        Next sibling of each node, or −1.
-
-    Returns
-    -------
-    list of tuple of int
-        The index path of each node.
-
-    Raises
-    ------
-    InputError
-        If the arrays differ in length, hold entries other than −1 or node indices, or do
-        not describe a tree rooted at node 0.
-    """
-    nt = np.asarray(next_token, dtype=np.int64).reshape(-1)
-    ns = np.asarray(next_sibling, dtype=np.int64).reshape(-1)
-    N = nt.size
-    if ns.size != N or N == 0:
-        raise InputError(f"next_token, next_sibling: must have one entry per node, got {nt.size} and {ns.size}")
-    if nt.min() < -1 or nt.max() >= N or ns.min() < -1 or ns.max() >= N:
-        raise InputError(f"next_token, next_sibling: entries must be −1 or node indices in [0, {N})")
-    out: list[tuple[int, ...] | None] = [None] * N
-    out[0] = ()
-    stack = [0]
-    while stack:
-        v = stack.pop()
-        c, j = int(nt[v]), 0
-        while c != -1:
-            if out[c] is not None or c == 0:
-                raise InputError(f"next_token, next_sibling: node {c} is reached twice (not a tree)")
-            out[c] = out[v] + (j,)  # type: ignore[operator]
-            stack.append(c)
-            c, j = int(ns[c]), j + 1
-    missing = [i for i, p in enumerate(out) if p is None]
-    if missing:
-        raise InputError(f"next_token, next_sibling: node {missing[0]} is not reached from the root")
-    return out  # type: ignore[return-value]
-
-
-def paths_to_sglang(choices: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(next_token, next_sibling) of the tree of index paths ``choices``, its nodes numbered
-    0 (the root) then in the order given (SGLang's layout, same source as
-    :func:`paths_from_sglang`); siblings are linked in index order.
-
-    Parameters
-    ----------
-    choices : sequence of sequence of int
-        The index paths of a tree.
-
-    Returns
-    -------
-    next_token, next_sibling : ndarray of int64, shape (len(choices) + 1,)
-        First child and next sibling of each node (−1: none).
-
-    Raises
-    ------
-    InputError
-        If ``choices`` are not the index paths of a tree, or some children are not numbered
-        0, 1, … without gaps.
-    """
-    paths = as_paths(choices)
-    index = {(): 0} | {p: i + 1 for i, p in enumerate(paths)}
-    N = len(paths) + 1
-    nt = np.full(N, -1, dtype=np.int64)
-    ns = np.full(N, -1, dtype=np.int64)
-    kids: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-    for p in paths:
-        kids.setdefault(p[:-1], []).append(p)
-    for parent, ch in kids.items():
-        ch.sort()
-        if [c[-1] for c in ch] != list(range(len(ch))):
-            raise InputError(f"choices: the children of {list(parent)} must be numbered 0, 1, … without gaps")
-        nt[index[parent]] = index[ch[0]]
-        for a, b in zip(ch, ch[1:]):
-            ns[index[a]] = index[b]
-    return nt, ns
+__all__ = ["split_flat_drafts", "chain_outputs", "sglang_outputs", "flashinfer_chain_outputs"]
 
 
 def split_flat_drafts(draft_token_ids: Any, cu_num_draft_tokens: Any) -> list[np.ndarray]:
@@ -298,101 +109,6 @@ def chain_outputs(output_token_ids: Any, num_draft_tokens: Any = None) -> tuple[
             raise InputError("num_draft_tokens: one per request, at least the accepted count of each")
     Y = out[np.arange(out.shape[0]), m]
     return m, Y
-
-
-def paths_from_eagle(retrieve_indices: Any) -> list[tuple[int, ...]]:
-    """The index path of every node numbered in EAGLE's ``retrieve_indices``: ``out[i]`` for
-    node i (``out[0] == ()``, the root).
-
-    Layout of SafeAILab/EAGLE ``eagle/model/utils.py`` (``generate_tree_buffers``), commit
-    08dc06ccb428f2d3cf8380933ea50ed3e4178168: the tree choices are sorted by (length, path)
-    and node i ≥ 1 is the i-th of them; each row of the [leaves, depth + 1] matrix is the
-    path of node numbers from the root (0) to one leaf, padded with −1, rows sorted
-    lexicographically with −1 read as larger than every node.  The matrix keeps the tree,
-    not the choices' indices, so siblings are numbered 0, 1, … in node order — the choices
-    themselves when they have no gaps (as :class:`optaccept.tree.Shape` requires).
-
-    Parameters
-    ----------
-    retrieve_indices : array_like of int, shape (leaves, depth + 1)
-        EAGLE's matrix.
-
-    Returns
-    -------
-    list of tuple of int
-        The index path of each node.
-
-    Raises
-    ------
-    InputError
-        Naming ``retrieve_indices`` when it is not such a matrix of some tree."""
-    name = "retrieve_indices"
-    try:
-        R = np.asarray(retrieve_indices, dtype=np.int64)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: must be an integer matrix [leaves, depth + 1]") from None
-    if R.ndim != 2 or R.shape[0] < 1 or R.shape[1] < 2:
-        raise InputError(f"{name}: must be an integer matrix [leaves, depth + 1], got shape {R.shape}")
-    if np.any(R[:, 0] != 0):
-        raise InputError(f"{name}: every row must start at the root, node 0")
-    valid = R != -1
-    if np.any(R < -1) or np.any(valid[:, 1:] & ~valid[:, :-1]):
-        raise InputError(f"{name}: entries must be node numbers >= 0, then −1 padding")
-    N = int(R.max())
-    parent: dict[int, int] = {}
-    for row in R:
-        path = [int(x) for x in row if x != -1]
-        for a, b in zip(path, path[1:]):
-            if b == 0 or parent.setdefault(b, a) != a:
-                raise InputError(f"{name}: node {b} has two parents (not a tree)")
-    missing = sorted(set(range(1, N + 1)) - set(parent))
-    if missing:
-        raise InputError(f"{name}: node {missing[0]} is on no row")
-    out: list[tuple[int, ...] | None] = [None] * (N + 1)
-    out[0] = ()
-    kids: dict[int, int] = {}
-    for v in range(1, N + 1):  # EAGLE numbers parents before their children
-        u = parent[v]
-        if out[u] is None:
-            raise InputError(f"{name}: node {v} is numbered before its parent {u} (not EAGLE's order)")
-        out[v] = out[u] + (kids.get(u, 0),)  # type: ignore[operator]
-        kids[u] = kids.get(u, 0) + 1
-    paths = [p for p in out[1:] if p is not None]
-    if paths != sorted(paths, key=lambda t: (len(t), t)):
-        raise InputError(f"{name}: nodes are not numbered by (depth, path) as EAGLE sorts its tree choices")
-    return out  # type: ignore[return-value]
-
-
-def paths_to_eagle(choices: Any) -> np.ndarray:
-    """EAGLE's ``retrieve_indices`` (int64 [leaves, depth + 1]) of the tree whose index paths
-    are ``choices`` (EAGLE's ``tree_choices``), as ``generate_tree_buffers`` builds it (same
-    source as :func:`paths_from_eagle`): one row per leaf, root 0 first, −1 padding, rows
-    sorted with −1 last.
-
-    Parameters
-    ----------
-    choices : sequence of sequence of int
-        The index paths of a tree.
-
-    Returns
-    -------
-    ndarray of int64, shape (leaves, depth + 1)
-        The ``retrieve_indices`` matrix.
-
-    Raises
-    ------
-    InputError
-        If ``choices`` are not the index paths of a tree.
-    """
-    shp = Shape.from_choices(as_paths(choices))
-    paths = list(shp.paths)  # by (length, path): EAGLE's sorted_tree_choices
-    index = {p: i + 1 for i, p in enumerate(paths)}
-    inner = {p[:-1] for p in paths}
-    L = shp.depth
-    rows = [[0] + [index[p[:d]] for d in range(1, len(p) + 1)] + [-1] * (L - len(p)) for p in paths if p not in inner]
-    big = len(paths) + 1
-    rows.sort(key=lambda r: [x if x >= 0 else big for x in r])
-    return np.array(rows, dtype=np.int64)
 
 
 def sglang_outputs(
@@ -534,50 +250,3 @@ def flashinfer_chain_outputs(
         if a.shape != m.shape or np.any(a < m) or np.any(a > gamma):
             raise InputError(f"output_accepted_token_num: must lie between the emitted counts and γ = {gamma}")
     return m, Y
-
-
-def shape_from_layout(layout: Any) -> Shape:
-    """One :class:`optaccept.tree.Shape` from any tree layout above: index paths (EAGLE/Medusa
-    ``tree_choices``), a vLLM ``speculative_token_tree`` string, or a mapping with
-    ``"retrieve_indices"`` (EAGLE) or ``"retrieve_next_token"`` and ``"retrieve_next_sibling"``
-    (SGLang).  A branching tuple or a Shape passes through :func:`optaccept.tree.as_shape`.
-
-    Parameters
-    ----------
-    layout : sequence of paths, str, mapping, tuple of int or Shape
-        The tree in any of the layouts above.
-
-    Returns
-    -------
-    Shape
-        The tree's shape.
-
-    Raises
-    ------
-    InputError
-        If ``layout`` is none of these layouts, or not a tree in its own.
-
-    Examples
-    --------
-    >>> from optaccept import audit
-    >>> audit.shape_from_layout([[0], [1], [0, 0]]).paths  # EAGLE / Medusa tree_choices
-    ((0,), (1,), (0, 0))
-    >>> audit.shape_from_layout("[(0,), (0, 0)]").size  # a vLLM speculative_token_tree
-    2
-    """
-
-    if isinstance(layout, str):
-        return Shape(tuple(paths_from_vllm(layout)))
-    if isinstance(layout, Mapping):
-        keys = set(layout)
-        if keys == {"retrieve_indices"}:
-            return Shape.from_choices(paths_from_eagle(layout["retrieve_indices"])[1:])
-        if keys == {"retrieve_next_token", "retrieve_next_sibling"}:
-            return Shape.from_choices(
-                paths_from_sglang(layout["retrieve_next_token"], layout["retrieve_next_sibling"])[1:]
-            )
-        raise InputError(
-            "shape: a mapping must hold 'retrieve_indices' (EAGLE) or 'retrieve_next_token' and "
-            f"'retrieve_next_sibling' (SGLang), got keys {sorted(map(str, keys))}"
-        )
-    return as_shape(layout)

@@ -88,7 +88,7 @@ def audit_tree(
     :func:`optaccept.tree.accepted_tokens` (a branching tuple or index paths, the EAGLE/Medusa
     "tree choices"), or read from a vLLM ``speculative_token_tree`` string or a mapping
     holding EAGLE's ``"retrieve_indices"`` or SGLang's ``"retrieve_next_token"`` and
-    ``"retrieve_next_sibling"`` by :func:`optaccept.audit.shape_from_layout`; ``fn`` numbers
+    ``"retrieve_next_sibling"`` by :meth:`optaccept.tree.Shape.from_layout`; ``fn`` numbers
     the nodes in the shape's order.
 
     ``declared``: a rule of :func:`optaccept.tree.accepted_tokens` ("token", "traversal",

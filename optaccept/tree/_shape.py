@@ -75,9 +75,14 @@ class Shape:
       f19b16d95e4395790661f4835e4436bc3dd5d9c7; a chain of n tokens is
       ``str([(0,), (0, 0), …])`` there).  Pass ``num_speculative_tokens=shape.size``
       with it.
+    * :meth:`to_eagle` / :meth:`from_eagle` — EAGLE's ``retrieve_indices`` matrix;
+    * :meth:`to_sglang` / :meth:`from_sglang` — SGLang's ``retrieve_next_token`` and
+      ``retrieve_next_sibling`` of one request;
     * :meth:`to_engine` / :meth:`from_engine` — the parameters of vLLM, TensorRT-LLM
       (``eagle_choices``) and SGLang (its EAGLE server arguments, for the shapes SGLang
       drafts statically), docs/trees.md §8c.
+    * :meth:`from_layout` reads any of the tree layouts above (index paths, a vLLM string, a
+      mapping of EAGLE's or SGLang's tensors), a branching tuple or a shape.
 
     ``print(shape)`` and Jupyter show its size and, for a :func:`optaccept.tree.best_tree`
     result, its values and vLLM's string.
@@ -222,6 +227,250 @@ class Shape:
             return as_shape([tuple(t) for t in value])
         except InputError as e:
             raise InputError("s" + str(e)[len("shape") :]) from None
+
+    def to_eagle(self) -> np.ndarray:
+        """EAGLE's ``retrieve_indices``: one row per leaf, the node numbers on its path from the
+        root 0 (node i ≥ 1 is the i-th index path by (length, path), as :attr:`paths` orders
+        them), padded with −1, rows sorted with −1 read as larger than every node.
+
+        Layout of SafeAILab/EAGLE ``eagle/model/utils.py`` (``generate_tree_buffers``), commit
+        08dc06ccb428f2d3cf8380933ea50ed3e4178168.
+
+        Returns
+        -------
+        ndarray of int64, shape (leaves, depth + 1)
+            The ``retrieve_indices`` matrix.
+
+        Examples
+        --------
+        >>> from optaccept import tree
+        >>> tree.Shape.from_choices([[0], [1], [0, 0]]).to_eagle().tolist()  # leaves (0, 0) and (1,)
+        [[0, 1, 3], [0, 2, -1]]
+        """
+        index = {p: i + 1 for i, p in enumerate(self.paths)}
+        rows = [
+            [0] + [index[p[:d]] for d in range(1, len(p) + 1)] + [-1] * (self.depth - len(p))
+            for p in self.paths
+            if p not in self._b
+        ]
+        big = self.size + 1
+        rows.sort(key=lambda r: [x if x >= 0 else big for x in r])
+        return np.array(rows, dtype=np.int64)
+
+    @classmethod
+    def from_eagle(cls, retrieve_indices: Any) -> Shape:
+        """A shape from EAGLE's ``retrieve_indices`` (the inverse of :meth:`to_eagle`).
+
+        The matrix keeps the tree, not the choices' indices: siblings come back numbered 0, 1,
+        … in node order — the choices themselves when they have no gaps.  EAGLE numbers the
+        nodes by (length, path); a matrix numbered otherwise is refused.
+
+        Parameters
+        ----------
+        retrieve_indices : array_like of int, shape (leaves, depth + 1)
+            One root-to-leaf path of node numbers per row, root 0 first, −1 padded.
+
+        Returns
+        -------
+        Shape
+            The tree's shape.
+
+        Raises
+        ------
+        InputError
+            Naming ``retrieve_indices`` when it is not such a matrix of some tree.
+
+        Examples
+        --------
+        >>> from optaccept import tree
+        >>> tree.Shape.from_eagle([[0, 1, 3], [0, 2, -1]]).paths
+        ((0,), (1,), (0, 0))
+        """
+        name = "retrieve_indices"
+        try:
+            R = np.asarray(retrieve_indices, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"{name}: must be an integer matrix [leaves, depth + 1]") from None
+        if R.ndim != 2 or R.shape[0] < 1 or R.shape[1] < 2:
+            raise InputError(f"{name}: must be an integer matrix [leaves, depth + 1], got shape {R.shape}")
+        if np.any(R[:, 0] != 0):
+            raise InputError(f"{name}: every row must start at the root, node 0")
+        valid = R != -1
+        if np.any(R < -1) or np.any(valid[:, 1:] & ~valid[:, :-1]):
+            raise InputError(f"{name}: entries must be node numbers >= 0, then −1 padding")
+        N = int(R.max())
+        parent: dict[int, int] = {}
+        for row in R:
+            path = [int(x) for x in row if x != -1]
+            for a, b in zip(path, path[1:]):
+                if b == 0 or parent.setdefault(b, a) != a:
+                    raise InputError(f"{name}: node {b} has two parents (not a tree)")
+        missing = next((v for v in range(1, N + 1) if v not in parent), None)
+        if missing is not None:
+            raise InputError(f"{name}: node {missing} is on no row")
+        out: list[Path] = [()]
+        kids: dict[int, int] = {}
+        for v in range(1, N + 1):  # EAGLE numbers parents before their children
+            u = parent[v]
+            if u >= v:
+                raise InputError(f"{name}: node {v} is numbered before its parent {u} (not EAGLE's order)")
+            out.append(out[u] + (kids.get(u, 0),))
+            kids[u] = kids.get(u, 0) + 1
+        if out[1:] != sorted(out[1:], key=lambda t: (len(t), t)):
+            raise InputError(f"{name}: nodes are not numbered by (depth, path) as EAGLE sorts its tree choices")
+        try:
+            return as_shape(out[1:])
+        except InputError as e:
+            raise InputError(name + str(e)[len("shape") :]) from None
+
+    def to_sglang(self) -> tuple[np.ndarray, np.ndarray]:
+        """SGLang's tree tensors of one request, ``retrieve_next_token`` (first child of each
+        node, −1 if none) and ``retrieve_next_sibling`` (next sibling, −1 if none), over the
+        nodes 0 (the root, the last verified token), then :attr:`paths` in order; siblings are
+        linked in index order.  (SGLang's *server arguments* are :meth:`to_engine`'s.)
+
+        Layout of sgl-project/sglang's ``tree_speculative_sampling_target_only``
+        (``sgl-kernel/csrc/speculative/speculative_sampling.cuh``), as its test builds it:
+        ``sgl-kernel/tests/speculative/test_speculative_sampling.py``, commit
+        120affb9613cc3f5bcd055ec09c7621d3ced0ebc.
+
+        Returns
+        -------
+        next_token, next_sibling : ndarray of int64, shape (size + 1,)
+            First child and next sibling of each node (−1: none).
+
+        Examples
+        --------
+        >>> from optaccept import tree
+        >>> nt, ns = tree.Shape.from_choices([[0], [1], [0, 0]]).to_sglang()
+        >>> nt.tolist(), ns.tolist()  # nodes: root, (0,), (1,), (0, 0)
+        ([1, 3, -1, -1], [-1, 2, -1, -1])
+        """
+        index = {(): 0} | {p: i + 1 for i, p in enumerate(self.paths)}
+        nt = np.full(self.size + 1, -1, dtype=np.int64)
+        ns = np.full(self.size + 1, -1, dtype=np.int64)
+        for p in self.paths:
+            if p[-1] == 0:
+                nt[index[p[:-1]]] = index[p]
+            else:
+                ns[index[p[:-1] + (p[-1] - 1,)]] = index[p]
+        return nt, ns
+
+    @classmethod
+    def from_sglang(cls, next_token: Any, next_sibling: Any) -> Shape:
+        """A shape from SGLang's ``retrieve_next_token`` and ``retrieve_next_sibling`` of one
+        request (the inverse of :meth:`to_sglang`): node 0 is the root, the others may be
+        numbered in any order; the j-th node of a sibling list is child j.
+
+        Parameters
+        ----------
+        next_token : array_like of int, shape (N,)
+            First child of each node, or −1.
+        next_sibling : array_like of int, shape (N,)
+            Next sibling of each node, or −1.
+
+        Returns
+        -------
+        Shape
+            The tree's shape.
+
+        Raises
+        ------
+        InputError
+            Naming ``next_token, next_sibling`` when the arrays differ in length, hold entries
+            other than −1 or node indices, or do not describe a tree rooted at node 0 with a
+            node below it.
+
+        Examples
+        --------
+        >>> from optaccept import tree
+        >>> # SGLang's kernel test: the root's children are nodes 1 and 3, 1 → 2, 3 → 4 → 5
+        >>> tree.Shape.from_sglang([1, 2, -1, 4, 5, -1], [-1, 3, -1, -1, -1, -1]).paths
+        ((0,), (1,), (0, 0), (1, 0), (1, 0, 0))
+        """
+        name = "next_token, next_sibling"
+        try:
+            nt = np.asarray(next_token, dtype=np.int64).reshape(-1)
+            ns = np.asarray(next_sibling, dtype=np.int64).reshape(-1)
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"{name}: must be integer arrays, one entry per node") from None
+        N = nt.size
+        if ns.size != N or N == 0:
+            raise InputError(f"{name}: must have one entry per node, got {nt.size} and {ns.size}")
+        if nt.min() < -1 or nt.max() >= N or ns.min() < -1 or ns.max() >= N:
+            raise InputError(f"{name}: entries must be −1 or node indices in [0, {N})")
+        out: dict[int, Path] = {0: ()}
+        stack = [0]
+        while stack:
+            v = stack.pop()
+            c, j = int(nt[v]), 0
+            while c != -1:
+                if c in out:
+                    raise InputError(f"{name}: node {c} is reached twice (not a tree)")
+                out[c] = out[v] + (j,)
+                stack.append(c)
+                c, j = int(ns[c]), j + 1
+        missing = next((i for i in range(N) if i not in out), None)
+        if missing is not None:
+            raise InputError(f"{name}: node {missing} is not reached from the root")
+        try:
+            return as_shape([out[i] for i in range(1, N)])
+        except InputError as e:
+            raise InputError(name + str(e)[len("shape") :]) from None
+
+    @classmethod
+    def from_layout(cls, layout: Any) -> Shape:
+        """A shape from any engine's tree layout: index paths (EAGLE/Medusa ``tree_choices``,
+        :meth:`from_choices`), a vLLM ``speculative_token_tree`` string (:meth:`from_vllm`), a
+        mapping holding EAGLE's ``"retrieve_indices"`` (:meth:`from_eagle`) or SGLang's
+        ``"retrieve_next_token"`` and ``"retrieve_next_sibling"`` (:meth:`from_sglang`), a
+        branching tuple, or a shape (returned as it is).  The shape a verifier's audit drafts
+        (:func:`optaccept.audit.audit_tree`), whatever the layout it was written in.
+
+        Parameters
+        ----------
+        layout : sequence of paths, str, mapping, tuple of int or Shape
+            The tree in one of these layouts.
+
+        Returns
+        -------
+        Shape
+            The tree's shape.
+
+        Raises
+        ------
+        InputError
+            If ``layout`` is none of these layouts, or not a tree in its own.
+
+        Examples
+        --------
+        >>> from optaccept import tree
+        >>> tree.Shape.from_layout([[0], [1], [0, 0]]).paths  # EAGLE / Medusa tree_choices
+        ((0,), (1,), (0, 0))
+        >>> tree.Shape.from_layout("[(0,), (0, 0)]").size  # a vLLM speculative_token_tree
+        2
+        >>> tree.Shape.from_layout({"retrieve_indices": [[0, 1, 3], [0, 2, -1]]}).paths  # EAGLE
+        ((0,), (1,), (0, 0))
+        """
+        if isinstance(layout, str):
+            try:
+                return cls.from_vllm(layout)
+            except InputError as e:
+                raise InputError("layout" + str(e)[len("s") :]) from None
+        if isinstance(layout, Mapping):
+            keys = set(layout)
+            if keys == {"retrieve_indices"}:
+                return cls.from_eagle(layout["retrieve_indices"])
+            if keys == {"retrieve_next_token", "retrieve_next_sibling"}:
+                return cls.from_sglang(layout["retrieve_next_token"], layout["retrieve_next_sibling"])
+            raise InputError(
+                "layout: a mapping must hold 'retrieve_indices' (EAGLE) or 'retrieve_next_token' and "
+                f"'retrieve_next_sibling' (SGLang), got keys {sorted(map(str, keys))}"
+            )
+        try:
+            return as_shape(layout)
+        except InputError as e:
+            raise InputError("layout" + str(e)[len("shape") :]) from None
 
     def to_engine(self, name: str, *, strict: bool = True) -> dict[str, Any]:
         """The engine parameters that draft this shape (docs/trees.md §8c).

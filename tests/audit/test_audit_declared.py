@@ -194,7 +194,7 @@ def test_tree_exact_match_equals_target_only_and_refuses_iid():
         fn,
         target,
         draft,
-        tree.TreeDraftLaw(audit.shape_from_layout("[(1,), (0, 0), (0,)]"), "topk"),
+        tree.TreeDraftLaw(tree.Shape.from_layout("[(1,), (0, 0), (0,)]"), "topk"),
         samples=200,
         rng=0,
         declared="exact_match",

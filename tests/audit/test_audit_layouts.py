@@ -1,12 +1,9 @@
-"""EAGLE's ``retrieve_indices``, SGLang's ``retrieve_index`` outputs and FlashInfer's chain
-outputs: the engines' own examples (derived by hand from their code), an independent
-transcription of EAGLE's ``generate_tree_buffers`` loop as the slow reference, round trips
-through :class:`optaccept.tree.Shape`, refusals, and ``audit_tree`` / ``audit_chain`` taking
-the layouts."""
+"""SGLang's ``retrieve_index`` outputs and FlashInfer's chain outputs: the engines' own examples
+(derived by hand from their code), refusals, and ``audit_tree`` / ``audit_chain`` taking every
+layout (the tree layouts themselves are :class:`optaccept.tree.Shape`'s,
+tests/tree/test_tree_layouts.py)."""
 
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 import pytest
@@ -15,104 +12,17 @@ import optaccept as oa
 from optaccept import audit, tree
 
 
-def _eagle_reference(choices):
-    """EAGLE's construction step by step (``generate_tree_buffers``): sort the choices by
-    (length, path); walk them from the last, skipping every choice already seen as a prefix;
-    each kept choice gives the 0-based positions of its prefixes; pad with −2, add 1 (so the
-    padding becomes −1 and node numbers start at 1), put the root 0 in front, sort the rows
-    with −1 read as larger than every node."""
-    srt = sorted((list(c) for c in choices), key=lambda x: (len(x), x))
-    nest, seen = [], []
-    for c in reversed(srt):
-        if c in seen:
-            continue
-        nest.append([srt.index(c[: j + 1]) for j in range(len(c))])
-        seen.extend(c[: j + 1] for j in range(len(c)))
-    width = max(len(r) for r in nest)
-    rows = [[0] + [x + 1 for x in r + [-2] * (width - len(r))] for r in nest]
-    top = max(max(r) for r in rows) + 5
-    return sorted(rows, key=lambda r: [x if x >= 0 else top for x in r])
-
-
-def _random_tree(rng, size):
-    kids = {(): 0}
-    paths = []
-    for _ in range(size):
-        parent = list(kids)[rng.integers(len(kids))]
-        child = parent + (kids[parent],)
-        kids[parent] += 1
-        kids[child] = 0
-        paths.append(child)
-    return paths
-
-
-def test_eagle_hand_derived_examples():
-    # choices [0], [1], [0,0], [0,1], [1,0] are nodes 1..5; leaves 3, 4, 5
-    assert audit._formats.paths_to_eagle([[0], [1], [0, 0], [0, 1], [1, 0]]).tolist() == [
-        [0, 1, 3],
-        [0, 1, 4],
-        [0, 2, 5],
-    ]
-    # a shorter leaf is padded with −1 and sorted last
-    assert audit._formats.paths_to_eagle([[1], [0, 0], [0]]).tolist() == [[0, 1, 3], [0, 2, -1]]
-    assert audit._formats.paths_from_eagle([[0, 1, 3], [0, 2, -1]]) == [(), (0,), (1,), (0, 0)]
-    assert audit._formats.paths_to_eagle([[0]]).tolist() == [[0, 1]]
-
-
-@pytest.mark.parametrize("seed", range(25))
-def test_eagle_against_its_construction_and_round_trips(seed):
-    rng = np.random.default_rng(seed)
-    paths = _random_tree(rng, int(rng.integers(1, 40)))
-    shuffled = [list(paths[i]) for i in rng.permutation(len(paths))]
-    R = audit._formats.paths_to_eagle(shuffled)
-    assert R.tolist() == _eagle_reference(shuffled)
-    shape = tree.Shape.from_choices(shuffled)
-    back = audit._formats.paths_from_eagle(R)
-    assert back[1:] == list(shape.paths)
-    assert tree.Shape.from_choices(back[1:]) == shape
-    assert audit.shape_from_layout({"retrieve_indices": R}) == shape
-    nt, ns = audit._formats.paths_to_sglang(shape.to_choices())
-    assert audit.shape_from_layout({"retrieve_next_token": nt, "retrieve_next_sibling": ns}) == shape
-    assert audit.shape_from_layout(shape.to_vllm()) == shape
-
-
-def test_every_small_tree_matches_eagle():
-    """All trees of up to 4 nodes below the root, children numbered 0, 1, …"""
-    count = 0
-    cand = [p for d in (1, 2, 3) for p in itertools.product(range(3), repeat=d)]
-    for size in range(1, 5):
-        for sub in itertools.combinations(cand, size):
-            try:
-                shape = tree.Shape.from_choices(sub)
-            except oa.InputError:
-                continue
-            count += 1
-            R = audit._formats.paths_to_eagle(sub)
-            assert R.tolist() == _eagle_reference(sub)
-            assert audit._formats.paths_from_eagle(R)[1:] == list(shape.paths)
-    assert count == 20  # the ordered trees of 1–4 nodes, less the 4-chain (depth 4) and the 4-star
-
-
-def test_eagle_refusals():
-    for bad, match in (
-        ([[1, 2]], "start at the root"),
-        ([[0, 1, -1, 2]], "padding"),
-        ([[0, 1, 2], [0, 3, 2]], "two parents"),
-        ([[0, 1, 3]], "on no row"),
-        ([[0, 2, 1]], "before its parent"),
-        ([[0, 1, 3], [0, 2, -1], [0, 1, 4]], None),  # fine: leaves in any row order
-        ([[0, 1, 2, -1], [0, 3, -1, -1], [0, 1, 4, -1]], "depth, path"),
-        ([[0]], "shape"),
-    ):
-        if match is None:
-            audit._formats.paths_from_eagle(bad)
-            continue
-        with pytest.raises(oa.InputError, match=match):
-            audit._formats.paths_from_eagle(bad)
-    with pytest.raises(oa.InputError, match="retrieve_indices"):
-        audit.shape_from_layout({"retrieve_indices": [[0, 2, 1]]})
-    with pytest.raises(oa.InputError, match="mapping"):
-        audit.shape_from_layout({"retrieve_index": [[0, 1]]})
+def _depths(next_token, next_sibling):
+    """The depth of each node of one SGLang tree, in SGLang's own numbering (node 0 the root)."""
+    depth, stack = {0: 0}, [0]
+    while stack:
+        v = stack.pop()
+        c = next_token[v]
+        while c != -1:
+            depth[c] = depth[v] + 1
+            stack.append(c)
+            c = next_sibling[c]
+    return [depth[i] for i in range(len(next_token))]
 
 
 # SGLang's tree_speculative_sampling_target_only test: two requests of six nodes each
@@ -133,8 +43,7 @@ def test_sglang_kernel_test_outputs(predicts, accept_index, accept_num, nodes, t
     assert v.tolist() == nodes and Y.tolist() == tokens
     # the accepted node's path has as many indices as accepted drafted tokens
     for b in range(2):
-        paths = audit._formats.paths_from_sglang(_NEXT_TOKEN[b], _NEXT_SIBLING[b])
-        assert len(paths[v[b]]) == accept_num[b]
+        assert _depths(_NEXT_TOKEN[b], _NEXT_SIBLING[b])[v[b]] == accept_num[b]
     with pytest.raises(oa.InputError, match="accept_token_num"):
         audit.sglang_outputs(predicts, accept_index, _RETRIEVE_INDEX, [1, 2])
     with pytest.raises(oa.InputError, match="accept_index"):
@@ -228,11 +137,12 @@ def _rrs_tree(tokens, parents, P, Q, rng):
 
 def test_audit_tree_takes_eagle_and_sglang_layouts():
     choices = [[0], [1], [0, 0], [0, 1]]
-    nt, ns = audit._formats.paths_to_sglang(choices)
+    shape = tree.Shape.from_choices(choices)
+    nt, ns = shape.to_sglang()
     layouts = [
-        {"retrieve_indices": audit._formats.paths_to_eagle(choices)},
+        {"retrieve_indices": shape.to_eagle()},
         {"retrieve_next_token": nt, "retrieve_next_sibling": ns},
-        audit._formats.paths_to_vllm(choices),
+        shape.to_vllm(),
     ]
     base = audit.audit_tree(
         _rrs_tree,
@@ -247,7 +157,7 @@ def test_audit_tree_takes_eagle_and_sglang_layouts():
         rep = audit.audit_tree(
             _rrs_tree,
             *PAIR,
-            tree.TreeDraftLaw(audit.shape_from_layout(lay), "swor"),
+            tree.TreeDraftLaw(tree.Shape.from_layout(lay), "swor"),
             samples=800,
             rng=np.random.default_rng(3),
             declared="token",

@@ -62,7 +62,6 @@ PRIVATE_IMPORTS = {
     ("audit", "optaccept.tree._draft"),
     ("audit", "optaccept.tree._models"),
     ("audit", "optaccept.tree._sampling"),
-    ("audit", "optaccept.tree._shape"),
     ("audit", "optaccept.tree._shaped_tree"),
     ("audit", "optaccept.verifiers._target_only"),
     ("llm", "optaccept.real._storage"),
