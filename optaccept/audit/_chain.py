@@ -320,7 +320,6 @@ def audit_chain(
     false_alarm: float = FALSE_ALARM,
     batch: int = 2_000,
     samples_for_expected: int | None = None,
-    margin: float = MARGIN,
 ) -> ChainAuditReport:
     """Audit a chain verifier ``fn(P, Q, X, rng) -> (m, Y)`` (module docstring) on ``samples``
     calls, chains of ``length`` tokens drafted from ``draft``.  ``fn`` may instead return the
@@ -354,8 +353,6 @@ def audit_chain(
     samples_for_expected : int, optional
         Estimate the declared rule's value and the optimum from this many sampled chains
         instead of enumerating them.
-    margin : float
-        The verdict's margin (Kolmogorov distance of each tested law; default 0.02).
 
     Returns
     -------
@@ -468,7 +465,7 @@ def audit_chain(
         length,
         expected,
         optimum,
-        margin=margin,
+        margin=MARGIN,
         exact=samples_for_expected is None,
         reference_se=ref_se,
     )

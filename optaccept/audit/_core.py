@@ -323,7 +323,6 @@ def audit_verifier(
     *,
     false_alarm: float = FALSE_ALARM,
     batch: int | None = None,
-    margin: float = MARGIN,
 ) -> AuditReport:
     """Audit ``fn(P, Q, X, rng) -> Y`` on ``samples`` steps of one (p, q).
 
@@ -352,9 +351,6 @@ def audit_verifier(
     false_alarm : float
         The rate at which a correct implementation raises any alarm (default 1e-6), shared by
         every check of the verdict.
-    margin : float
-        The verdict's margin: "lossless" when every tested law is within it (Kolmogorov
-        distance, confidence 1 − ``false_alarm``); default 0.02.
     batch : int, optional
         Rows per call of ``fn`` (default: 50,000, at most 2²³ / n so that each of P and Q
         stays within 64 MB: 64 rows at n = 131,072).  The batch's P and Q are read-only
@@ -363,7 +359,7 @@ def audit_verifier(
     Returns
     -------
     AuditReport
-        The verdict ("lossless" within ``margin``, "not lossless", "inconclusive"), the
+        The verdict ("lossless" within the margin, 0.02, "not lossless", "inconclusive"), the
         measured acceptance with its standard error, the
         declared rule's exact value, α* of the draft law and of the other laws.
 
@@ -425,7 +421,7 @@ def audit_verifier(
     alpha = float(optimal_acceptance(pf, law).value)
     by_law = _alpha_by_law(pf, qf, law.k)
     expected = _expected(declared, pf, qf, law.k, law)
-    decision = step_decision(dist, N, false_alarm, (a, se, a), expected, alpha, margin=margin)
+    decision = step_decision(dist, N, false_alarm, (a, se, a), expected, alpha, margin=MARGIN)
     return AuditReport(
         lossless=decision.lossless,
         tv_upper=tv_upper,
@@ -456,7 +452,6 @@ def audit_log(
     false_alarm: float = FALSE_ALARM,
     chunk: int | None = None,
     compare_laws: bool = False,
-    margin: float = MARGIN,
 ) -> AuditReport:
     """Audit logged steps, each with its own target and draft rows.
 
@@ -496,8 +491,6 @@ def audit_log(
         Also compute the mean α* of every draft law of :func:`optaccept.drafts.law_names`
         ``(batched=True)`` ("iid", "swor", "greedy", "topk"); a law whose k drafts are
         distinct tokens is left out when a row of Q has fewer than k tokens with q > 0.
-    margin : float
-        The verdict's margin (as :func:`audit_verifier`).
 
     Returns
     -------
@@ -579,7 +572,7 @@ def audit_log(
     mean = acc_sum / T
     se = moment_std_err(mean, acc_sq / T, T, floor=0.0)
     expected = None if declared is None else exp_sum / T
-    decision = step_decision(dist, T, false_alarm, (mean, se, mean), expected, alpha_sum / T, margin=margin)
+    decision = step_decision(dist, T, false_alarm, (mean, se, mean), expected, alpha_sum / T, margin=MARGIN)
     return AuditReport(
         lossless=decision.lossless,
         tv_upper=None,

@@ -80,7 +80,6 @@ def audit_tree(
     false_alarm: float = FALSE_ALARM,
     batch: int = 1_000,
     samples_for_expected: int | None = None,
-    margin: float = MARGIN,
 ) -> ChainAuditReport:
     """Audit a tree verifier ``fn`` (module docstring) on ``samples`` trees drawn from ``draft``
     by the tree's draft law ``drafts``: a :class:`~optaccept.tree.TreeDraftLaw` of a shape
@@ -125,8 +124,6 @@ def audit_tree(
         Calls per batch.
     samples_for_expected : int, optional
         Estimate the exact values from this many sampled trees instead of enumerating them.
-    margin : float
-        The verdict's margin (Kolmogorov distance of each tested law; default 0.02).
 
     Returns
     -------
@@ -269,7 +266,7 @@ def audit_tree(
         L,
         expected,
         optimum,
-        margin=margin,
+        margin=MARGIN,
         exact=samples_for_expected is None,
         unit="trees",
         reference_se=(exp_se, 0.0),
