@@ -34,7 +34,7 @@ NOT_RESULTS = {
         ["InputError", "MethodError", "MissingDependencyError", "RenormalizedWarning", "SolverError"], "an error"
     ),
     **dict.fromkeys(
-        ["DraftLaw", "SetLaw", "IID", "WithoutReplacement", "Greedy", "SpecHub", "Independent", "Joint"],
+        ["DraftLaw", "SetLaw", "IID", "WithoutReplacement", "Greedy", "SpecHub", "TopK", "Independent", "Joint"],
         "a draft law (an input)",
     ),
     **dict.fromkeys(
