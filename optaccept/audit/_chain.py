@@ -51,6 +51,8 @@ __all__ = ["ChainAuditReport", "audit_chain", "audit_chain_log"]
 #: p(x) and otherwise emits p restricted to the other tokens: the law of "target_only" on a
 #: chain, whose value it takes.
 DECLARED_CHAIN = ("token", "block", "exact_match", "target_only")
+#: The rules whose E[m | chain] a chain log gives exactly from its drafted tokens' probabilities.
+DECLARED_LOG = ("token", "target_only", "block")
 
 
 @dataclass
@@ -188,6 +190,11 @@ class ChainAuditReport(Verdicted, Report):
                 "—"
                 if self.declared is None
                 else f"{self.declared}: {self.expected:.4f} ({how}" + ("" if z is None else f"; z = {z:+.2f}") + ")",
+            ),
+            *(
+                [("token by token", f"{self.details['token_value']:.4f} (exact given the logged chains)")]
+                if "token_value" in self.details
+                else []
             ),
             (opt_label, opt),
             ("law of m", ", ".join(f"{i}: {v:.3f}" for i, v in enumerate(self.accepted_law))),
@@ -499,6 +506,7 @@ def audit_chain_log(
     Y: Any = None,
     *,
     log: Any = None,
+    declared: str = "token",
     rng: np.random.Generator | int | None = 0,
     false_alarm: float = FALSE_ALARM,
 ) -> ChainAuditReport:
@@ -514,9 +522,14 @@ def audit_chain_log(
     * The drafts must follow Q (the law the sampler divided by): transforms of every drafted
       token against its Q row, reported as ``details["drafts_follow_q"]`` with its own KS
       distances at the same rate.
-    * ``expected``: the mean over calls of E[m | chain] for speculative sampling,
-      Σ_i Π_{j≤i} min(1, p_j(x_j)/q_j(x_j)), from the logged rows; ``optimum``: the mean of
-      block verification's E[τ | chain] (optimal for one chain), from the same rows.
+    * ``expected``: the mean over calls of E[m | chain] for the ``declared`` rule, from the
+      logged rows — token by token (speculative sampling, the default),
+      Σ_i Π_{j≤i} min(1, p_j(x_j)/q_j(x_j)); ``"target_only"``, Σ_i Π_{j≤i} p_j(x_j); or
+      ``"block"`` (block verification) — each call's m is paired with its own chain's value
+      (the declared-rule check); ``optimum``: the mean of block verification's E[τ | chain]
+      (optimal for one chain), from the same rows.  For a rule other than token by token,
+      ``details["token_value"]`` gives the token-by-token value beside the declared rule's
+      and the optimum.
 
     The full rows are first reduced to the sparse form (:meth:`~optaccept.audit.SparseChainLog.from_rows`, a
     few calls at a time) and the audit runs on it: a sparse log gives the same report, the
@@ -537,6 +550,8 @@ def audit_chain_log(
     log : SparseChainLog, mapping of its keys, or path to their ``.npz``, optional
         The calls as a sparse log, instead of ``P``, ``Q``, ``X``, ``m``, ``Y``; it needs every
         key but ``request`` (a missing one is refused, naming the check that needs it).
+    declared : {"token", "target_only", "block"}
+        The rule the loop claims to run (default: token by token, speculative sampling).
     rng : numpy.random.Generator, int or None
         Source of the tie-breaking uniforms (default: seed 0, a reproducible report;
         None: fresh entropy).
@@ -546,14 +561,15 @@ def audit_chain_log(
     Returns
     -------
     ChainAuditReport
-        The verdict on the text, the accepted tokens, the expected value under speculative
-        sampling and block verification's optimum, given the logged chains.
+        The verdict on the text, the accepted tokens, the expected value under the declared
+        rule and block verification's optimum, given the logged chains.
 
     Raises
     ------
     InputError
         If the entries are not one per call, the log is empty, a call's shapes or m do not fit
-        its γ, both or neither of ``log`` and the rows are given, or ``log`` lacks a key.
+        its γ, both or neither of ``log`` and the rows are given, ``log`` lacks a key, or
+        ``declared`` is not one of the rules above.
 
     Examples
     --------
@@ -581,6 +597,7 @@ def audit_chain_log(
     """
 
     rng = check_rng(rng)
+    check_choice("declared", declared, DECLARED_LOG)
     rows = (P, Q, X, m, Y)
     if log is not None:
         if any(v is not None for v in rows):
@@ -593,7 +610,7 @@ def audit_chain_log(
         if not (len(P) == len(Q) == len(X) == mm.size == np.size(Y)) or mm.size == 0:
             raise InputError("P, Q, X, m, Y: one entry per call, at least one call")
         sp = _from_rows(P, Q, X, m, Y, None, text=True, block=True)
-    return _audit_sparse(sp, rng, false_alarm)
+    return _audit_sparse(sp, rng, false_alarm, declared)
 
 
 def _sparse_log(log: Any) -> SparseChainLog:
@@ -622,7 +639,9 @@ def _sparse_log(log: Any) -> SparseChainLog:
     return sp
 
 
-def _audit_sparse(sp: SparseChainLog, rng: np.random.Generator, false_alarm: float) -> ChainAuditReport:
+def _audit_sparse(
+    sp: SparseChainLog, rng: np.random.Generator, false_alarm: float, declared: str = "token"
+) -> ChainAuditReport:
     """The chain audit of a sparse log: the text's and the drafts' transforms from their masses."""
     X, m = sp.X, sp.m
     C, g = X.shape
@@ -643,7 +662,7 @@ def _audit_sparse(sp: SparseChainLog, rng: np.random.Generator, false_alarm: flo
     dist = {o: ks_uniform(np.clip(below[:, j] + rng.random(N) * own, 0.0, 1.0)) for j, o in enumerate(ORDERS)}
     dq, dbelow = sp.qx[valid], sp.draft_below[valid]
     dist_d = {o: ks_uniform(np.clip(dbelow[:, j] + rng.random(ND) * dq, 0.0, 1.0)) for j, o in enumerate(ORDERS)}
-    sd_exp = _chain_values(sp, "token", "log", strict=False)
+    sd_exp = _chain_values(sp, declared, "log", strict=False)
     block_opt = _chain_values(sp, "block", "log", strict=False)
     mf = m.astype(np.float64)
     law = np.bincount(m, minlength=int(gammas.max()) + 1) / C
@@ -673,7 +692,7 @@ def _audit_sparse(sp: SparseChainLog, rng: np.random.Generator, false_alarm: flo
         ks_distance=dist,
         ks_threshold=decision.checks[0].threshold,
         accepted_law=[float(v) for v in law],
-        declared="token",
+        declared=declared,
         decision=decision,
         details={
             "generated_tokens": N,
@@ -684,5 +703,10 @@ def _audit_sparse(sp: SparseChainLog, rng: np.random.Generator, false_alarm: flo
             "gamma_per_call": gammas.tolist(),
             "expected_method": "exact given the logged chains",
             "optimum_method": "block verification, exact given the logged chains",
+            **(
+                {}
+                if declared == "token"
+                else {"token_value": float(_chain_values(sp, "token", "log", strict=False).mean())}
+            ),
         },
     )
