@@ -213,7 +213,7 @@ class _TorchOps:
 
 
 @dataclasses.dataclass(frozen=True)
-class Warp:
+class Warp(_Processing):
     r"""Temperature and truncation turning logits into the law an engine samples.
 
     The torch form of :func:`optaccept.tree.with_sampling`, applied to logits at vocabulary
@@ -271,21 +271,10 @@ class Warp:
     True
     """
 
-    temperature: float = 1.0
-    top_k: int | None = None
-    top_p: float | None = None
-    min_p: float | None = None
-    engine: str = "transformers"
-
     def __post_init__(self) -> None:
-        self._processing()  # with_sampling's checks, one set of rules
+        super().__post_init__()  # with_sampling's checks, one set of rules
         if self.temperature == 0:
             raise InputError("temperature: must be > 0 here (T = 0 is greedy decoding, no law to extract), got 0")
-
-    def _processing(self) -> _Processing:
-        return _Processing(
-            temperature=self.temperature, top_k=self.top_k, top_p=self.top_p, min_p=self.min_p, engine=self.engine
-        )
 
     @property
     def truncated(self) -> bool:
@@ -308,7 +297,7 @@ class Warp:
         """
         x = logits if logits.dtype == torch.float64 else logits.float()
         probs = torch.softmax(x / float(self.temperature), dim=-1)
-        return self._processing().filtered(probs, _TorchOps)
+        return self.filtered(probs, _TorchOps)
 
     def as_dict(self) -> dict[str, Any]:
         """The warp as a plain dict (for provenance records).
